@@ -1,0 +1,72 @@
+"""modecfg: typed configuration, compile modes and debugging aids for PyTensor.
+
+>>> import modecfg
+>>> modecfg.config.floatX
+'float64'
+"""
+
+from __future__ import annotations
+
+from modecfg import linkers, modes
+from modecfg.config import (
+    Config,
+    Diagnosis,
+    Explanation,
+    Layer,
+    Origin,
+    Override,
+    change_flags,
+    config,
+    diagnose,
+    load,
+)
+from modecfg.config.migrate import Migration, migrate_file, migrate_flags
+from modecfg.errors import (
+    ConfigError,
+    ConfigErrors,
+    Float64Error,
+    Float64Warning,
+    FlagSyntaxError,
+    FlagValueError,
+    ModecfgError,
+    ModecfgWarning,
+    NanGuardError,
+    ObsoleteFlagWarning,
+    RcFileError,
+    ReadOnlyFlagError,
+    UnknownFlagError,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Config",
+    "ConfigError",
+    "ConfigErrors",
+    "Diagnosis",
+    "Explanation",
+    "Float64Error",
+    "Float64Warning",
+    "FlagSyntaxError",
+    "FlagValueError",
+    "Layer",
+    "ModecfgError",
+    "Migration",
+    "ModecfgWarning",
+    "NanGuardError",
+    "ObsoleteFlagWarning",
+    "Origin",
+    "Override",
+    "RcFileError",
+    "ReadOnlyFlagError",
+    "UnknownFlagError",
+    "__version__",
+    "change_flags",
+    "config",
+    "diagnose",
+    "linkers",
+    "load",
+    "migrate_file",
+    "migrate_flags",
+    "modes",
+]

@@ -1,0 +1,224 @@
+"""The ``modecfg`` command: a thin layer over the public API.
+
+Each command reads the library's results and prints them; a :class:`ModecfgError`
+becomes its message on stderr and its ``exit_code``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+import modecfg
+from modecfg.config.migrate import Migration, migrate_file, migrate_flags
+from modecfg.errors import ConfigErrors, ModecfgError
+
+__all__ = ["main"]
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, bool | int | float | str) or value is None:
+        return value
+    return str(value)
+
+
+def _origin_dict(origin: modecfg.Origin) -> dict[str, Any]:
+    return {"layer": str(origin.layer), "source": origin.source, "line": origin.line}
+
+
+def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
+    cfg = modecfg.config
+    names = [n for n in cfg if args.all or not cfg.is_default(n)]
+    if args.json:
+        rows = [
+            {
+                "name": n,
+                "value": _jsonable(cfg[n]),
+                "origin": _origin_dict(cfg.origin(n)),
+                "default": _jsonable(cfg.explain(n).default),
+            }
+            for n in names
+        ]
+        json.dump({"sources": list(cfg.sources), "flags": rows}, out, indent=2)
+        out.write("\n")
+        return 0
+    if not names:
+        out.write("every flag has its default value (modecfg show --all lists them)\n")
+    width = max((len(n) for n in names), default=0)
+    for n in names:
+        out.write(f"{n:<{width}}  {cfg[n]!s:<20}  {cfg.origin(n)}\n")
+    if cfg.sources:
+        out.write(f"\nread from: {', '.join(cfg.sources)}\n")
+    return 0
+
+
+def cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
+    exp = modecfg.config.explain(args.flag)
+    if args.json:
+        json.dump(
+            {
+                "name": exp.name,
+                "value": _jsonable(exp.value),
+                "origin": _origin_dict(exp.origin),
+                "default": _jsonable(exp.default),
+                "doc": exp.doc,
+                "type": exp.kind,
+                "choices": list(exp.choices),
+                "layers": [
+                    {"raw": _jsonable(c.raw), "value": _jsonable(c.value), "origin": _origin_dict(c.origin)}
+                    for c in exp.layers
+                ],
+            },
+            out,
+            indent=2,
+        )
+        out.write("\n")
+    else:
+        out.write(f"{exp}\n")
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace, out: TextIO) -> int:
+    report = modecfg.diagnose(rc_files=args.rc or None)
+    for source in report.sources:
+        out.write(f"read {source}\n")
+    if not report.sources:
+        out.write("no flag variables or rc files are set: everything is at its default\n")
+    for note in report.notes:
+        out.write(f"warning: {note}\n")
+    for err in report.errors:
+        out.write(f"error: {err}\n")
+    if report.ok:
+        out.write("configuration OK\n")
+        return 0
+    out.write(f"{len(report.errors)} problem(s) found\n")
+    return 1
+
+
+def _report_migration(mig: Migration, fmt: str, out: TextIO, err: TextIO) -> int:
+    text = {"flags": mig.to_flags() + "\n", "ini": mig.to_ini(), "toml": mig.to_toml()}[fmt]
+    out.write(text)
+    for change in mig.changed:
+        err.write(f"changed: {change}\n")
+    for change in mig.dropped:
+        err.write(f"dropped: {change}\n")
+    for e in mig.errors:
+        err.write(f"error: {e}\n")
+    return 1 if mig.errors else 0
+
+
+def cmd_migrate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if args.file is not None and args.flags is not None:
+        raise _Usage("give a FILE or --flags, not both")
+    if args.flags is not None:
+        return _report_migration(migrate_flags(args.flags, source="--flags"), args.to or "flags", out, err)
+    if args.file is not None:
+        fmt = args.to or ("toml" if args.file.endswith(".toml") else "ini")
+        return _report_migration(migrate_file(args.file), fmt, out, err)
+    # Nothing named: the legacy variables of this environment.
+    for var in ("THEANO_FLAGS", "AESARA_FLAGS"):
+        if os.environ.get(var):
+            return _report_migration(migrate_flags(os.environ[var], source=var), args.to or "flags", out, err)
+    for default in ("~/.theanorc", "~/.theanorc.txt", "~/.aesararc"):
+        path = Path(default).expanduser()
+        if path.is_file():
+            return _report_migration(migrate_file(path), args.to or "ini", out, err)
+    err.write("nothing to migrate: no THEANO_FLAGS, AESARA_FLAGS, ~/.theanorc or ~/.aesararc\n")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
+    from modecfg import demo
+
+    cfg = modecfg.config
+    out.write("modecfg demo: logistic regression, 400 examples x 784 features\n\n")
+    out.write("configuration (flags not at their default, and where each came from):\n")
+    shown = [n for n in cfg if not cfg.is_default(n)] or ["floatX", "mode", "linker"]
+    for name in dict.fromkeys([*shown, "floatX", "mode", "linker"]):
+        out.write(f"  {name:<24} {cfg[name]!s:<14} {cfg.origin(name)}\n")
+    out.flush()
+    result = demo.run(steps=args.steps)
+    out.write(
+        f"\nmode {result.mode}, linker {result.linker}, floatX {result.floatX}\n"
+        f"compile time     {result.compile_seconds:8.3f} s\n"
+        f"time per step    {result.step_seconds * 1e3:8.3f} ms (median of {result.steps})\n"
+        f"cost             {result.first_cost:.4f} -> {result.last_cost:.4f}\n"
+        f"accuracy         {result.accuracy:8.1%}\n"
+    )
+    return 0
+
+
+class _Usage(Exception):
+    pass
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="modecfg", description="Typed configuration and compile modes for PyTensor."
+    )
+    p.add_argument("--version", action="version", version=f"modecfg {modecfg.__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    s = sub.add_parser("show", help="each flag's value and where it came from")
+    s.add_argument("--all", action="store_true", help="every flag, defaults included")
+    s.add_argument("--json", action="store_true", help="machine-readable output")
+
+    s = sub.add_parser("explain", help="one flag: value, origin, every layer, doc, choices")
+    s.add_argument("flag")
+    s.add_argument("--json", action="store_true")
+
+    s = sub.add_parser("validate", help="check the environment and rc files; non-zero exit on problems")
+    s.add_argument("--rc", action="append", metavar="FILE", help="check this rc file instead (repeatable)")
+
+    s = sub.add_parser("migrate", help="turn a legacy .theanorc or flag string into the modern form")
+    s.add_argument("file", nargs="?", help="an rc file (default: THEANO_FLAGS, then ~/.theanorc)")
+    s.add_argument("--flags", help="a flag string to migrate instead of a file")
+    s.add_argument("--to", choices=["ini", "toml", "flags"], help="output format")
+
+    s = sub.add_parser("demo", help="train the logistic regression under the current configuration")
+    s.add_argument("--steps", type=int, default=200)
+    s.add_argument("--flags", help="flags for this run, added to MODECFG_FLAGS")
+    return p
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    err = err or sys.stderr
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "flags", None) and args.command == "demo":
+        current = os.environ.get("MODECFG_FLAGS", "")
+        os.environ["MODECFG_FLAGS"] = f"{current},{args.flags}" if current else args.flags
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")
+        warnings.showwarning = lambda msg, cat, *a, **k: err.write(f"{cat.__name__}: {msg}\n")
+        try:
+            if args.command == "show":
+                return cmd_show(args, out)
+            if args.command == "explain":
+                return cmd_explain(args, out)
+            if args.command == "validate":
+                return cmd_validate(args, out)
+            if args.command == "migrate":
+                return cmd_migrate(args, out, err)
+            if args.command == "demo":
+                return cmd_demo(args, out)
+        except _Usage as exc:
+            parser.error(str(exc))
+        except ConfigErrors as exc:
+            for e in exc.errors:
+                err.write(f"error: {e}\n")
+            return exc.exit_code
+        except ModecfgError as exc:
+            err.write(f"error: {exc}\n")
+            return exc.exit_code
+    raise AssertionError(f"unhandled command {args.command}")  # pragma: no cover

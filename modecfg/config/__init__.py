@@ -1,0 +1,93 @@
+"""Typed, layered configuration with provenance.
+
+``config`` is the process-wide configuration, read from the environment and rc files
+the first time it is used; ``load`` builds an independent one from explicit sources.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from modecfg.config.bridge import PyTensorBridge
+from modecfg.config.live import Config, Explanation, Override, build
+from modecfg.config.origin import Layer, Origin, Setting
+from modecfg.config.resolve import Note, Resolution, gather, resolve
+from modecfg.errors import ConfigError
+
+__all__ = [
+    "Config",
+    "Diagnosis",
+    "Explanation",
+    "Layer",
+    "Origin",
+    "Override",
+    "change_flags",
+    "config",
+    "diagnose",
+    "load",
+]
+
+
+def _resolution(
+    env: Mapping[str, str],
+    rc_files: Sequence[str | os.PathLike[str]] | None,
+    assignments: Mapping[str, Any] | None,
+) -> Resolution:
+    settings, errors, read = gather(env, None if rc_files is None else [os.fspath(p) for p in rc_files])
+    res = Resolution(errors=errors, read=read)
+    resolve(settings, res)
+    if assignments:
+        origin = Origin(Layer.ASSIGNMENT, "modecfg.load(assignments=...)")
+        resolve((Setting(name, value, origin) for name, value in assignments.items()), res)
+    return res
+
+
+def load(
+    env: Mapping[str, str] | None = None,
+    rc_files: Sequence[str | os.PathLike[str]] | None = None,
+    assignments: Mapping[str, Any] | None = None,
+) -> Config:
+    """A Config built from explicit sources, independent of the process-wide one.
+
+    ``env`` stands for the environment (``None``: ``os.environ``); it supplies the flag
+    variables, the rc path variables and HOME. ``rc_files`` replaces the rc files the
+    environment would name. ``assignments`` is the assignment layer. Every problem in
+    every source is found before raising: one :class:`~modecfg.errors.ConfigError`, or
+    :class:`~modecfg.errors.ConfigErrors` holding them all.
+    """
+    return build(_resolution(os.environ if env is None else env, rc_files, assignments))
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnosis:
+    """Every problem and obsolete flag in a set of sources, without raising."""
+
+    errors: tuple[ConfigError, ...]
+    notes: tuple[Note, ...]
+    sources: tuple[str, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+def diagnose(
+    env: Mapping[str, str] | None = None,
+    rc_files: Sequence[str | os.PathLike[str]] | None = None,
+) -> Diagnosis:
+    """Check the sources ``load`` would read and report every problem, raising nothing."""
+    res = _resolution(os.environ if env is None else env, rc_files, None)
+    return Diagnosis(tuple(res.errors), tuple(res.notes), tuple(res.read))
+
+
+_bridge = PyTensorBridge()
+config: Config = build(lambda: _resolution(os.environ, None, None), bridge=_bridge)
+_bridge.attach(config)
+
+
+def change_flags(flags: Mapping[str, Any] | None = None, /, **kwargs: Any) -> Override:
+    """``config.override`` under its Theano / PyTensor name."""
+    return config.override(flags, **kwargs)

@@ -1,0 +1,197 @@
+"""Flag names across Theano, Aesara, PyTensor and modecfg.
+
+``lookup(name)`` says what a name written by a user is: a declared flag, an obsolete
+flag (accepted, with the message for its :class:`~modecfg.errors.ObsoleteFlagWarning`),
+or unknown (with suggestions and a hint). Spellings: ``.`` and ``__`` are the same
+separator, even mixed in one name; case matters except in the option part of an rc
+file, which Theano matched without regard to case.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import re
+from dataclasses import dataclass
+
+from modecfg.config.flags import FLAGS, Flag
+
+__all__ = ["Lookup", "OBSOLETE", "canonical", "lookup"]
+
+_GPU = (
+    "belonged to Theano's old GPU backend; modecfg runs GPU graphs through JAX "
+    "(device=cuda) and needs nothing here"
+)
+_XLA_MEM = (
+    "GPU memory preallocation is now XLA's business: set the environment variable "
+    "XLA_PYTHON_CLIENT_MEM_FRACTION=<fraction> (or XLA_PYTHON_CLIENT_PREALLOCATE=false)"
+)
+_DNN = "XLA chooses cuDNN and its convolution algorithms itself; nothing is needed"
+_CUDA = "JAX finds CUDA through its jax[cuda12] packages; nothing is needed"
+_BUGS = "warned about Theano bugs fixed before 2017; nothing to do"
+
+# Exact names of obsolete flags -> what replaced them, or why nothing is needed.
+OBSOLETE: dict[str, str] = {
+    "nvcc.fastmath": _GPU + " (fast math on the CPU: numba.fastmath)",
+    "nvcc.flags": _GPU,
+    "nvcc.compiler_bindir": _GPU,
+    "nvcc.cudafe": _GPU,
+    "lib.cnmem": _XLA_MEM,
+    "gpuarray.preallocate": _XLA_MEM,
+    "gpuarray.single_stream": _GPU,
+    "gpuarray.sched": _GPU,
+    "gpuarray.sync": _GPU,
+    "cuda.root": _CUDA,
+    "cuda.enabled": _CUDA,
+    "cuda.include_path": _CUDA,
+    "dnn.enabled": _DNN,
+    "dnn.include_path": _DNN,
+    "dnn.library_path": _DNN,
+    "dnn.bin_path": _DNN,
+    "dnn.base_path": _DNN,
+    "dnn.conv.algo_fwd": _DNN,
+    "dnn.conv.algo_bwd": _DNN,
+    "dnn.conv.algo_bwd_data": _DNN,
+    "dnn.conv.algo_bwd_filter": _DNN,
+    "dnn.conv.precision": _DNN,
+    "dnn.conv.workmem": _DNN,
+    "dnn.conv.workmem_bwd": _DNN,
+    "magma.enabled": "MAGMA linear algebra on the GPU is gone; JAX uses cuSOLVER",
+    "magma.include_path": "MAGMA linear algebra on the GPU is gone; nothing is needed",
+    "magma.library_path": "MAGMA linear algebra on the GPU is gone; nothing is needed",
+    "pycuda.init": _GPU,
+    "force_device": "device alone chooses the device; a GPU that cannot be used is an error "
+    "unless fallback_to_cpu=True",
+    "init_gpu_device": "use device=cudaN",
+    "print_active_device": "run `modecfg doctor` to see the devices and backends",
+    "contexts": "multi-GPU contexts are gone; give each process its own device=cudaN",
+    "assert_no_cpu_op": "there is no replacement; check the compiled graph with "
+    "pytensor.dprint(fn) instead",
+    "enable_initial_driver_test": _GPU,
+    "experimental.unpickle_gpu_on_cpu": "GPU arrays are no longer pickled; nothing is needed",
+    "int_division": "'/' on integers now always gives floatX (true division); use '//' for "
+    "integer division",
+    "unittests.rseed": "a seed for Theano's own test suite; nothing is needed",
+    "cmodule.mac_framework_link": "nothing is needed on macOS any more",
+    "compute_test_value_opt": "test values are checked by compute_test_value alone",
+    "deterministic": "deterministic GPU algorithms are XLA's: set "
+    "XLA_FLAGS=--xla_gpu_deterministic_ops=true",
+    "ctc.root": "the warp-ctc binding is gone; nothing is needed",
+    "lib.cnmem_fraction": _XLA_MEM,
+}
+
+# Families: obsolete unless the name is a known flag (or misplaced known flag).
+_OBSOLETE_FAMILIES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"warn\.(?!ignore_bug_before$)\w+"), _BUGS),
+    (re.compile(r"nvcc\..+"), _GPU),
+    (re.compile(r"gpuarray\..+"), _GPU),
+    (re.compile(r"dnn\..+"), _DNN),
+    (re.compile(r"cuda\..+"), _CUDA),
+    (re.compile(r"magma\..+"), "MAGMA linear algebra on the GPU is gone; nothing is needed"),
+)
+
+# Names seen in real rc files and flag strings that never were flags.
+_NOT_FLAGS: dict[str, str] = {
+    "allow_input_downcast": "it is an argument of modecfg.function / pytensor.function, not a flag",
+    "nvcc.use_fast_math": "Theano's flag was nvcc.fastmath, which is obsolete too",
+    "on_unused_inputs": "the flag is on_unused_input",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Lookup:
+    """What a written name is. Exactly one of ``flag`` / ``obsolete`` / ``suggestions``-only."""
+
+    written: str
+    flag: Flag | None = None
+    obsolete: str | None = None  # canonical obsolete name, with ``message``
+    message: str = ""
+    suggestions: tuple[str, ...] = ()
+
+    @property
+    def known(self) -> bool:
+        return self.flag is not None or self.obsolete is not None
+
+
+def canonical(name: str) -> str:
+    """``name`` with ``__`` turned into ``.`` and surrounding blanks removed."""
+    return name.strip().replace("__", ".")
+
+
+@functools.cache
+def _folded() -> dict[tuple[str, str], str]:
+    """(exact prefix, lower-cased rest) -> name, for every split of every known name."""
+    index: dict[tuple[str, str], str] = {}
+    for name in (*FLAGS, *OBSOLETE):
+        parts = name.split(".")
+        for i in range(len(parts)):
+            prefix = ".".join(parts[:i])
+            rest = ".".join(parts[i:]).lower()
+            index.setdefault((prefix, rest), name)
+    return index
+
+
+def lookup(name: str, *, section: str | None = None) -> Lookup:
+    """What ``name`` is. With ``section`` (an INI file), ``name`` is the option part."""
+    written = name if section in (None, "global") else f"{section}.{name}"
+    full = canonical(written)
+    found = _exact(full)
+    if found is None and section is not None:
+        prefix = "" if section == "global" else canonical(section)
+        found = _folded().get((prefix, canonical(name).lower()))
+    if found is not None:
+        if found in FLAGS:
+            return Lookup(written, flag=FLAGS[found])
+        return Lookup(written, obsolete=found, message=OBSOLETE[found])
+    return _unknown(written, full)
+
+
+def _exact(full: str) -> str | None:
+    if full in FLAGS or full in OBSOLETE:
+        return full
+    return None
+
+
+def _unknown(written: str, full: str) -> Lookup:
+    if full in _NOT_FLAGS:
+        return Lookup(written, message=_NOT_FLAGS[full])
+    if full.startswith("config.") and _exact(full[7:]):
+        return Lookup(written, message="drop the 'config.' prefix", suggestions=(full[7:],))
+    if full.startswith("cudnn."):
+        alt = "dnn." + full[6:]
+        return _obsolete_family(written, alt) or Lookup(written, suggestions=_close(alt))
+    # A known flag filed under the wrong section ([nvcc] optimizer_including).
+    parts = full.split(".")
+    for i in range(1, len(parts)):
+        rest = ".".join(parts[i:])
+        if rest in FLAGS:
+            where = ".".join(parts[:i])
+            home = "[global]" if "." not in rest else f"[{rest.rsplit('.', 1)[0]}]"
+            return Lookup(
+                written,
+                message=f"{rest} is a {home} flag, not one of [{where}]",
+                suggestions=(rest,),
+            )
+    family = _obsolete_family(written, full)
+    if family is not None:
+        return family
+    # A bare option of a dotted flag (cnmem, root, limit).
+    owners = tuple(n for n in (*FLAGS, *OBSOLETE) if "." in n and n.rsplit(".", 1)[1] == full)
+    if owners:
+        return Lookup(written, suggestions=owners[:4])
+    return Lookup(written, suggestions=_close(full))
+
+
+def _obsolete_family(written: str, full: str) -> Lookup | None:
+    for pattern, message in _OBSOLETE_FAMILIES:
+        if pattern.fullmatch(full):
+            return Lookup(written, obsolete=full, message=message)
+    return None
+
+
+def _close(full: str) -> tuple[str, ...]:
+    names = [*FLAGS, *OBSOLETE]
+    lowered = {n.lower(): n for n in names}
+    if full.lower() in lowered:
+        return (lowered[full.lower()],)
+    return tuple(difflib.get_close_matches(full, names, n=3, cutoff=0.75))

@@ -1,0 +1,580 @@
+"""The configuration object: fast typed reads, validated assignment, scoped overrides.
+
+Reads are plain instance-attribute reads: each value sits in the ``__dict__`` of its
+section object (``config.traceback`` is a section, ``config.traceback.limit`` a value).
+A scoped override must be seen only by the thread or asyncio task that made it, so it
+lives in a :class:`contextvars.ContextVar`; while any override of a flag is active
+anywhere in the process, a data descriptor for that flag sits on the section's class
+and consults the context variable. When the last override of the flag ends, the
+descriptor is removed and reads are plain again. Each Config has its own classes, so
+overrides of one Config never touch another.
+
+Precedence, highest first: override > assignment > environment > rc files > default.
+An assignment to a flag that is overridden in the current context changes the
+override, and is undone with it, as PyTensor's ``change_flags`` does.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+import inspect
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+from modecfg.config.compat import canonical, lookup
+from modecfg.config.flags import FLAGS, Flag, Lazy
+from modecfg.config.flagstring import format_flags
+from modecfg.config.origin import DEFAULT_ORIGIN, Layer, Origin
+from modecfg.config.resolve import Candidate, Note, Resolution, unknown_flag, value_error
+from modecfg.config.schema import validate
+from modecfg.errors import ConfigError, ConfigErrors, ObsoleteFlagWarning, ReadOnlyFlagError
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+__all__ = ["Config", "Explanation", "Override", "build"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# The frame of overrides active in a context: flag name -> (value, origin).
+Frame = Mapping[str, tuple[Any, Origin]]
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def caller_origin(layer: Layer) -> Origin:
+    """The first frame outside modecfg: where an assignment or override was written."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back  # type: ignore[assignment]
+    if frame is None:
+        return Origin(layer)
+    return Origin(layer, frame.f_code.co_filename, frame.f_lineno)
+
+
+class Bridge(Protocol):
+    """What a Config tells the outside world (PyTensor) about its flags."""
+
+    def check_writable(self, spec: Flag, value: Any) -> None: ...
+    def mirror(self, spec: Flag, value: Any) -> None: ...
+    def sync(self) -> None: ...
+
+
+class _Overridden:
+    """Data descriptor installed on a section class while a flag is overridden somewhere."""
+
+    __slots__ = ("attr", "name", "var")
+
+    def __init__(self, name: str, attr: str, var: contextvars.ContextVar[Frame | None]) -> None:
+        self.name, self.attr, self.var = name, attr, var
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        if obj is None:
+            return self
+        frame = self.var.get()
+        if frame is not None:
+            hit = frame.get(self.name)
+            if hit is not None:
+                return hit[0]
+        try:
+            return obj.__dict__[self.attr]
+        except KeyError:
+            return obj._cfg_root._lazy(self.name)
+
+    def __set__(self, obj: Any, value: Any) -> None:  # pragma: no cover - __setattr__ wins
+        obj._cfg_root._assign(self.name, value, caller_origin(Layer.ASSIGNMENT))
+
+
+class Section:
+    """A group of flags: ``config.traceback`` holds ``limit`` and ``compile_limit``."""
+
+    _cfg_root: Config
+    _cfg_prefix: str
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("_"):
+            raise AttributeError(attr)
+        return self._cfg_root._missing(self._cfg_prefix + attr)
+
+    def __setattr__(self, attr: str, value: Any) -> None:
+        self._cfg_root._assign(self._cfg_prefix + attr, value, caller_origin(Layer.ASSIGNMENT))
+
+    def __delattr__(self, attr: str) -> None:
+        self._cfg_root.reset(self._cfg_prefix + attr)
+
+    def __dir__(self) -> list[str]:
+        return sorted(k for k in self.__dict__ if not k.startswith("_"))
+
+    def __repr__(self) -> str:
+        items = ", ".join(
+            f"{k}={getattr(self, k)!r}" for k in self.__dir__() if not isinstance(self.__dict__[k], Section)
+        )
+        return f"<config section {self._cfg_prefix[:-1]}: {items}>"
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    """Everything about one flag: its value, where that came from, and every layer's say."""
+
+    name: str
+    value: Any
+    origin: Origin
+    default: Any
+    doc: str
+    kind: str
+    choices: tuple[str, ...]
+    layers: tuple[Candidate, ...]  # lowest precedence first; the winner is the last
+    pytensor: bool
+    fixed: bool
+
+    def __str__(self) -> str:
+        lines = [f"{self.name} = {self.value!r}   (from {self.origin})", f"  {self.doc}"]
+        lines.append(f"  type: {self.kind}")
+        lines.append(f"  default: {self.default}")
+        notes = []
+        if self.pytensor:
+            notes.append("mirrored into pytensor.config")
+        if self.fixed:
+            notes.append("fixed once PyTensor has used it")
+        if notes:
+            lines.append("  " + "; ".join(notes))
+        lines.append("  layers, lowest precedence first:")
+        lines.append(f"    {'default':<40} {self.default}")
+        for i, cand in enumerate(self.layers):
+            mark = "  <- wins" if i == len(self.layers) - 1 else "  (overridden)"
+            where = f"{cand.origin.layer} {_where(cand.origin)}"
+            lines.append(f"    {where:<40} {cand.raw!r}{mark}")
+        if not self.layers:
+            lines.append("    (no layer sets it: the default is used)")
+        return "\n".join(lines)
+
+
+def _where(origin: Origin) -> str:
+    if origin.source is None:
+        return ""
+    return origin.source if origin.line is None else f"{origin.source}:{origin.line}"
+
+
+class Config(Section):
+    """The configuration: typed reads, validated assignment, provenance, scoped overrides.
+
+    Read ``config.floatX``, ``config.traceback.limit`` or ``config["traceback.limit"]``
+    (``traceback__limit`` works too); assign the same way. ``override`` scopes changes
+    to a ``with`` block, a decorated function, a thread or an asyncio task.
+    """
+
+    _cfg_state: _State
+
+    # -- reads ---------------------------------------------------------------------
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("_"):
+            raise AttributeError(attr)
+        return self._missing(attr)
+
+    def __getitem__(self, name: str) -> Any:
+        spec = self._spec(name)
+        self._ready()
+        frame = self._cfg_state.var.get()
+        if frame is not None and spec.name in frame:
+            return frame[spec.name][0]
+        ns = self._cfg_state.sections[spec.section]
+        try:
+            return ns.__dict__[spec.attr]
+        except KeyError:
+            return self._lazy(spec.name)
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        self._assign(name, value, caller_origin(Layer.ASSIGNMENT))
+
+    def __delitem__(self, name: str) -> None:
+        self.reset(name)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and canonical(name) in FLAGS
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(FLAGS)
+
+    def __len__(self) -> int:
+        return len(FLAGS)
+
+    def __repr__(self) -> str:
+        return f"<modecfg Config: {self.to_flags() or 'all defaults'}>"
+
+    # -- provenance ----------------------------------------------------------------
+
+    def origin(self, name: str) -> Origin:
+        """Where the value of ``name`` in this context comes from."""
+        spec = self._spec(name)
+        self._ready()
+        frame = self._cfg_state.var.get()
+        if frame is not None and spec.name in frame:
+            return frame[spec.name][1]
+        found = self._cfg_state.candidates.get(spec.name)
+        return found[-1].origin if found else DEFAULT_ORIGIN
+
+    def explain(self, name: str) -> Explanation:
+        """The value of ``name``, its origin, every layer's value, the doc and the choices."""
+        spec = self._spec(name)
+        self._ready()
+        layers = list(self._cfg_state.candidates.get(spec.name, ()))
+        frame = self._cfg_state.var.get()
+        if frame is not None and spec.name in frame:
+            value, origin = frame[spec.name]
+            layers.append(Candidate(value, value, origin))
+        return Explanation(
+            name=spec.name,
+            value=self[spec.name],
+            origin=self.origin(spec.name),
+            default=spec.default,
+            doc=spec.doc,
+            kind=spec.kind(),
+            choices=spec.choices(),
+            layers=tuple(layers),
+            pytensor=spec.pytensor,
+            fixed=spec.fixed,
+        )
+
+    def layers(self, name: str) -> tuple[Candidate, ...]:
+        """What each layer below the overrides gave ``name``, lowest precedence first."""
+        spec = self._spec(name)
+        self._ready()
+        return tuple(self._cfg_state.candidates.get(spec.name, ()))
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        """The rc files and environment variables this configuration was read from."""
+        self._ready()
+        return tuple(self._cfg_state.read)
+
+    @property
+    def notes(self) -> tuple[Note, ...]:
+        """Obsolete flags and values met while reading the sources."""
+        self._ready()
+        return tuple(self._cfg_state.notes)
+
+    def is_default(self, name: str) -> bool:
+        return self.origin(name).layer is Layer.DEFAULT
+
+    # -- writes ----------------------------------------------------------------------
+
+    def override(self, flags: Mapping[str, Any] | None = None, /, **kwargs: Any) -> Override:
+        """Change flags for a ``with`` block or a decorated function, in this context only.
+
+        Names may be dotted in the mapping (``{"traceback.limit": -1}``) or use ``__``
+        as keywords (``traceback__limit=-1``). Values are validated here, at once.
+        """
+        self._ready()
+        origin = caller_origin(Layer.OVERRIDE)
+        values: dict[str, Any] = {}
+        for name, raw in {**(flags or {}), **kwargs}.items():
+            spec = self._spec(name)
+            if spec.fixed:
+                raise ReadOnlyFlagError(
+                    f"{spec.name} cannot be overridden for a block: PyTensor uses one value per "
+                    f"process. Set it before PyTensor is first used (config.{spec.name} = ..., "
+                    "or MODECFG_FLAGS)",
+                    flag=spec.name,
+                    origin=origin,
+                )
+            values[spec.name] = self._validated(spec, raw, origin)
+        return Override(self, values, origin)
+
+    def reset(self, name: str) -> None:
+        """Drop assignments to ``name``: the environment, rc files or default decide again."""
+        spec = self._spec(name)
+        self._ready()
+        state = self._cfg_state
+        with state.lock:
+            kept = [c for c in state.candidates.get(spec.name, ()) if c.origin.layer is not Layer.ASSIGNMENT]
+            state.candidates[spec.name] = kept
+            ns = state.sections[spec.section]
+            if kept:
+                ns.__dict__[spec.attr] = kept[-1].value
+            elif spec.is_lazy:
+                ns.__dict__.pop(spec.attr, None)
+            else:
+                ns.__dict__[spec.attr] = spec.default
+        if state.bridge is not None:
+            state.bridge.mirror(spec, self[spec.name])
+
+    def _assign(self, name: str, value: Any, origin: Origin) -> None:
+        self._ready()
+        info = lookup(name)
+        if info.flag is None:
+            if info.obsolete is not None:
+                import warnings
+
+                warnings.warn(
+                    f"{info.written} is obsolete: {info.message}; the assignment does nothing",
+                    ObsoleteFlagWarning,
+                    stacklevel=3,
+                )
+                return
+            raise unknown_flag(info.written, origin, info.suggestions, info.message)
+        spec = info.flag
+        typed = self._validated(spec, value, origin)
+        state = self._cfg_state
+        frame = state.var.get()
+        if frame is not None and spec.name in frame:
+            new = dict(frame)
+            new[spec.name] = (typed, Origin(Layer.OVERRIDE, origin.source, origin.line))
+            state.var.set(MappingProxyType(new))
+            return
+        if state.bridge is not None:
+            state.bridge.check_writable(spec, typed)
+        with state.lock:
+            state.sections[spec.section].__dict__[spec.attr] = typed
+            state.candidates.setdefault(spec.name, []).append(Candidate(typed, value, origin))
+        if state.bridge is not None:
+            state.bridge.mirror(spec, typed)
+
+    def _validated(self, spec: Flag, raw: Any, origin: Origin) -> Any:
+        try:
+            return validate(spec, raw)
+        except ValueError as exc:
+            raise value_error(spec, raw, origin, str(exc)) from None
+
+    # -- export ----------------------------------------------------------------------
+
+    def to_flags(self, *, all: bool = False) -> str:
+        """A flag string of the values that differ from their defaults (``all``: every value)."""
+        pairs = []
+        for spec in FLAGS.values():
+            value = self[spec.name]
+            changed = self.origin(spec.name).layer is not Layer.DEFAULT and (
+                spec.is_lazy or value != spec.default
+            )
+            if all or changed:
+                pairs.append((spec.name, _text(value)))
+        return format_flags(pairs)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every flag's value in this context, by dotted name."""
+        return {name: self[name] for name in FLAGS}
+
+    def model(self) -> BaseModel:
+        """A typed pydantic snapshot of every value in this context."""
+        from modecfg.config.schema import flags_model
+
+        nested: dict[str, Any] = {}
+        for spec in FLAGS.values():
+            node = nested
+            for part in spec.section:
+                node = node.setdefault(part, {})
+            node[spec.attr] = self[spec.name]
+        return flags_model().model_validate(nested)
+
+    # -- internals -------------------------------------------------------------------
+
+    def _ready(self) -> None:
+        state = self.__dict__["_cfg_state"]
+        if not state.ready:
+            state.materialize(self)
+
+    def _spec(self, name: str) -> Flag:
+        if not isinstance(name, str):
+            raise TypeError(f"flag names are strings, not {type(name).__name__}")
+        spec = FLAGS.get(canonical(name))
+        if spec is not None:
+            return spec
+        info = lookup(name)
+        if info.flag is not None:
+            return info.flag
+        if info.obsolete is not None:
+            raise unknown_flag(info.written, None, (), f"it is obsolete: {info.message}")
+        raise unknown_flag(info.written, None, info.suggestions, info.message)
+
+    def _missing(self, name: str) -> Any:
+        """A read that found no plain value: first use, a lazy default, ``__`` spelling."""
+        self._ready()
+        return self[name]  # an unknown name raises UnknownFlagError, an AttributeError
+
+    def _lazy(self, name: str) -> Any:
+        spec = FLAGS[name]
+        assert isinstance(spec.default, Lazy)
+        return spec.default.compute(self)
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+class Override:
+    """Scoped flag values: a context manager and a decorator (also for async functions)."""
+
+    __slots__ = ("_config", "_origin", "_tokens", "values")
+
+    def __init__(self, config: Config, values: dict[str, Any], origin: Origin) -> None:
+        self._config = config
+        self.values = MappingProxyType(values)
+        self._origin = origin
+        self._tokens: list[contextvars.Token[Frame | None]] = []
+
+    def _enter(self) -> contextvars.Token[Frame | None]:
+        state = self._config._cfg_state
+        frame = state.var.get()
+        new = dict(frame) if frame is not None else {}
+        for name, value in self.values.items():
+            new[name] = (value, self._origin)
+        token = state.var.set(MappingProxyType(new))
+        state.acquire(self.values)
+        return token
+
+    def _exit(self, token: contextvars.Token[Frame | None]) -> None:
+        state = self._config._cfg_state
+        state.var.reset(token)
+        state.release(self.values)
+
+    def __enter__(self) -> Config:
+        self._tokens.append(self._enter())
+        return self._config
+
+    def __exit__(self, *exc: object) -> None:
+        self._exit(self._tokens.pop())
+
+    def __call__(self, func: F) -> F:
+        if inspect.iscoroutinefunction(func):
+
+            @functools.wraps(func)
+            async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+                token = self._enter()
+                try:
+                    return await func(*args, **kwargs)
+                finally:
+                    self._exit(token)
+
+            return async_wrapper  # type: ignore[return-value]
+
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            token = self._enter()
+            try:
+                return func(*args, **kwargs)
+            finally:
+                self._exit(token)
+
+        return wrapper  # type: ignore[return-value]
+
+    def __repr__(self) -> str:
+        return f"<override {format_flags((k, _text(v)) for k, v in self.values.items())}>"
+
+
+class _State:
+    """The mutable insides of one Config, kept off its attribute namespace."""
+
+    def __init__(self, loader: Callable[[], Resolution] | None, bridge: Bridge | None) -> None:
+        self.loader = loader
+        self.ready = loader is None
+        self.bridge = bridge
+        self.lock = threading.RLock()
+        self.var: contextvars.ContextVar[Frame | None] = contextvars.ContextVar(
+            "modecfg_overrides", default=None
+        )
+        self.sections: dict[tuple[str, ...], Section] = {}
+        self.candidates: dict[str, list[Candidate]] = {}
+        self.notes: list[Note] = []
+        self.read: list[str] = []
+        self.refcount: dict[str, int] = {}
+
+    def materialize(self, root: Config) -> None:
+        with self.lock:
+            if self.ready:
+                return
+            assert self.loader is not None
+            res = self.loader()
+            if res.errors:
+                raise res.errors[0] if len(res.errors) == 1 else ConfigErrors(res.errors)
+            self.fill(res)
+            self.ready = True
+        _warn_notes(res.notes)
+        if self.bridge is not None:
+            self.bridge.sync()
+
+    def fill(self, res: Resolution) -> None:
+        self.candidates = {k: list(v) for k, v in res.candidates.items()}
+        self.notes = list(res.notes)
+        self.read = list(res.read)
+        for spec in FLAGS.values():
+            ns = self.sections[spec.section]
+            found = self.candidates.get(spec.name)
+            if found:
+                ns.__dict__[spec.attr] = found[-1].value
+            elif not spec.is_lazy:
+                ns.__dict__[spec.attr] = spec.default
+
+    def acquire(self, names: Iterable[str]) -> None:
+        with self.lock:
+            for name in names:
+                count = self.refcount.get(name, 0)
+                if count == 0:
+                    spec = FLAGS[name]
+                    cls = type(self.sections[spec.section])
+                    setattr(cls, spec.attr, _Overridden(name, spec.attr, self.var))
+                self.refcount[name] = count + 1
+
+    def release(self, names: Iterable[str]) -> None:
+        with self.lock:
+            for name in names:
+                count = self.refcount[name] - 1
+                if count == 0:
+                    spec = FLAGS[name]
+                    delattr(type(self.sections[spec.section]), spec.attr)
+                    del self.refcount[name]
+                else:
+                    self.refcount[name] = count
+
+
+_RESERVED = {n for n in dir(Config) if not n.startswith("_")}
+
+
+def _warn_notes(notes: Iterable[Note]) -> None:
+    """One ObsoleteFlagWarning per obsolete flag, however many sources set it."""
+    import warnings
+
+    seen: set[str] = set()
+    for note in notes:
+        if note.flag in seen:
+            continue
+        seen.add(note.flag)
+        warnings.warn(str(note), ObsoleteFlagWarning, stacklevel=4)
+
+
+def build(loader: Callable[[], Resolution] | Resolution, bridge: Bridge | None = None) -> Config:
+    """A Config with its own classes. ``loader`` is a Resolution, or a callable run at first use."""
+    root_cls = type("Config", (Config,), {"__module__": Config.__module__})
+    root = object.__new__(root_cls)
+    state = _State(None if isinstance(loader, Resolution) else loader, bridge)
+    root.__dict__["_cfg_state"] = state
+    root.__dict__["_cfg_root"] = root
+    root.__dict__["_cfg_prefix"] = ""
+    state.sections[()] = root
+    for spec in FLAGS.values():
+        if spec.attr in _RESERVED and not spec.section:
+            raise RuntimeError(f"flag {spec.name!r} clashes with a Config method")
+        parent: Section = root
+        for depth in range(1, len(spec.section) + 1):
+            key = spec.section[:depth]
+            if key not in state.sections:
+                cls = type("Section", (Section,), {"__module__": Section.__module__})
+                ns = object.__new__(cls)
+                ns.__dict__["_cfg_root"] = root
+                ns.__dict__["_cfg_prefix"] = ".".join(key) + "."
+                state.sections[key] = ns
+                parent.__dict__[key[-1]] = ns
+            parent = state.sections[key]
+    if isinstance(loader, Resolution):
+        if loader.errors:
+            raise loader.errors[0] if len(loader.errors) == 1 else ConfigErrors(loader.errors)
+        state.fill(loader)
+        _warn_notes(loader.notes)
+    return root

@@ -1,0 +1,145 @@
+"""Turn a legacy .theanorc or THEANO_FLAGS string into its modern equivalent.
+
+Each setting is read as the resolver reads it: known flags keep their (normalised)
+value under their modern name, obsolete flags are dropped with the reason, and
+unknown flags or bad values are reported as errors, never guessed at.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from modecfg.config.flags import FLAGS
+from modecfg.config.flagstring import format_flags
+from modecfg.config.flagstring import parse as parse_flag_string
+from modecfg.config.origin import Layer, Origin, Setting
+from modecfg.config.resolve import Note, candidate
+from modecfg.config.sources import RcFile, read_ini, read_text, read_toml
+from modecfg.errors import ConfigError
+
+__all__ = ["Change", "Migration", "migrate_file", "migrate_flags"]
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """A setting that was dropped or rewritten, and why."""
+
+    written: str
+    origin: Origin
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.origin}: {self.reason}"
+
+
+@dataclass(slots=True)
+class Migration:
+    """The modern flags of a legacy configuration, with what changed and what failed."""
+
+    flags: dict[str, Any] = field(default_factory=dict)  # dotted name -> typed value
+    dropped: list[Change] = field(default_factory=list)
+    changed: list[Change] = field(default_factory=list)
+    errors: list[ConfigError] = field(default_factory=list)
+
+    def to_flags(self) -> str:
+        return format_flags((name, _text(value)) for name, value in self.flags.items())
+
+    def to_ini(self) -> str:
+        lines = []
+        for section, items in _grouped(self.flags).items():
+            lines.append(f"[{section}]")
+            lines += [f"{key} = {_text(value)}" for key, value in items]
+            lines.append("")
+        return "\n".join(lines)
+
+    def to_toml(self) -> str:
+        lines = []
+        for section, items in _grouped(self.flags).items():
+            if section != "global":
+                lines.append(f"\n[{section}]")
+            lines += [f"{key} = {_toml(value)}" for key, value in items]
+        return "\n".join(lines).lstrip("\n") + "\n"
+
+
+def _grouped(flags: dict[str, Any]) -> dict[str, list[tuple[str, Any]]]:
+    groups: dict[str, list[tuple[str, Any]]] = {"global": []}
+    for name in FLAGS:  # declaration order, stable output
+        if name in flags:
+            section, _, key = name.rpartition(".")
+            groups.setdefault(section or "global", []).append((key, flags[name]))
+    return {k: v for k, v in groups.items() if v}
+
+
+def _text(value: Any) -> str:
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def _toml(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return ("inf" if value > 0 else "-inf") if math.isinf(value) else repr(value)
+    return json.dumps(str(value))
+
+
+def _migrate(settings: Iterable[Setting], migration: Migration) -> Migration:
+    for setting in settings:
+        notes: list[Note] = []
+        try:
+            found = candidate(setting, notes)
+        except ConfigError as exc:
+            migration.errors.append(exc)
+            continue
+        if found is None:
+            migration.dropped += [Change(setting.name, n.origin, n.message) for n in notes]
+            continue
+        spec, cand = found
+        migration.changed += [Change(setting.name, n.origin, n.message) for n in notes]
+        if spec.name != setting.name:
+            migration.changed.append(
+                Change(setting.name, setting.origin, f"{setting.name} is now spelled {spec.name}")
+            )
+        raw = setting.raw
+        if not notes and isinstance(raw, str) and isinstance(cand.value, str) and cand.value != raw.strip():
+            migration.changed.append(
+                Change(setting.name, setting.origin, f"{spec.name}={raw} is now written {spec.name}={cand.value}")
+            )
+        migration.flags.pop(spec.name, None)  # a later duplicate wins and moves last
+        migration.flags[spec.name] = cand.value
+    return migration
+
+
+def migrate_flags(text: str, source: str = "THEANO_FLAGS") -> Migration:
+    """Migrate a flag string."""
+    migration = Migration()
+    try:
+        settings = parse_flag_string(text, source=source, layer=Layer.ENV)
+    except ConfigError as exc:
+        migration.errors.append(exc)
+        return migration
+    return _migrate(settings, migration)
+
+
+def migrate_file(path: str | Path) -> Migration:
+    """Migrate an rc file (INI, or TOML by its suffix)."""
+    migration = Migration()
+    name = os.fspath(path)
+    try:
+        text = read_text(RcFile(name, named_by="the command line"))
+        if name.endswith(".toml"):
+            settings = read_toml(text, name)
+        else:
+            # %(user)s and friends are kept as written: the new file interpolates them itself.
+            settings = read_ini(text, name, None)
+    except ConfigError as exc:
+        migration.errors.append(exc)
+        return migration
+    return _migrate(settings, migration)

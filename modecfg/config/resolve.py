@@ -1,0 +1,173 @@
+"""Merge the layers: raw settings in, typed values with their provenance out.
+
+``gather(env, rc_files)`` asks every source for its settings, lowest precedence first
+(rc files, then THEANO_FLAGS < AESARA_FLAGS < PYTENSOR_FLAGS < MODECFG_FLAGS).
+``resolve(settings)`` turns each into a typed :class:`Candidate` for its flag; the last
+candidate of a flag wins. Problems are collected, not raised, so that one pass reports
+them all; obsolete flags become notes for :class:`~modecfg.errors.ObsoleteFlagWarning`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from modecfg.config import sources
+from modecfg.config.compat import lookup
+from modecfg.config.flags import FLAGS, Flag
+from modecfg.config.origin import Layer, Origin, Setting
+from modecfg.config.schema import validate
+from modecfg.errors import ConfigError, FlagValueError, UnknownFlagError
+
+__all__ = ["Candidate", "Note", "Resolution", "gather", "resolve", "value_error"]
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A typed value one layer gave a flag, with the text it came from."""
+
+    value: Any
+    raw: object
+    origin: Origin
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """An obsolete flag or value: accepted, and warned about once."""
+
+    flag: str
+    message: str
+    origin: Origin
+
+    def __str__(self) -> str:
+        return f"{self.message} (from {self.origin})"
+
+
+@dataclass(slots=True)
+class Resolution:
+    candidates: dict[str, list[Candidate]] = field(default_factory=dict)  # lowest first
+    notes: list[Note] = field(default_factory=list)
+    errors: list[ConfigError] = field(default_factory=list)
+    read: list[str] = field(default_factory=list)  # the variables and files read
+
+    def winner(self, name: str) -> Candidate | None:
+        found = self.candidates.get(name)
+        return found[-1] if found else None
+
+
+def gather(
+    env: Mapping[str, str], rc_files: Sequence[str] | None = None
+) -> tuple[list[Setting], list[ConfigError], list[str]]:
+    """Every setting from rc files and environment variables, lowest precedence first."""
+    settings: list[Setting] = []
+    errors: list[ConfigError] = []
+    read: list[str] = []
+    if rc_files is None:
+        rcs = sources.find_rc_files(env)
+    else:
+        rcs = [sources.RcFile(str(p), named_by="rc_files") for p in rc_files]
+    for rc in rcs:
+        try:
+            settings.extend(sources.read_rc(rc, env))
+            read.append(rc.path)
+        except ConfigError as exc:
+            errors.append(exc)
+    for var in sources.ENV_FLAG_VARS:
+        if not env.get(var):
+            continue
+        try:
+            settings.extend(sources.env_settings({var: env[var]}))
+            read.append(var)
+        except ConfigError as exc:
+            errors.append(exc)
+    return settings, errors, read
+
+
+def resolve(settings: Iterable[Setting], into: Resolution | None = None) -> Resolution:
+    """Typed candidates for every setting; problems and notes collected in the result."""
+    res = into if into is not None else Resolution()
+    for setting in settings:
+        try:
+            found = candidate(setting, res.notes)
+        except ConfigError as exc:
+            res.errors.append(exc)
+            continue
+        if found is not None:
+            spec, cand = found
+            res.candidates.setdefault(spec.name, []).append(cand)
+    return res
+
+
+def candidate(setting: Setting, notes: list[Note]) -> tuple[Flag, Candidate] | None:
+    """The flag and typed value of one setting; None for an obsolete flag (noted)."""
+    info = lookup(setting.key, section=setting.section)
+    origin = setting.origin
+    if info.flag is None:
+        if info.obsolete is not None:
+            notes.append(Note(info.obsolete, f"{info.written} is obsolete: {info.message}", origin))
+            return None
+        raise unknown_flag(info.written, origin, info.suggestions, info.message)
+    spec = info.flag
+    raw = setting.raw
+    if isinstance(raw, str) and spec.legacy_value is not None:
+        legacy = spec.legacy_value(raw)
+        if legacy is not None:
+            raw, message = legacy
+            notes.append(Note(spec.name, message, origin))
+    if origin.layer is Layer.ENV and isinstance(raw, str):
+        _check_swallowed(spec, raw, origin)
+    try:
+        value = validate(spec, raw, toml=setting.typed)
+    except ValueError as exc:
+        raise value_error(spec, setting.raw, origin, str(exc)) from None
+    return spec, Candidate(value, setting.raw, origin)
+
+
+def unknown_flag(
+    written: str, origin: Origin | None, suggestions: Sequence[str] = (), hint: str = ""
+) -> UnknownFlagError:
+    where = f" (from {origin})" if origin is not None and origin.layer is not Layer.ASSIGNMENT else ""
+    parts = [f"unknown flag {written!r}{where}"]
+    if hint:
+        parts.append(hint)
+    if suggestions:
+        parts.append("did you mean " + " or ".join(suggestions) + "?")
+    return UnknownFlagError("; ".join(parts), flag=written, origin=origin, suggestions=suggestions)
+
+
+def value_error(spec: Flag, raw: object, origin: Origin | None, reason: str) -> FlagValueError:
+    """A FlagValueError naming the flag, the value, its origin, the reason and what is valid."""
+    choices = spec.choices()
+    where = f" (from {origin})" if origin is not None else ""
+    msg = f"{spec.name}={raw!r}{where}: {reason}"
+    if choices:
+        msg += "; valid choices: " + ", ".join(choices)
+        if isinstance(raw, str):
+            close = difflib.get_close_matches(raw.strip(), choices, n=1, cutoff=0.6)
+            if not close:
+                close = [c for c in choices if c.lower() == raw.strip().lower()]
+            if close:
+                msg += f"; did you mean {close[0]!r}?"
+    if isinstance(raw, str) and _FLAG_LIKE.search(raw):
+        msg += "; flags are separated by commas, not spaces"
+    return FlagValueError(msg, flag=spec.name, origin=origin, value=raw, choices=choices)
+
+
+_FLAG_LIKE = re.compile(r"\s([A-Za-z_][\w.]*)=")
+
+
+def _check_swallowed(spec: Flag, raw: str, origin: Origin) -> None:
+    """A flag string value that holds another flag: a space was used instead of a comma."""
+    for m in _FLAG_LIKE.finditer(raw):
+        name = m.group(1).replace("__", ".")
+        if name in FLAGS and spec.choices() == ():
+            raise FlagValueError(
+                f"{spec.name}={raw!r} (from {origin}) contains {name}=..., which looks like a "
+                "second flag; flags are separated by commas, not spaces",
+                flag=spec.name,
+                origin=origin,
+                value=raw,
+            )

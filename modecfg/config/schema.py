@@ -1,0 +1,158 @@
+"""Validation of flag values, and the typed pydantic model, built from the declarations.
+
+``validate(flag, raw)`` turns raw text (or a typed TOML / Python value) into the
+flag's typed value, or raises ``ValueError`` with a message meant for the user.
+pydantic does the work; its validators are built per flag, lazily, the first time a
+flag gets a non-default value. Two common cases never need them: a text value that
+is exactly one of an enumerated flag's choices, and a boolean word. The test suite
+checks that these shortcuts agree with pydantic.
+
+``flags_model()`` is the whole configuration as one nested pydantic model (sections
+are sub-models), for JSON Schema and typed snapshots.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from modecfg.config.flags import FLAGS, Flag, _allows_none, _literal_args, _strip_none
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel, TypeAdapter
+
+__all__ = ["BOOL_WORDS", "flags_model", "validate"]
+
+BOOL_WORDS: dict[str, bool] = {
+    "true": True, "false": False, "1": True, "0": False,
+    "yes": True, "no": False, "on": True, "off": False,
+}  # fmt: skip
+
+
+def _to_bool(value: object) -> object:
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in BOOL_WORDS:
+            return BOOL_WORDS[word]
+        raise ValueError("expected a boolean: True/False, true/false, 1/0, yes/no or on/off")
+    if isinstance(value, bool) or (isinstance(value, int) and value in (0, 1)):
+        return bool(value)
+    raise ValueError(f"expected a boolean, got {type(value).__name__}")
+
+
+def _none_word(value: object) -> object:
+    if isinstance(value, str) and value.strip() == "None":
+        return None
+    return value
+
+
+@functools.cache
+def _adapter(name: str) -> TypeAdapter[Any]:
+    from pydantic import AfterValidator, BeforeValidator, Field, TypeAdapter
+    from typing import Annotated
+
+    spec = FLAGS[name]
+    base = _strip_none(spec.type)
+    metadata: list[Any] = []
+    if base is bool:
+        metadata.append(BeforeValidator(_to_bool))
+    if spec.range is not None:
+        r = spec.range
+        metadata.append(Field(ge=r.ge, gt=r.gt, le=r.le))
+    if spec.check is not None:
+        metadata.append(AfterValidator(spec.check))
+    tp: Any = Annotated[(base, *metadata)] if metadata else base
+    if _allows_none(spec.type):
+        tp = Annotated[tp | None, BeforeValidator(_none_word)]
+    return TypeAdapter(tp)
+
+
+_TOML_TYPES: dict[Any, tuple[type, ...]] = {
+    bool: (bool,),
+    int: (int,),
+    float: (int, float),
+    str: (str,),
+    Path: (str,),
+}
+
+_TYPE_NAMES = {bool: "boolean", int: "integer", float: "float", str: "string", list: "array", dict: "table"}
+
+
+def _check_toml_type(spec: Flag, value: object) -> None:
+    base = _strip_none(spec.type)
+    expected = _TOML_TYPES.get(base, (str,))
+    if isinstance(value, bool) and bool not in expected:
+        ok = False
+    else:
+        ok = isinstance(value, expected)
+    if not ok:
+        want = " or ".join(_TYPE_NAMES[t] for t in expected)
+        got = _TYPE_NAMES.get(type(value), type(value).__name__)
+        raise ValueError(f"expected a TOML {want}, got a {got}")
+
+
+def validate(spec: Flag, raw: object, *, toml: bool = False) -> Any:
+    """The typed value of ``raw`` for ``spec``; ValueError with a readable message."""
+    if toml:
+        _check_toml_type(spec, raw)
+    if type(raw) is str:
+        # Shortcuts that need no pydantic; tests check they agree with it.
+        if spec.check is None and raw in _literal_args(spec.type):
+            return raw
+        if spec.type is bool and raw.strip().lower() in BOOL_WORDS:
+            return BOOL_WORDS[raw.strip().lower()]
+    from pydantic import ValidationError
+
+    try:
+        value = _adapter(spec.name).validate_python(raw)
+    except ValidationError as exc:
+        raise ValueError(_describe(spec, exc)) from None
+    if isinstance(value, float) and math.isnan(value) and spec.range is not None:
+        raise ValueError("NaN is not a valid value here")
+    return value
+
+
+def _describe(spec: Flag, exc: Any) -> str:
+    err = exc.errors(include_url=False)[0]
+    msg = str(err.get("msg", "invalid value"))
+    ctx = err.get("ctx") or {}
+    if "error" in ctx:  # our own ValueError from a BeforeValidator / AfterValidator
+        return str(ctx["error"])
+    if err.get("type") == "literal_error" or spec.choices():
+        return "not a valid choice"
+    if msg.startswith("Value error, "):
+        return msg[len("Value error, ") :]
+    return f"expected {spec.kind()} ({msg[0].lower() + msg[1:]})"
+
+
+@functools.cache
+def flags_model() -> type[BaseModel]:
+    """A pydantic model of the whole configuration; sections are nested models."""
+    from pydantic import ConfigDict, Field, create_model
+
+    tree: dict[str, Any] = {}
+    for spec in FLAGS.values():
+        node = tree
+        for part in spec.section:
+            node = node.setdefault(part, {})
+        node[spec.attr] = spec
+
+    def build(name: str, node: dict[str, Any]) -> type[BaseModel]:
+        fields: dict[str, Any] = {}
+        for key, item in node.items():
+            if isinstance(item, dict):
+                sub = build(f"{name}_{key}", item)
+                fields[key] = (sub, Field(default_factory=sub))
+            else:
+                default = None if item.is_lazy else item.default
+                tp = item.type if not item.is_lazy else item.type | None
+                extra = {"pytensor": item.pytensor, "fixed": item.fixed}
+                fields[key] = (
+                    tp,
+                    Field(default=default, description=item.doc, json_schema_extra=extra),
+                )
+        return create_model(name, __config__=ConfigDict(extra="forbid", frozen=True), **fields)
+
+    return build("Flags", tree)

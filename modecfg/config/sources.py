@@ -1,0 +1,331 @@
+"""Read the places configuration comes from and return raw settings with their origin.
+
+A source reads one place: an environment flag string, an INI rc file (``.theanorc``)
+or a TOML rc file. It does not know the flags, merge layers or apply defaults; that
+is :mod:`modecfg.config.resolve`'s job. Every problem is a
+:class:`~modecfg.errors.RcFileError` or :class:`~modecfg.errors.FlagSyntaxError` that
+names the file and line or the variable.
+
+We read INI files ourselves rather than with :mod:`configparser`, which keeps no line
+numbers and quietly accepts several mistakes real rc files make (a header written as
+``[mode]=FAST_RUN``, inline ``# comments`` kept in the value). Its interpolation, which
+Theano users rely on (``%(user)s``), is still configparser's own.
+"""
+
+from __future__ import annotations
+
+import configparser
+import os
+import re
+import tomllib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from modecfg.config.flagstring import parse as parse_flag_string
+from modecfg.config.flagstring import unwrap_quotes
+from modecfg.config.origin import Layer, Origin, Setting
+from modecfg.errors import RcFileError
+
+__all__ = [
+    "DEFAULT_RC_FILES",
+    "ENV_FLAG_VARS",
+    "RC_PATH_VARS",
+    "RcFile",
+    "env_settings",
+    "find_rc_files",
+    "read_ini",
+    "read_rc",
+    "read_text",
+    "read_toml",
+]
+
+# Lowest precedence first: the more specific variable wins.
+ENV_FLAG_VARS = ("THEANO_FLAGS", "AESARA_FLAGS", "PYTENSOR_FLAGS", "MODECFG_FLAGS")
+RC_PATH_VARS = ("THEANORC", "AESARARC", "PYTENSORRC", "MODECFGRC")
+DEFAULT_RC_FILES = ("~/.theanorc", "~/.theanorc.txt", "~/.aesararc", "~/.pytensorrc", "~/.modecfg.toml")
+
+
+def env_settings(env: Mapping[str, str]) -> Iterator[Setting]:
+    """The settings of every flag variable in ``env``, lowest precedence first."""
+    for var in ENV_FLAG_VARS:
+        text = env.get(var)
+        if text:
+            yield from parse_flag_string(text, source=var, layer=Layer.ENV)
+
+
+@dataclass(frozen=True, slots=True)
+class RcFile:
+    """An rc file to read: a path, or text pasted into an rc variable instead of a path."""
+
+    path: str
+    named_by: str | None = None  # the variable that named it; None for a default file
+    text: str | None = None  # inline text (then ``path`` is a display name)
+
+
+def _looks_like_content(value: str) -> bool:
+    return "\n" in value or value.lstrip().startswith("[")
+
+
+def _expand(part: str, env: Mapping[str, str]) -> str:
+    part = part.strip()
+    home = env.get("HOME") or env.get("USERPROFILE")
+    if part.startswith("~") and home and (len(part) == 1 or part[1] in "/\\"):
+        part = home + part[1:]
+    return os.path.abspath(part)
+
+
+def find_rc_files(env: Mapping[str, str]) -> list[RcFile]:
+    """The rc files to read, lowest precedence first.
+
+    The path lists in THEANORC, AESARARC, PYTENSORRC and MODECFGRC (``os.pathsep``
+    separated; a file on the right overrides one on the left) when any is set, else
+    the default files that exist. A named file that does not exist is an error later,
+    when it is read; a missing default file is simply not there.
+    """
+    named: list[RcFile] = []
+    any_set = False
+    for var in RC_PATH_VARS:
+        value = env.get(var)
+        if value is None:
+            continue
+        any_set = True
+        if _looks_like_content(value):
+            named.append(RcFile(f"${var} (inline text)", named_by=var, text=value))
+            continue
+        for part in value.split(os.pathsep):
+            if part.strip():
+                named.append(RcFile(_expand(part, env), named_by=var))
+    if any_set:
+        return named
+    found = []
+    for default in DEFAULT_RC_FILES:
+        path = _expand(default, env)
+        if "~" not in path and os.path.isfile(path):
+            found.append(RcFile(path))
+    return found
+
+
+def read_rc(rc: RcFile, env: Mapping[str, str]) -> list[Setting]:
+    """The settings of one rc file, INI or (by its ``.toml`` suffix) TOML."""
+    text = rc.text if rc.text is not None else read_text(rc)
+    if rc.path.endswith(".toml"):
+        return read_toml(text, rc.path)
+    return read_ini(text, rc.path, interpolation_defaults(env))
+
+
+def read_text(rc: RcFile) -> str:
+    """The text of an rc file; RcFileError if it is missing, unreadable or not UTF-8."""
+    named = f" (named by {rc.named_by})" if rc.named_by else ""
+    origin = Origin(Layer.RC, rc.path)
+    try:
+        data = Path(rc.path).read_bytes()
+    except FileNotFoundError:
+        raise RcFileError(f"rc file {rc.path}{named} does not exist", origin=origin) from None
+    except IsADirectoryError:
+        raise RcFileError(f"rc file {rc.path}{named} is a directory", origin=origin) from None
+    except OSError as exc:
+        raise RcFileError(
+            f"rc file {rc.path}{named} cannot be read: {exc.strerror}", origin=origin
+        ) from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise RcFileError(
+            f"{rc.path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); save the file "
+            "as UTF-8",
+            origin=Origin(Layer.RC, rc.path, line),
+        ) from None
+
+
+def interpolation_defaults(env: Mapping[str, str]) -> dict[str, str]:
+    """The ``%(name)s`` values Theano offered in rc files."""
+    home = env.get("HOME", "")
+    return {
+        "user": env.get("USER", os.path.basename(home.rstrip("/\\")) if home else ""),
+        "lscratch": env.get("LSCRATCH", ""),
+        "tmpdir": env.get("TMPDIR", ""),
+        "temp": env.get("TEMP", ""),
+        "tmp": env.get("TMP", ""),
+        "pid": str(os.getpid()),
+    }
+
+
+_HEADER = re.compile(r"\[\s*(?P<name>[^\[\]]*?)\s*\]")
+_OPTION = re.compile(r"(?P<key>.*?)\s*(?P<sep>[=:])\s*(?P<value>.*)")
+
+
+def _strip_comment(value: str) -> str:
+    """``value`` without an inline `` # comment`` outside quotes."""
+    if "#" not in value:
+        return value
+    quote = ""
+    for i, c in enumerate(value):
+        if quote:
+            if c == quote:
+                quote = ""
+        elif c in "'\"":
+            quote = c
+        elif c == "#" and i > 0 and value[i - 1].isspace():
+            return value[:i].rstrip()
+    return value
+
+
+def read_ini(text: str, path: str, defaults: Mapping[str, str] | None = None) -> list[Setting]:
+    """The settings of an INI rc file: ``[global]`` for plain flags, ``[section]`` for dotted ones.
+
+    Comments (``#`` / ``;`` lines and inline `` # ...``), quoted values, continuation
+    lines and ``%(user)s``-style interpolation are handled as Theano users expect. A
+    line that is none of comment, header, ``name = value`` or continuation, an option
+    before any header, and a repeated option or section are errors.
+    """
+    entries: list[tuple[str, str, list[str], int]] = []  # section, key, value parts, line
+    seen_sections: dict[str, int] = {}
+    seen_keys: dict[tuple[str, str], int] = {}
+    section: str | None = None
+    open_indent = -1  # indentation of the option that may still continue
+    for lineno, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if not stripped:
+            open_indent = -1
+            continue
+        if stripped[0] in "#;":
+            continue
+        indent = len(line) - len(line.lstrip())
+        if entries and open_indent >= 0 and indent > open_indent:
+            part = _strip_comment(stripped)
+            if part:
+                entries[-1][2].append(part)
+            continue
+        where = f"{path}:{lineno}"
+        origin = Origin(Layer.RC, path, lineno)
+        if stripped.startswith("["):
+            header = _strip_comment(stripped)
+            m = _HEADER.fullmatch(header)
+            if m is None or not m.group("name"):
+                hint = ""
+                bad = re.fullmatch(r"\[\s*([^\]]+?)\s*\]\s*[=:]\s*(.*)", header)
+                if bad:
+                    hint = f"; did you mean '{bad.group(1)} = {bad.group(2)}' under [global]?"
+                raise RcFileError(f"{where}: malformed section header {stripped!r}{hint}", origin=origin)
+            section = m.group("name")
+            if section in seen_sections:
+                raise RcFileError(
+                    f"{where}: section [{section}] appears again (first at line "
+                    f"{seen_sections[section]}); merge the two",
+                    origin=origin,
+                )
+            seen_sections[section] = lineno
+            open_indent = -1
+            continue
+        m = _OPTION.fullmatch(stripped)
+        if m is None or not m.group("key"):
+            raise RcFileError(
+                f"{where}: cannot read {stripped!r}; expected 'name = value', a [section] "
+                "header or a # comment",
+                origin=origin,
+            )
+        key = m.group("key")
+        if section is None:
+            raise RcFileError(
+                f"{where}: {key!r} comes before any [section] header; put it under [global]",
+                origin=origin,
+            )
+        folded = (section, key.lower())
+        if folded in seen_keys:
+            raise RcFileError(
+                f"{where}: {key!r} is set twice in [{section}] (first at line "
+                f"{seen_keys[folded]}); keep one",
+                origin=origin,
+            )
+        seen_keys[folded] = lineno
+        entries.append((section, key, [_strip_comment(m.group("value"))], lineno))
+        open_indent = indent
+    return [
+        Setting(
+            key,
+            unwrap_quotes(_interpolate(" ".join(p for p in parts if p), section, entries, defaults)),
+            Origin(Layer.RC, path, lineno),
+            section=section,
+        )
+        for section, key, parts, lineno in entries
+    ]
+
+
+_INTERPOLATOR = configparser.BasicInterpolation()
+_PARSER = configparser.RawConfigParser()
+
+
+def _interpolate(
+    value: str,
+    section: str,
+    entries: list[tuple[str, str, list[str], int]],
+    defaults: Mapping[str, str] | None,
+) -> str:
+    """``%(name)s`` filled in from the defaults and the section, as configparser does.
+
+    A value whose placeholders cannot all be filled is kept as written, as Theano did;
+    ``compiledir_format`` relies on that for PyTensor's own ``%(platform)s`` keys.
+    """
+    if "%" not in value:
+        return value
+    names = dict(defaults or {})
+    names.update((k.lower(), " ".join(p)) for s, k, p, _ in entries if s == section)
+    try:
+        return _INTERPOLATOR.before_get(_PARSER, section, "", value, names)  # type: ignore[arg-type]
+    except (configparser.InterpolationError, ValueError):
+        return value
+
+
+_TOML_LINE = re.compile(r"\s*(?P<header>\[\s*(?P<table>[^\[\]]+?)\s*\])|\s*(?P<key>[^=#\[]+?)\s*=")
+
+
+def _toml_lines(text: str) -> dict[str, int]:
+    """Dotted key -> line, found by a light scan (tomllib gives no positions)."""
+    lines: dict[str, int] = {}
+    table = ""
+    for lineno, line in enumerate(text.splitlines(), 1):
+        m = _TOML_LINE.match(line)
+        if m is None:
+            continue
+        if m.group("header"):
+            table = _toml_key(m.group("table"))
+        else:
+            key = _toml_key(m.group("key"))
+            lines.setdefault(f"{table}.{key}" if table else key, lineno)
+    return lines
+
+
+def _toml_key(raw: str) -> str:
+    return ".".join(part.strip().strip("\"'") for part in raw.split("."))
+
+
+def read_toml(text: str, path: str) -> list[Setting]:
+    """The settings of a TOML rc file: top-level keys and tables (``[traceback] limit = -1``).
+
+    A top-level ``[global]`` table holds plain flags, as in INI files. Values keep their
+    TOML types, so that a wrong type is reported as such.
+    """
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        m = re.search(r"line (\d+)", str(exc))
+        line = int(m.group(1)) if m else None
+        where = f"{path}:{line}" if line else path
+        raise RcFileError(f"{where}: invalid TOML: {exc}", origin=Origin(Layer.RC, path, line)) from None
+    lines = _toml_lines(text)
+    settings: list[Setting] = []
+
+    def walk(node: Mapping[str, Any], prefix: str) -> None:
+        for key, value in node.items():
+            name = f"{prefix}.{key}" if prefix else key
+            if isinstance(value, dict):
+                walk(value, "" if name == "global" else name)
+            else:
+                line = lines.get(name) or lines.get(f"global.{name}")
+                settings.append(Setting(name, value, Origin(Layer.RC, path, line), typed=True))
+
+    walk(data, "")
+    return settings

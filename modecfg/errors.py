@@ -1,0 +1,143 @@
+"""The exceptions and warnings modecfg raises.
+
+Every error names what was wrong, where it came from and what is valid::
+
+    ModecfgError
+    ├── ConfigError (ValueError)            bad configuration input
+    │   ├── UnknownFlagError (AttributeError) a flag nobody knows (with did-you-mean)
+    │   ├── FlagValueError                   a known flag with a bad value
+    │   ├── FlagSyntaxError                  a malformed flag string (no '=', open quote)
+    │   ├── RcFileError                      an unreadable or malformed rc file
+    │   ├── ReadOnlyFlagError                a flag PyTensor fixed at first use
+    │   └── ConfigErrors                     several of the above at once (``.errors``)
+    ├── Float64Error                         float64 in a float32 graph
+    └── NanGuardError                        NaN / Inf / huge value in a guarded call
+
+    ModecfgWarning (UserWarning)
+    ├── ObsoleteFlagWarning                  a legacy Theano/Aesara flag or value
+    └── Float64Warning                       float64 in a float32 graph
+
+The command line turns a :class:`ModecfgError` into its message and ``exit_code``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from modecfg.config.origin import Origin
+
+__all__ = [
+    "ConfigError",
+    "ConfigErrors",
+    "Float64Error",
+    "Float64Warning",
+    "FlagSyntaxError",
+    "FlagValueError",
+    "ModecfgError",
+    "ModecfgWarning",
+    "NanGuardError",
+    "ObsoleteFlagWarning",
+    "RcFileError",
+    "ReadOnlyFlagError",
+    "UnknownFlagError",
+]
+
+
+class ModecfgError(Exception):
+    """Base of every error modecfg raises on purpose."""
+
+    exit_code = 1
+
+
+class ConfigError(ModecfgError, ValueError):
+    """Bad configuration input. ``flag`` and ``origin`` say what and where, when known."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        flag: str | None = None,
+        origin: Origin | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.flag = flag
+        self.origin = origin
+
+
+class UnknownFlagError(ConfigError, AttributeError):
+    """A flag name that no version of Theano, Aesara, PyTensor or modecfg knows.
+
+    Also an ``AttributeError``, so ``hasattr(config, "nope")`` is simply False.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        flag: str | None = None,
+        origin: Origin | None = None,
+        suggestions: Sequence[str] = (),
+    ) -> None:
+        super().__init__(message, flag=flag, origin=origin)
+        self.suggestions = tuple(suggestions)
+
+
+class FlagValueError(ConfigError):
+    """A known flag given a value it cannot take."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        flag: str | None = None,
+        origin: Origin | None = None,
+        value: object = None,
+        choices: Sequence[str] = (),
+    ) -> None:
+        super().__init__(message, flag=flag, origin=origin)
+        self.value = value
+        self.choices = tuple(choices)
+
+
+class FlagSyntaxError(ConfigError):
+    """A flag string that cannot be split into ``name=value`` items."""
+
+
+class RcFileError(ConfigError):
+    """An rc file that cannot be read, decoded or parsed."""
+
+
+class ReadOnlyFlagError(ConfigError):
+    """A flag PyTensor has already used and cannot change for this process."""
+
+
+class ConfigErrors(ConfigError):
+    """Several configuration problems found in one pass; each is in ``errors``."""
+
+    def __init__(self, errors: Sequence[ConfigError]) -> None:
+        self.errors = tuple(errors)
+        lines = [f"{len(self.errors)} configuration problems:"]
+        lines += [f"  - {err}" for err in self.errors]
+        super().__init__("\n".join(lines))
+
+
+class Float64Error(ModecfgError, TypeError):
+    """float64 entered a graph compiled with floatX=float32 and warn_float64=raise."""
+
+
+class NanGuardError(ModecfgError, FloatingPointError):
+    """A guarded function produced NaN, Inf or a value above the `big` threshold."""
+
+
+class ModecfgWarning(UserWarning):
+    """Base of every warning modecfg emits."""
+
+
+class ObsoleteFlagWarning(ModecfgWarning):
+    """A legacy flag or value that is accepted but no longer does anything (or was renamed)."""
+
+
+class Float64Warning(ModecfgWarning):
+    """float64 entered a graph compiled with floatX=float32 and warn_float64=warn."""
