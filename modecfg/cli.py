@@ -140,6 +140,8 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     from modecfg import demo
 
     cfg = modecfg.config
+    if cfg.is_default("floatX"):
+        cfg.floatX = "float32"  # the demo is the GPU-style float32 workload unless told otherwise
     out.write("modecfg demo: logistic regression, 400 examples x 784 features\n\n")
     out.write("configuration (flags not at their default, and where each came from):\n")
     shown = [n for n in cfg if not cfg.is_default(n)] or ["floatX", "mode", "linker"]

@@ -6,7 +6,7 @@ The rules are Theano's (``shlex`` with ``,`` as the only separator), made explic
   leading comma from ``THEANO_FLAGS="$THEANO_FLAGS,..."`` is harmless;
 * ``'...'`` quotes everything literally; ``"..."`` too, except ``\\"`` and ``\\\\``;
 * quotes may stand anywhere in an item (``-L"C:/Program Files (x86)/lib"``);
-* each item is split at its first ``=`` outside quotes; blanks around names and
+* each item is split at its first ``=`` (quoted or not, as Theano did); blanks around names and
   values are dropped, blanks inside quotes are kept;
 * a later item wins over an earlier one with the same name (at resolution).
 
@@ -125,7 +125,8 @@ def parse(text: str, source: str = "<flags>", layer: Layer = Layer.ENV) -> list[
     for chars in _items(unwrap_quotes(text), source):
         if all(not q and c in _BLANKS for c, q in chars):
             continue
-        eq = next((i for i, (c, q) in enumerate(chars) if c == "=" and not q), -1)
+        # The first '=', quoted or not: Theano split after removing quotes ("a=b" is a=b).
+        eq = next((i for i, (c, _) in enumerate(chars) if c == "="), -1)
         if eq < 0:
             item = _strip(chars)
             raise FlagSyntaxError(

@@ -1,0 +1,191 @@
+"""Flag strings: Theano's rules, the quirks of REALWORLD.md, and property tests."""
+
+from __future__ import annotations
+
+import shlex
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from modecfg.config.flagstring import format_flags, parse, parse_flags, unwrap_quotes
+from modecfg.config.origin import Layer
+from modecfg.errors import ConfigError, FlagSyntaxError
+
+
+def test_simple_items_split_on_commas() -> None:
+    assert parse_flags("floatX=float32,device=cuda,optimizer=None") == {
+        "floatX": "float32",
+        "device": "cuda",
+        "optimizer": "None",
+    }
+
+
+def test_an_unquoted_comma_splits_and_the_rest_must_be_an_item() -> None:
+    with pytest.raises(FlagSyntaxError, match="'-O1' has no '='"):
+        parse_flags("blas.ldflags=-lblas -Wl,-O1")
+
+
+def test_first_equals_splits_and_later_ones_stay_in_the_value() -> None:
+    assert parse_flags("gcc.cxxflags=-DA=1 -DB=2") == {"gcc.cxxflags": "-DA=1 -DB=2"}
+
+
+def test_spaces_around_items_names_and_values_are_dropped() -> None:
+    assert parse_flags(" floatX = float32 ,  device=cuda ") == {"floatX": "float32", "device": "cuda"}
+
+
+def test_empty_items_and_a_leading_comma_are_skipped() -> None:
+    assert parse_flags(",floatX=float32,,, ,") == {"floatX": "float32"}
+    assert parse_flags("") == {}
+    assert parse_flags("   ") == {}
+
+
+def test_empty_values_are_kept() -> None:
+    assert parse_flags("cxx=,blas.ldflags=") == {"cxx": "", "blas.ldflags": ""}
+
+
+def test_later_duplicates_win_and_all_are_kept_in_order() -> None:
+    settings_ = parse("floatX=float64,floatX=float32", source="THEANO_FLAGS")
+    assert [s.raw for s in settings_] == ["float64", "float32"]
+    assert parse_flags("floatX=float64,floatX=float32") == {"floatX": "float32"}
+
+
+def test_settings_carry_their_variable_as_origin() -> None:
+    (s,) = parse("floatX=float32", source="PYTENSOR_FLAGS")
+    assert s.origin.layer is Layer.ENV
+    assert s.origin.source == "PYTENSOR_FLAGS"
+    assert s.origin.line is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("""blas.ldflags='-L/opt/a,b -lmkl'""", "-L/opt/a,b -lmkl"),
+        ('''blas.ldflags="-L'/opt/x y' -lmkl"''', "-L'/opt/x y' -lmkl"),
+        ("""blas.ldflags='-L"/opt/x y" -lmkl'""", '-L"/opt/x y" -lmkl'),
+        ('''blas.ldflags=-L"C:/Program Files (x86)/Intel" -lmkl_core''', "-LC:/Program Files (x86)/Intel -lmkl_core"),
+        ('''gcc.cxxflags=\\"-DX\\"''', '"-DX"'),
+        ('''gcc.cxxflags="a\\"b"''', 'a"b'),
+        ("gcc.cxxflags=-Wl\\,-rpath=/x", "-Wl,-rpath=/x"),
+    ],
+)
+def test_quotes_and_escapes(text: str, expected: str) -> None:
+    key = text.split("=", 1)[0]
+    assert parse_flags(text)[key] == expected
+
+
+def test_quoted_blanks_at_the_ends_of_a_value_are_kept() -> None:
+    assert parse_flags("gcc.cxxflags=' -O3 '") == {"gcc.cxxflags": " -O3 "}
+
+
+def test_windows_set_leaves_the_whole_list_quoted_and_we_unwrap_it() -> None:
+    assert parse_flags('"floatX=float32,device=gpu"') == {"floatX": "float32", "device": "gpu"}
+    assert parse_flags("'floatX=float32,device=gpu'") == {"floatX": "float32", "device": "gpu"}
+
+
+def test_two_quoted_items_are_not_mistaken_for_a_wrapped_list() -> None:
+    assert parse_flags('"floatX=float32","device=cuda"') == {"floatX": "float32", "device": "cuda"}
+    assert unwrap_quotes('"a=1","b=2"') == '"a=1","b=2"'
+
+
+def test_windows_paths_keep_their_backslashes() -> None:
+    assert parse_flags(r"base_compiledir=C:\Users\me\theano") == {"base_compiledir": r"C:\Users\me\theano"}
+
+
+def test_hash_is_an_ordinary_character() -> None:
+    # shlex treated '#' as a comment and silently dropped the rest of the string
+    assert parse_flags("gcc.cxxflags=-DX#1,floatX=float32") == {"gcc.cxxflags": "-DX#1", "floatX": "float32"}
+
+
+def test_semicolons_arrows_and_placeholders_are_plain_text() -> None:
+    assert parse_flags("a=x;y,b=a->b,c=%(user)s") == {"a": "x;y", "b": "a->b", "c": "%(user)s"}
+
+
+def test_an_item_without_equals_is_an_error_naming_the_variable() -> None:
+    with pytest.raises(FlagSyntaxError) as info:
+        parse("float32,device=gpu", source="THEANO_FLAGS")
+    msg = str(info.value)
+    assert "THEANO_FLAGS" in msg and "'float32'" in msg and "has no '='" in msg
+    assert "did you mean floatX=float32?" in msg
+    assert info.value.origin is not None and info.value.origin.source == "THEANO_FLAGS"
+
+
+def test_an_item_without_a_name_is_an_error() -> None:
+    with pytest.raises(FlagSyntaxError, match="no name before '='"):
+        parse_flags("=float32")
+
+
+@pytest.mark.parametrize("text", ['cxx="/usr/bin/g++', "cxx='g++", 'a=1,b="x\\"'])
+def test_an_unterminated_quote_is_an_error(text: str) -> None:
+    with pytest.raises(FlagSyntaxError, match="unterminated"):
+        parse(text, source="PYTENSOR_FLAGS")
+
+
+def test_format_quotes_only_what_needs_it() -> None:
+    text = format_flags({"floatX": "float32", "blas.ldflags": "-Wl,-rpath=/x -lblas", "cxx": ""})
+    assert text == 'floatX=float32,blas.ldflags="-Wl,-rpath=/x -lblas",cxx='
+    assert parse_flags(text) == {"floatX": "float32", "blas.ldflags": "-Wl,-rpath=/x -lblas", "cxx": ""}
+
+
+# -- properties ------------------------------------------------------------------------
+
+_KEY = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,8}((\.|__)[A-Za-z_][A-Za-z0-9_]{0,8}){0,2}", fullmatch=True)
+
+
+@settings(max_examples=300)
+@given(st.text(max_size=80))
+def test_the_parser_raises_nothing_but_config_errors(text: str) -> None:
+    try:
+        parse(text, source="THEANO_FLAGS")
+    except ConfigError:
+        pass
+
+
+@settings(max_examples=300)
+@given(st.text(alphabet=st.sampled_from(list("ab=,'\"\\ #x.")), max_size=40))
+def test_the_parser_raises_nothing_but_config_errors_on_quote_heavy_text(text: str) -> None:
+    try:
+        parse(text, source="THEANO_FLAGS")
+    except ConfigError:
+        pass
+
+
+@settings(max_examples=300)
+@given(st.dictionaries(_KEY, st.text(max_size=30), max_size=6))
+def test_parse_of_format_is_identity(flags: dict[str, str]) -> None:
+    assert parse_flags(format_flags(flags)) == flags
+
+
+def _theano_parse(text: str) -> dict[str, str]:
+    """Theano's / PyTensor's parser, as it was (configparser.parse_config_string)."""
+    out = {}
+    lexer = shlex.shlex(text, posix=True)
+    lexer.whitespace = ","
+    lexer.whitespace_split = True
+    for item in lexer:
+        item = item.strip()
+        if item:
+            k, v = item.split("=", 1)
+            out[k.strip()] = v.strip()
+    return out
+
+
+# Quoted blanks at the ends of a value are kept by us and stripped by Theano: left out.
+_PLAIN = st.text(alphabet=st.sampled_from(list("abcXY01._-/ ()")), min_size=1, max_size=12).filter(
+    lambda v: v == v.strip()
+)
+_VALUE = st.one_of(
+    _PLAIN,
+    _PLAIN.map(lambda v: f"'{v}'"),
+    _PLAIN.map(lambda v: f'"{v}"'),
+    st.tuples(_PLAIN, _PLAIN).map(lambda p: f"{p[0]}'{p[1]},x'"),
+)
+
+
+@settings(max_examples=300)
+@given(st.lists(st.tuples(_KEY, _VALUE), max_size=5), st.sampled_from(["", ",", " ,"]))
+def test_we_read_what_theano_read_where_theano_was_right(items: list[tuple[str, str]], lead: str) -> None:
+    text = lead + ",".join(f"{k}={v}" for k, v in items)
+    assume(not (text.strip()[:1] in "'\"" and text.strip()))  # whole-string quotes: ours unwrap
+    assume(all(v.strip() for _, v in items))
+    assert parse_flags(text) == _theano_parse(text)

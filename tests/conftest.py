@@ -1,0 +1,22 @@
+"""Test isolation: no flag variables or rc files from the developer's machine.
+
+Tests that need a configuration build one with ``modecfg.load(env=...)``; the few that
+use the process-wide ``modecfg.config`` restore what they change (overrides do that
+by themselves). PyTensor compiles into the repository's own cache directory.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from modecfg.config.sources import ENV_FLAG_VARS, RC_PATH_VARS
+
+ROOT = Path(__file__).resolve().parent.parent
+COMPILEDIR = ROOT / ".cache" / "pytensor"
+
+for _var in (*ENV_FLAG_VARS, *RC_PATH_VARS):
+    os.environ.pop(_var, None)
+os.environ["MODECFGRC"] = ""  # set but empty: no rc files at all, not even ~/.theanorc
+os.environ["MODECFG_FLAGS"] = f"base_compiledir={COMPILEDIR}"
+os.environ.setdefault("NUMBA_CACHE_DIR", str(ROOT / ".cache" / "numba"))
