@@ -326,7 +326,7 @@ flag("compiledir_format", str, _COMPILEDIR_FORMAT,
      "Name of the platform-specific directory under base_compiledir; %(key)s placeholders "
      "are PyTensor's (platform, short_platform, processor, python_version, ...).",
      pytensor=True, fixed=True)
-flag("base_compiledir", Path, Path("~/.pytensor"),
+flag("base_compiledir", Path, Lazy(lambda cfg: Path("~/.pytensor").expanduser(), "~/.pytensor"),
      "Root directory of compiled modules.", pytensor=True, fixed=True, check=_expand_path)
 flag("compiledir", Path | None, None,
      "Directory of compiled modules. None: base_compiledir/compiledir_format.",

@@ -1,0 +1,103 @@
+"""The declarations: defaults valid, shortcuts agree with pydantic, PyTensor's flags covered."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from pydantic import ValidationError
+
+import modecfg
+from modecfg.config.flags import FLAGS, Flag, Lazy
+from modecfg.config.schema import BOOL_WORDS, _adapter, flags_model, validate
+
+pytensor = pytest.importorskip("pytensor")
+
+
+@pytest.mark.parametrize("spec", [f for f in FLAGS.values() if not f.is_lazy], ids=lambda f: f.name)
+def test_every_default_is_valid_for_its_own_type(spec: Flag) -> None:
+    value = validate(spec, spec.default)
+    assert value == spec.default or (isinstance(value, float) and math.isnan(value))
+
+
+@pytest.mark.parametrize("spec", [f for f in FLAGS.values() if f.is_lazy], ids=lambda f: f.name)
+def test_lazy_defaults_compute_valid_values(spec: Flag) -> None:
+    cfg = modecfg.load(env={})
+    assert isinstance(spec.default, Lazy)
+    assert validate(spec, cfg[spec.name]) == cfg[spec.name]
+
+
+@pytest.mark.parametrize("spec", list(FLAGS.values()), ids=lambda f: f.name)
+def test_every_flag_has_a_doc_and_a_kind(spec: Flag) -> None:
+    assert len(spec.doc) > 10 and spec.doc.endswith(".")
+    assert spec.kind()
+
+
+@pytest.mark.parametrize("spec", [f for f in FLAGS.values() if f.choices() and f.check is None], ids=lambda f: f.name)
+def test_the_choice_shortcut_agrees_with_pydantic(spec: Flag) -> None:
+    for choice in spec.choices():
+        assert validate(spec, choice) == _adapter(spec.name).validate_python(choice)
+
+
+def test_the_boolean_shortcut_agrees_with_pydantic() -> None:
+    adapter = _adapter("allow_gc")
+    for word, expected in BOOL_WORDS.items():
+        for spelling in (word, word.upper(), word.capitalize()):
+            assert validate(FLAGS["allow_gc"], spelling) is expected
+            assert adapter.validate_python(spelling) is expected
+    with pytest.raises(ValidationError):
+        adapter.validate_python("maybe")
+
+
+def test_pytensor_flags_exist_in_pytensor() -> None:
+    known = set(pytensor.config._config_var_dict)
+    missing = [f.name for f in FLAGS.values() if f.pytensor and f.pytensor_name not in known]
+    assert missing == []
+
+
+def test_every_pytensor_flag_is_declared() -> None:
+    ours = {f.pytensor_name for f in FLAGS.values() if f.pytensor}
+    internal = {"gcc_version_str"}  # computed by PyTensor, not a setting
+    assert set(pytensor.config._config_var_dict) - ours - internal == set()
+
+
+def test_pytensor_fixed_flags_are_fixed_or_applied_per_compile_by_us() -> None:
+    per_compile = {"optimizer", "optimizer_excluding", "optimizer_including", "optimizer_requiring"}
+    for name, param in pytensor.config._config_var_dict.items():
+        spec = next((f for f in FLAGS.values() if f.pytensor_name == name), None)
+        if spec is None or param.mutable or spec.name in per_compile:
+            continue
+        assert spec.fixed, spec.name
+
+
+def test_the_pydantic_model_holds_every_flag_with_docs() -> None:
+    model = flags_model()
+    schema = model.model_json_schema()
+    assert schema["properties"]["floatX"]["description"].startswith("Default floating-point")
+    snap = modecfg.load(env={"THEANO_FLAGS": "floatX=float32,traceback.limit=-1"}).model()
+    assert snap.floatX == "float32"  # type: ignore[attr-defined]
+    assert snap.traceback.limit == -1  # type: ignore[attr-defined]
+    with pytest.raises(ValidationError):
+        snap.floatX = "float64"  # type: ignore[attr-defined]  # frozen
+
+
+def test_choices_of_mode_and_linker_come_from_their_registries() -> None:
+    from modecfg.linkers import linker_names
+    from modecfg.modes import mode_names
+
+    assert FLAGS["mode"].choices() == tuple(mode_names())
+    assert FLAGS["linker"].choices() == tuple(linker_names())
+
+
+def test_a_registered_mode_name_becomes_a_valid_mode() -> None:
+    from modecfg.modes.registry import _MODES, register_name
+
+    with pytest.raises(modecfg.FlagValueError):
+        modecfg.load(env={"MODECFG_FLAGS": "mode=MyTestMode"})
+    register_name("MyTestMode", "a mode for this test")
+    try:
+        assert modecfg.load(env={"MODECFG_FLAGS": "mode=MyTestMode"}).mode == "MyTestMode"
+        with pytest.raises(ValueError, match="already registered"):
+            register_name("MyTestMode", "twice")
+    finally:
+        del _MODES["MyTestMode"]
