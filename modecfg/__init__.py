@@ -5,8 +5,6 @@
 'float64'
 """
 
-from __future__ import annotations
-
 from modecfg import linkers, modes
 from modecfg.config import (
     Config,

@@ -48,7 +48,7 @@ class Migration:
     errors: list[ConfigError] = field(default_factory=list)
 
     def to_flags(self) -> str:
-        return format_flags((name, _text(value)) for name, value in self.flags.items())
+        return format_flags((name, _text(self.flags[name])) for name in FLAGS if name in self.flags)
 
     def to_ini(self) -> str:
         lines = []
@@ -112,8 +112,7 @@ def _migrate(settings: Iterable[Setting], migration: Migration) -> Migration:
             migration.changed.append(
                 Change(setting.name, setting.origin, f"{spec.name}={raw} is now written {spec.name}={cand.value}")
             )
-        migration.flags.pop(spec.name, None)  # a later duplicate wins and moves last
-        migration.flags[spec.name] = cand.value
+        migration.flags[spec.name] = cand.value  # a later duplicate wins
     return migration
 
 

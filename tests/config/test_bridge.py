@@ -1,0 +1,158 @@
+"""The PyTensor bridge, in fresh interpreters: PyTensor's import must be the first one."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pytensor")
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _run(code: str, env: dict[str, str]) -> dict[str, object]:
+    """Run ``code`` in a fresh interpreter; it prints one JSON object as its last line."""
+    full_env = {k: v for k, v in os.environ.items() if not k.endswith(("_FLAGS", "RC"))}
+    full_env["MODECFGRC"] = ""
+    full_env["PYTHONPATH"] = str(ROOT)
+    full_env.update(env)
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    result: dict[str, object] = json.loads(proc.stdout.strip().splitlines()[-1])
+    result["stderr"] = proc.stderr
+    return result
+
+
+def test_modecfg_first_hands_its_values_to_pytensor_at_import(tmp_path: Path) -> None:
+    (tmp_path / "rc").write_text("[global]\non_opt_error = raise\n")
+    out = _run(
+        """
+        import json, os, sys, warnings
+        warnings.simplefilter("always")
+        import modecfg
+        from modecfg import config
+        read = (config.floatX, config.traceback.limit)
+        imported_by_read = "pytensor" in sys.modules
+        import pytensor
+        pc = pytensor.config
+        print(json.dumps({
+            "read": read, "imported_by_read": imported_by_read,
+            "floatX": pc.floatX, "optimizer": pc.optimizer, "limit": pc.traceback__limit,
+            "cxxflags": pc.gcc__cxxflags, "base": str(pc.base_compiledir),
+            "on_opt_error": pc.on_opt_error,
+            "env_flags": os.environ.get("PYTENSOR_FLAGS"), "env_rc": os.environ.get("PYTENSORRC"),
+        }))
+        """,
+        {
+            "THEANO_FLAGS": "floatX=float32,device=cuda,optimizer=None,lib.cnmem=.5",
+            "PYTENSOR_FLAGS": "traceback.limit=-1,gcc.cxxflags=-O2",
+            "MODECFG_FLAGS": f"base_compiledir={tmp_path}",
+            "THEANORC": str(tmp_path / "rc"),
+        },
+    )
+    assert out["read"] == ["float32", -1]
+    assert out["imported_by_read"] is False  # reading the config never imports PyTensor
+    assert out["floatX"] == "float32"
+    assert out["optimizer"] == "None"  # fixed by PyTensor at import: only the import can set it
+    assert out["limit"] == -1
+    assert out["cxxflags"] == "-O2"  # a dotted name PyTensor itself would not have understood
+    assert out["base"] == str(tmp_path)
+    assert out["on_opt_error"] == "raise"  # from THEANORC, which PyTensor never reads
+    assert out["env_flags"] == "traceback.limit=-1,gcc.cxxflags=-O2"  # restored after the import
+    assert out["env_rc"] is None
+    assert "does not recognise" not in str(out["stderr"])
+
+
+def test_assignments_are_mirrored_and_overrides_are_not() -> None:
+    out = _run(
+        """
+        import json
+        import modecfg
+        import pytensor
+        modecfg.config.floatX = "float32"
+        after_assignment = pytensor.config.floatX
+        with modecfg.config.override(floatX="float16"):
+            during_override = pytensor.config.floatX
+        modecfg.config.reset("floatX")
+        after_reset = pytensor.config.floatX
+        modecfg.config.device = "cuda"  # modecfg's own flag: nothing to mirror, no error
+        print(json.dumps({"assigned": after_assignment, "overridden": during_override,
+                          "reset": after_reset}))
+        """,
+        {},
+    )
+    assert out["assigned"] == "float32"
+    assert out["overridden"] == "float32"  # pytensor.config is process-wide: scoped values stay ours
+    assert out["reset"] == "float64"
+
+
+def test_fixed_flags_raise_once_pytensor_uses_them(tmp_path: Path) -> None:
+    out = _run(
+        f"""
+        import json
+        import modecfg
+        from modecfg import config
+        config.base_compiledir = {str(tmp_path / 'before')!r}  # fine: PyTensor not loaded yet
+        import pytensor
+        used = str(pytensor.config.base_compiledir)
+        config.base_compiledir = {str(tmp_path / 'before')!r}  # same value: fine
+        try:
+            config.base_compiledir = {str(tmp_path / 'after')!r}
+            error = None
+        except modecfg.ReadOnlyFlagError as exc:
+            error = str(exc)
+        print(json.dumps({{"used": used, "error": error, "value": str(config.base_compiledir)}}))
+        """,
+        {},
+    )
+    assert out["used"] == str(tmp_path / "before")
+    assert out["value"] == str(tmp_path / "before")
+    assert "base_compiledir cannot change" in str(out["error"])
+    assert "PyTensor already uses" in str(out["error"])
+
+
+def test_pytensor_imported_first_gets_the_values_it_still_can_take() -> None:
+    out = _run(
+        """
+        import json, warnings
+        import pytensor
+        warnings.simplefilter("always")
+        with warnings.catch_warnings(record=True) as caught:
+            import modecfg
+            modecfg.config.floatX  # first read: values are copied into pytensor.config
+        print(json.dumps({
+            "floatX": pytensor.config.floatX, "optimizer": pytensor.config.optimizer,
+            "warnings": [str(w.message) for w in caught],
+        }))
+        """,
+        {"MODECFG_FLAGS": "floatX=float32,optimizer=fast_compile"},
+    )
+    assert out["floatX"] == "float32"
+    assert out["optimizer"] == "o4"  # PyTensor fixed it at its own import
+    warned = [w for w in out["warnings"] if "optimizer" in w]  # type: ignore[union-attr]
+    assert len(warned) == 1 and "Import modecfg before pytensor" in warned[0]
+
+
+def test_a_broken_configuration_does_not_break_import_but_the_first_read() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", "import modecfg\nprint('imported')\nmodecfg.config.floatX"],
+        env={**os.environ, "PYTHONPATH": str(ROOT), "MODECFGRC": "", "THEANO_FLAGS": "floatX=float33"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.stdout.strip() == "imported"
+    assert proc.returncode == 1
+    assert "FlagValueError: floatX='float33' (from THEANO_FLAGS)" in proc.stderr

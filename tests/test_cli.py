@@ -1,0 +1,180 @@
+"""The command line, driven in-process through ``main(argv, out, err)``."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import modecfg
+from modecfg.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def fresh_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The process-wide config re-read from the environment the test sets."""
+    from modecfg.config import _resolution
+    from modecfg.config.live import build
+
+    monkeypatch.setattr(modecfg, "config", build(lambda: _resolution(os.environ, None, None)))
+
+
+def _cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_show_lists_non_default_flags_with_origins(monkeypatch: pytest.MonkeyPatch, fresh_config: None) -> None:
+    monkeypatch.setenv("THEANO_FLAGS", "floatX=float32,device=gpu")
+    code, out, err = _cli("show")
+    assert code == 0
+    assert "floatX" in out and "float32" in out and "THEANO_FLAGS" in out
+    assert "device" in out and "cuda" in out
+    assert "read from: THEANO_FLAGS, MODECFG_FLAGS" in out
+    assert "ObsoleteFlagWarning: device=gpu" in err
+
+
+def test_show_all_json(monkeypatch: pytest.MonkeyPatch, fresh_config: None) -> None:
+    monkeypatch.setenv("THEANO_FLAGS", "floatX=float32")
+    code, out, _ = _cli("show", "--all", "--json")
+    data = json.loads(out)
+    assert code == 0
+    rows = {row["name"]: row for row in data["flags"]}
+    assert len(rows) == len(modecfg.config)
+    assert rows["floatX"]["origin"] == {"layer": "env", "source": "THEANO_FLAGS", "line": None}
+    assert rows["traceback.limit"] == {
+        "name": "traceback.limit", "value": 8, "origin": {"layer": "default", "source": None, "line": None},
+        "default": 8,
+    }  # fmt: skip
+    assert rows["optdb.position_cutoff"]["value"] == "inf"  # JSON has no infinity
+
+
+def test_explain_prints_every_layer(monkeypatch: pytest.MonkeyPatch, fresh_config: None) -> None:
+    monkeypatch.setenv("THEANO_FLAGS", "floatX=float16")
+    monkeypatch.setenv("PYTENSOR_FLAGS", "floatX=float32")
+    code, out, _ = _cli("explain", "floatX")
+    assert code == 0
+    assert out.startswith("floatX = 'float32'   (from PYTENSOR_FLAGS)")
+    assert "env THEANO_FLAGS" in out and "(overridden)" in out and "<- wins" in out
+
+
+def test_explain_json(fresh_config: None) -> None:
+    code, out, _ = _cli("explain", "traceback__limit", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["name"] == "traceback.limit" and data["type"] == "integer"
+
+
+def test_explain_an_unknown_flag_fails_with_a_suggestion(fresh_config: None) -> None:
+    code, out, err = _cli("explain", "floatx")
+    assert code == 1 and out == ""
+    assert "unknown flag 'floatx'" in err and "did you mean floatX" in err
+
+
+def test_validate_reports_every_problem_with_file_and_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rc = tmp_path / ".theanorc"
+    rc.write_text("[global]\nfloatX = float33\nfloatx = float32\n[lib]\ncnmem = .8\n")
+    monkeypatch.setenv("THEANORC", str(rc))
+    monkeypatch.setenv("THEANO_FLAGS", "device=gpu,optimizer_incuding=x")
+    code, out, _ = _cli("validate")
+    assert code == 1
+    assert f"error: {rc}:3: 'floatx' is set twice in [global] (first at line 2)" in out
+    assert "error: unknown flag 'optimizer_incuding' (from THEANO_FLAGS)" in out
+    assert "warning: device=gpu is the old Theano GPU backend's name" in out
+    assert "2 problem(s) found" in out
+
+
+def test_validate_ok(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rc = tmp_path / "rc"
+    rc.write_text("[global]\nfloatX = float32\n")
+    monkeypatch.setenv("THEANO_FLAGS", "device=cuda")
+    code, out, _ = _cli("validate", "--rc", str(rc))
+    assert code == 0
+    assert f"read {rc}" in out and "read THEANO_FLAGS" in out and "configuration OK" in out
+
+
+def test_validate_with_nothing_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MODECFG_FLAGS")
+    code, out, _ = _cli("validate")
+    assert code == 0 and "everything is at its default" in out
+
+
+def test_migrate_a_legacy_theanorc(tmp_path: Path) -> None:
+    rc = tmp_path / ".theanorc"
+    rc.write_text(
+        "[global]\nfloatx = float32\ndevice = gpu0\nmode=DEBUG_MODE\nbase_compiledir=/scratch/%(user)s\n"
+        "[lib]\ncnmem=.9\n[nvcc]\nfastmath = True\n[traceback]\nlimit = -1\n"
+    )
+    code, out, err = _cli("migrate", str(rc))
+    assert code == 0
+    assert out == (
+        "[global]\nfloatX = float32\nmode = DebugMode\nbase_compiledir = /scratch/%(user)s\ndevice = cuda0\n\n"
+        "[traceback]\nlimit = -1\n"
+    )
+    assert f"changed: {rc}:2: floatx is now spelled floatX" in err
+    assert f"changed: {rc}:4: mode=DEBUG_MODE is now written mode=DebugMode" in err
+    assert f"changed: {rc}:3: device=gpu0 is the old Theano GPU backend's name; use device=cuda0" in err
+    assert f"dropped: {rc}:7: lib.cnmem is obsolete: GPU memory preallocation" in err
+    assert f"dropped: {rc}:9: nvcc.fastmath is obsolete" in err
+    migrated = tmp_path / "migrated"
+    migrated.write_text(out)
+    assert modecfg.load(env={"USER": "ann"}, rc_files=[migrated]).device == "cuda0"
+
+
+def test_migrate_a_flag_string_to_toml_and_back(tmp_path: Path) -> None:
+    code, out, err = _cli("migrate", "--flags", "floatX=float32,allow_gc=0,nvcc.fastmath=True,traceback__limit=-1", "--to", "toml")
+    assert code == 0
+    assert out == 'floatX = "float32"\nallow_gc = false\n\n[traceback]\nlimit = -1\n'
+    assert "dropped: --flags: nvcc.fastmath is obsolete" in err
+    toml = tmp_path / "new.toml"
+    toml.write_text(out)
+    cfg = modecfg.load(env={}, rc_files=[toml])
+    assert (cfg.floatX, cfg.allow_gc, cfg.traceback.limit) == ("float32", False, -1)
+
+
+def test_migrate_reports_errors_and_fails(tmp_path: Path) -> None:
+    code, out, err = _cli("migrate", "--flags", "floatX=float32,floatx=float16,exception_verbosity=True")
+    assert code == 1
+    assert out == "floatX=float32\n"
+    assert "error: unknown flag 'floatx'" in err and "error: exception_verbosity='True'" in err
+
+
+def test_migrate_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("THEANO_FLAGS", "device=gpu,floatX=float32")
+    code, out, _ = _cli("migrate")
+    assert code == 0 and out == "floatX=float32,device=cuda\n"
+
+
+def test_migrate_a_missing_file_fails_clearly(tmp_path: Path) -> None:
+    code, _, err = _cli("migrate", str(tmp_path / "nope"))
+    assert code == 1 and "does not exist" in err
+
+
+def test_migrate_file_and_flags_together_is_a_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit) as info:
+        _cli("migrate", "x", "--flags", "a=b")
+    assert info.value.code == 2
+
+
+def test_a_broken_environment_is_an_error_message_not_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, fresh_config: None
+) -> None:
+    monkeypatch.setenv("THEANO_FLAGS", "floatX=x,device=y")
+    code, out, err = _cli("show")
+    assert code == 1 and out == ""
+    assert err.count("error: ") == 2 and "Traceback" not in err
+
+
+def test_python_dash_m_and_the_console_script_entry_point() -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "THEANO_FLAGS": "floatX=float32"}
+    proc = subprocess.run([sys.executable, "-m", "modecfg", "show"], env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and "floatX" in proc.stdout
+    proc = subprocess.run([sys.executable, "-m", "modecfg", "--version"], env=env, capture_output=True, text=True, timeout=60)
+    assert proc.stdout.strip() == f"modecfg {modecfg.__version__}"

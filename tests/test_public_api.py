@@ -1,0 +1,63 @@
+"""One public surface: ``modecfg.__all__`` is exactly what the package offers."""
+
+from __future__ import annotations
+
+import warnings
+
+import modecfg
+from modecfg import errors
+
+
+def test_all_matches_the_public_names() -> None:
+    public = {n for n in dir(modecfg) if not n.startswith("_")} - {"cli", "demo", "errors"}
+    assert set(modecfg.__all__) - {"__version__"} == public
+    for name in modecfg.__all__:
+        assert hasattr(modecfg, name), name
+
+
+def test_the_exception_tree() -> None:
+    assert issubclass(modecfg.ConfigError, modecfg.ModecfgError)
+    assert issubclass(modecfg.ConfigError, ValueError)
+    for cls in (
+        modecfg.UnknownFlagError,
+        modecfg.FlagValueError,
+        modecfg.FlagSyntaxError,
+        modecfg.RcFileError,
+        modecfg.ReadOnlyFlagError,
+        modecfg.ConfigErrors,
+    ):
+        assert issubclass(cls, modecfg.ConfigError), cls
+    assert issubclass(modecfg.UnknownFlagError, AttributeError)
+    assert issubclass(modecfg.Float64Error, modecfg.ModecfgError)
+    assert issubclass(modecfg.NanGuardError, modecfg.ModecfgError)
+    assert issubclass(modecfg.ObsoleteFlagWarning, modecfg.ModecfgWarning)
+    assert issubclass(modecfg.Float64Warning, modecfg.ModecfgWarning)
+    assert issubclass(modecfg.ModecfgWarning, UserWarning)
+    assert set(errors.__all__) <= set(modecfg.__all__)
+
+
+def test_obsolete_flag_warnings_are_shown_by_default() -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.resetwarnings()  # the interpreter's default filters
+        warnings.simplefilter("default")
+        modecfg.load(env={"THEANO_FLAGS": "nvcc.fastmath=True"})
+    assert [w.category for w in caught] == [modecfg.ObsoleteFlagWarning]
+
+
+def test_errors_carry_flag_and_origin() -> None:
+    try:
+        modecfg.load(env={"THEANO_FLAGS": "floatX=float33"})
+    except modecfg.FlagValueError as exc:
+        assert exc.flag == "floatX"
+        assert exc.value == "float33"
+        assert exc.choices == ("float64", "float32", "float16")
+        assert exc.origin == modecfg.Origin(modecfg.Layer.ENV, "THEANO_FLAGS")
+    else:  # pragma: no cover
+        raise AssertionError("no error")
+
+
+def test_layers_compare_by_precedence_and_equal_their_names() -> None:
+    L = modecfg.Layer
+    assert L.DEFAULT < L.RC < L.ENV < L.ASSIGNMENT < L.OVERRIDE
+    assert L.ENV == "env" and L.OVERRIDE > "assignment"
+    assert max([L.RC, L.OVERRIDE, L.ENV]) is L.OVERRIDE
