@@ -1,13 +1,23 @@
 """The configuration object: fast typed reads, validated assignment, scoped overrides.
 
 Reads are plain instance-attribute reads: each value sits in the ``__dict__`` of its
-section object (``config.traceback`` is a section, ``config.traceback.limit`` a value).
-A scoped override must be seen only by the thread or asyncio task that made it, so it
-lives in a :class:`contextvars.ContextVar`; while any override of a flag is active
-anywhere in the process, a data descriptor for that flag sits on the section's class
-and consults the context variable. When the last override of the flag ends, the
-descriptor is removed and reads are plain again. Each Config has its own classes, so
-overrides of one Config never touch another.
+section object (``config.traceback`` is a section, ``config.traceback.limit`` a value),
+and the classes define no ``__getattr__``, so CPython specialises the read like any
+other attribute. Everything that is not a stored value is a descriptor on the class:
+
+* ``_Pending`` until the sources are first read (the process-wide config is lazy);
+* ``_LazyDefault`` for defaults computed from other flags (``compile.timeout``);
+* ``_Alias`` for PyTensor's ``__`` spelling (``config.traceback__limit``);
+* ``_Overridden`` for a flag with a scoped override. An override must be seen only by
+  the thread or asyncio task that made it, so it lives in a
+  :class:`contextvars.ContextVar`; while a flag has an override anywhere in the
+  process, this descriptor consults the variable. It is installed at the first
+  override and removed by the first read after the last one ends, so a loop of
+  ``with config.override(...)`` does not modify the class on every pass.
+
+Each Config has its own classes, so overrides of one Config never touch another.
+An unknown attribute is a plain ``AttributeError`` (with Python's own "Did you mean");
+``config["name"]`` raises :class:`~modecfg.errors.UnknownFlagError` with ours.
 
 Precedence, highest first: override > assignment > environment > rc files > default.
 An assignment to a flag that is overridden in the current context changes the
@@ -69,26 +79,77 @@ class Bridge(Protocol):
 class _Overridden:
     """Data descriptor installed on a section class while a flag is overridden somewhere."""
 
-    __slots__ = ("attr", "name", "var")
+    __slots__ = ("attr", "name", "state")
 
-    def __init__(self, name: str, attr: str, var: contextvars.ContextVar[Frame | None]) -> None:
-        self.name, self.attr, self.var = name, attr, var
+    def __init__(self, name: str, attr: str, state: _State) -> None:
+        self.name, self.attr, self.state = name, attr, state
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         if obj is None:
             return self
-        frame = self.var.get()
+        frame = self.state.var.get()
         if frame is not None:
             hit = frame.get(self.name)
             if hit is not None:
                 return hit[0]
-        try:
-            return obj.__dict__[self.attr]
-        except KeyError:
-            return obj._cfg_root._lazy(self.name)
+        if not self.state.refcount.get(self.name):
+            self.state.uninstall(self.name)  # no override left anywhere: plain reads again
+        return self.state.base(self.name)
 
     def __set__(self, obj: Any, value: Any) -> None:  # pragma: no cover - __setattr__ wins
         obj._cfg_root._assign(self.name, value, caller_origin(Layer.ASSIGNMENT))
+
+
+class _LazyDefault:
+    """A flag whose default is computed at each read until some layer sets it."""
+
+    __slots__ = ("attr", "name", "state")
+
+    def __init__(self, name: str, attr: str, state: _State) -> None:
+        self.name, self.attr, self.state = name, attr, state
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        if obj is None:
+            return self
+        return self.state.base(self.name)
+
+    def __set__(self, obj: Any, value: Any) -> None:  # pragma: no cover - __setattr__ wins
+        obj._cfg_root._assign(self.name, value, caller_origin(Layer.ASSIGNMENT))
+
+
+class _Alias:
+    """``config.traceback__limit``: PyTensor's spelling of ``config.traceback.limit``."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        if obj is None:
+            return self
+        return obj[self.name]
+
+    def __set__(self, obj: Any, value: Any) -> None:  # pragma: no cover - __setattr__ wins
+        obj._assign(self.name, value, caller_origin(Layer.ASSIGNMENT))
+
+
+class _Pending:
+    """Stands for a top-level attribute until the sources have been read."""
+
+    __slots__ = ("attr",)
+
+    def __init__(self, attr: str) -> None:
+        self.attr = attr
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        if obj is None:
+            return self
+        obj._ready()
+        return getattr(obj, self.attr)
+
+    def __set__(self, obj: Any, value: Any) -> None:  # pragma: no cover - __setattr__ wins
+        raise AssertionError("unreachable")
 
 
 class Section:
@@ -97,11 +158,6 @@ class Section:
     _cfg_root: Config
     _cfg_prefix: str
 
-    def __getattr__(self, attr: str) -> Any:
-        if attr.startswith("_"):
-            raise AttributeError(attr)
-        return self._cfg_root._missing(self._cfg_prefix + attr)
-
     def __setattr__(self, attr: str, value: Any) -> None:
         self._cfg_root._assign(self._cfg_prefix + attr, value, caller_origin(Layer.ASSIGNMENT))
 
@@ -109,13 +165,18 @@ class Section:
         self._cfg_root.reset(self._cfg_prefix + attr)
 
     def __dir__(self) -> list[str]:
-        return sorted(k for k in self.__dict__ if not k.startswith("_"))
+        prefix = self._cfg_prefix
+        names = {n[len(prefix) :].split(".")[0] for n in FLAGS if n.startswith(prefix)}
+        return sorted(names)
 
     def __repr__(self) -> str:
+        prefix = self._cfg_prefix
         items = ", ".join(
-            f"{k}={getattr(self, k)!r}" for k in self.__dir__() if not isinstance(self.__dict__[k], Section)
+            f"{n[len(prefix):]}={self._cfg_root[n]!r}"
+            for n in FLAGS
+            if n.startswith(prefix) and "." not in n[len(prefix) :]
         )
-        return f"<config section {self._cfg_prefix[:-1]}: {items}>"
+        return f"<config section {prefix[:-1]}: {items}>"
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,22 +234,16 @@ class Config(Section):
 
     # -- reads ---------------------------------------------------------------------
 
-    def __getattr__(self, attr: str) -> Any:
-        if attr.startswith("_"):
-            raise AttributeError(attr)
-        return self._missing(attr)
-
     def __getitem__(self, name: str) -> Any:
         spec = self._spec(name)
         self._ready()
         frame = self._cfg_state.var.get()
         if frame is not None and spec.name in frame:
             return frame[spec.name][0]
-        ns = self._cfg_state.sections[spec.section]
-        try:
-            return ns.__dict__[spec.attr]
-        except KeyError:
-            return self._lazy(spec.name)
+        return self._cfg_state.base(spec.name)
+
+    def __dir__(self) -> list[str]:
+        return sorted({*Section.__dir__(self), *_RESERVED})
 
     def __setitem__(self, name: str, value: Any) -> None:
         self._assign(name, value, caller_origin(Layer.ASSIGNMENT))
@@ -375,7 +430,7 @@ class Config(Section):
     # -- internals -------------------------------------------------------------------
 
     def _ready(self) -> None:
-        state = self.__dict__["_cfg_state"]
+        state = self._cfg_state
         if not state.ready:
             state.materialize(self)
 
@@ -392,15 +447,6 @@ class Config(Section):
             raise unknown_flag(info.written, None, (), f"it is obsolete: {info.message}")
         raise unknown_flag(info.written, None, info.suggestions, info.message)
 
-    def _missing(self, name: str) -> Any:
-        """A read that found no plain value: first use, a lazy default, ``__`` spelling."""
-        self._ready()
-        return self[name]  # an unknown name raises UnknownFlagError, an AttributeError
-
-    def _lazy(self, name: str) -> Any:
-        spec = FLAGS[name]
-        assert isinstance(spec.default, Lazy)
-        return spec.default.compute(self)
 
 
 def _text(value: Any) -> str:
@@ -472,7 +518,8 @@ class Override:
 class _State:
     """The mutable insides of one Config, kept off its attribute namespace."""
 
-    def __init__(self, loader: Callable[[], Resolution] | None, bridge: Bridge | None) -> None:
+    def __init__(self, root: Config, loader: Callable[[], Resolution] | None, bridge: Bridge | None) -> None:
+        self.root = root
         self.loader = loader
         self.ready = loader is None
         self.bridge = bridge
@@ -485,6 +532,18 @@ class _State:
         self.notes: list[Note] = []
         self.read: list[str] = []
         self.refcount: dict[str, int] = {}
+        # flag -> what its class held before an _Overridden went in (None: nothing)
+        self.displaced: dict[str, object] = {}
+
+    def base(self, name: str) -> Any:
+        """The value below the overrides: assigned, from a source, or the default."""
+        spec = FLAGS[name]
+        try:
+            return self.sections[spec.section].__dict__[spec.attr]
+        except KeyError:
+            assert isinstance(spec.default, Lazy), name
+            self.root._ready()
+            return spec.default.compute(self.root)
 
     def materialize(self, root: Config) -> None:
         with self.lock:
@@ -495,6 +554,10 @@ class _State:
             if res.errors:
                 raise res.errors[0] if len(res.errors) == 1 else ConfigErrors(res.errors)
             self.fill(res)
+            cls = type(root)
+            for attr, value in list(vars(cls).items()):
+                if isinstance(value, _Pending):
+                    delattr(cls, attr)
             self.ready = True
         _warn_notes(res.notes)
         if self.bridge is not None:
@@ -515,23 +578,30 @@ class _State:
     def acquire(self, names: Iterable[str]) -> None:
         with self.lock:
             for name in names:
-                count = self.refcount.get(name, 0)
-                if count == 0:
+                self.refcount[name] = self.refcount.get(name, 0) + 1
+                if name not in self.displaced:
                     spec = FLAGS[name]
                     cls = type(self.sections[spec.section])
-                    setattr(cls, spec.attr, _Overridden(name, spec.attr, self.var))
-                self.refcount[name] = count + 1
+                    self.displaced[name] = cls.__dict__.get(spec.attr)
+                    setattr(cls, spec.attr, _Overridden(name, spec.attr, self))
 
     def release(self, names: Iterable[str]) -> None:
+        # The descriptor stays until the next read outside any override removes it.
         with self.lock:
             for name in names:
-                count = self.refcount[name] - 1
-                if count == 0:
-                    spec = FLAGS[name]
-                    delattr(type(self.sections[spec.section]), spec.attr)
-                    del self.refcount[name]
-                else:
-                    self.refcount[name] = count
+                self.refcount[name] -= 1
+
+    def uninstall(self, name: str) -> None:
+        with self.lock:
+            if self.refcount.get(name) or name not in self.displaced:
+                return
+            spec = FLAGS[name]
+            cls = type(self.sections[spec.section])
+            previous = self.displaced.pop(name)
+            if previous is None:
+                delattr(cls, spec.attr)
+            else:
+                setattr(cls, spec.attr, previous)
 
 
 _RESERVED = {n for n in dir(Config) if not n.startswith("_")}
@@ -553,13 +623,13 @@ def build(loader: Callable[[], Resolution] | Resolution, bridge: Bridge | None =
     """A Config with its own classes. ``loader`` is a Resolution, or a callable run at first use."""
     root_cls = type("Config", (Config,), {"__module__": Config.__module__})
     root = object.__new__(root_cls)
-    state = _State(None if isinstance(loader, Resolution) else loader, bridge)
+    state = _State(root, None if isinstance(loader, Resolution) else loader, bridge)
     root.__dict__["_cfg_state"] = state
     root.__dict__["_cfg_root"] = root
     root.__dict__["_cfg_prefix"] = ""
     state.sections[()] = root
     for spec in FLAGS.values():
-        if spec.attr in _RESERVED and not spec.section:
+        if not spec.section and spec.attr in _RESERVED:
             raise RuntimeError(f"flag {spec.name!r} clashes with a Config method")
         parent: Section = root
         for depth in range(1, len(spec.section) + 1):
@@ -572,9 +642,17 @@ def build(loader: Callable[[], Resolution] | Resolution, bridge: Bridge | None =
                 state.sections[key] = ns
                 parent.__dict__[key[-1]] = ns
             parent = state.sections[key]
+        if spec.is_lazy:
+            setattr(type(parent), spec.attr, _LazyDefault(spec.name, spec.attr, state))
+        if spec.section:
+            setattr(root_cls, spec.pytensor_name, _Alias(spec.name))
     if isinstance(loader, Resolution):
         if loader.errors:
             raise loader.errors[0] if len(loader.errors) == 1 else ConfigErrors(loader.errors)
         state.fill(loader)
         _warn_notes(loader.notes)
+    else:
+        for attr in {spec.section[0] if spec.section else spec.attr for spec in FLAGS.values()}:
+            if attr not in root_cls.__dict__:
+                setattr(root_cls, attr, _Pending(attr))
     return root

@@ -1,0 +1,103 @@
+"""modecfg's configuration beside plain Python and PyTensor, measured in one run.
+
+    python bench/config_bench.py [--repeat 7]
+
+Prints medians of repeated runs and the ratios the project's goals are stated in:
+  * a read of modecfg.config.floatX: <= 2.5x a plain class-attribute read, and
+    >= 4x faster than pytensor.config.floatX;
+  * override() enter+exit: >= 2x faster than pytensor.config.change_flags;
+  * `python -c "import modecfg; modecfg.config.floatX"`: <= 25% of `python -c "import pytensor"`,
+    and the read must not import PyTensor.
+The machines are noisy: read the ratios, and run it twice before believing a change.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+import timeit
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def per_call_ns(stmt: str, env: dict[str, object], number: int, repeat: int) -> float:
+    timer = timeit.Timer(stmt, globals=env)
+    return statistics.median(timer.repeat(repeat=repeat, number=number)) / number * 1e9
+
+
+def wall_ms(code: str, env: dict[str, str], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], env=env, check=True)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e3
+
+
+def row(label: str, value: float, unit: str, ratio: str = "") -> None:
+    print(f"  {label:<46} {value:10.1f} {unit:<3} {ratio}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=7)
+    args = parser.parse_args()
+    repeat = args.repeat
+
+    clean = {k: v for k, v in os.environ.items() if not k.endswith(("_FLAGS", "RC"))}
+    clean["PYTHONPATH"] = str(ROOT)
+    os.environ.clear()
+    os.environ.update(clean)
+
+    import modecfg
+    import pytensor
+
+    class Plain:
+        floatX = "float64"
+
+    cfg = modecfg.config
+    cfg.floatX  # noqa: B018  (first read: resolves the sources)
+    ns = {"cfg": cfg, "Plain": Plain, "pt": pytensor.config}
+    print(f"python {sys.version.split()[0]}, pytensor {pytensor.__version__}, modecfg {modecfg.__version__}")
+
+    print("\nreading a flag (ns per read, median of runs)")
+    plain = per_call_ns("Plain.floatX", ns, 2_000_000, repeat)
+    ours = per_call_ns("cfg.floatX", ns, 2_000_000, repeat)
+    nested = per_call_ns("cfg.traceback.limit", ns, 2_000_000, repeat)
+    theirs = per_call_ns("pt.floatX", ns, 500_000, repeat)
+    row("plain class attribute  Plain.floatX", plain, "ns")
+    row("modecfg.config.floatX", ours, "ns", f"{ours / plain:5.2f}x plain    (goal <= 2.5x)")
+    row("modecfg.config.traceback.limit", nested, "ns", f"{nested / plain:5.2f}x plain")
+    row("pytensor.config.floatX", theirs, "ns", f"{theirs / ours:5.2f}x modecfg  (goal >= 4x)")
+    with cfg.override(floatX="float32"):
+        inside = per_call_ns("cfg.floatX", ns, 1_000_000, repeat)
+    row("modecfg.config.floatX inside override()", inside, "ns", f"{inside / plain:5.2f}x plain")
+
+    print("\nscoped change, enter + exit (ns)")
+    ov = per_call_ns("with cfg.override(floatX='float32'): pass", ns, 50_000, repeat)
+    cf = per_call_ns("with pt.change_flags(floatX='float32'): pass", ns, 50_000, repeat)
+    row("modecfg config.override(floatX=...)", ov, "ns")
+    row("pytensor.config.change_flags(floatX=...)", cf, "ns", f"{cf / ov:5.2f}x modecfg  (goal >= 2x)")
+
+    print("\nstart-up, wall time of a fresh interpreter (ms)")
+    read = "import sys, modecfg; modecfg.config.floatX; assert 'pytensor' not in sys.modules"
+    base = wall_ms("pass", clean, repeat)
+    imp_pt = wall_ms("import pytensor", clean, repeat)
+    imp_ours = wall_ms(read, clean, repeat)
+    with_enum = wall_ms(read, {**clean, "THEANO_FLAGS": "floatX=float32,device=cuda"}, repeat)
+    with_int = wall_ms(read, {**clean, "THEANO_FLAGS": "floatX=float32,traceback.limit=-1"}, repeat)
+    row("python -c pass", base, "ms")
+    row("import pytensor", imp_pt, "ms")
+    row("import modecfg; config.floatX (nothing set)", imp_ours, "ms", f"{imp_ours / imp_pt:6.1%} of pytensor (goal <= 25%)")
+    row("  ... THEANO_FLAGS=floatX=float32,device=cuda", with_enum, "ms", f"{with_enum / imp_pt:6.1%} of pytensor")
+    row("  ... THEANO_FLAGS=...,traceback.limit=-1", with_int, "ms", f"{with_int / imp_pt:6.1%} of pytensor (validates with pydantic)")
+
+
+if __name__ == "__main__":
+    main()
