@@ -7,9 +7,9 @@ the first time it is used; ``load`` builds an independent one from explicit sour
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from modecfg.config.bridge import PyTensorBridge
 from modecfg.config.live import Config, Explanation, Override, build
@@ -61,8 +61,7 @@ def load(
     return build(_resolution(os.environ if env is None else env, rc_files, assignments))
 
 
-@dataclass(frozen=True, slots=True)
-class Diagnosis:
+class Diagnosis(NamedTuple):
     """Every problem and obsolete flag in a set of sources, without raising."""
 
     errors: tuple[ConfigError, ...]
@@ -90,4 +89,4 @@ _bridge.attach(config)
 
 def change_flags(flags: Mapping[str, Any] | None = None, /, **kwargs: Any) -> Override:
     """``config.override`` under its Theano / PyTensor name."""
-    return config.override(flags, **kwargs)
+    return config._override(kwargs if flags is None else {**flags, **kwargs}, sys._getframe(1))

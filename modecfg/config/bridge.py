@@ -16,10 +16,6 @@ has already fixed are reported with a warning.
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.machinery
-import importlib.util
-import logging
 import os
 import sys
 import threading
@@ -34,11 +30,18 @@ from modecfg.config.flagstring import format_flags
 from modecfg.errors import ConfigError, ModecfgWarning, ReadOnlyFlagError
 
 if TYPE_CHECKING:
+    import logging
+    from importlib.machinery import ModuleSpec
+
     from modecfg.config.live import Config
 
 __all__ = ["PyTensorBridge"]
 
-log = logging.getLogger("modecfg.bridge")
+
+def _log() -> logging.Logger:
+    import logging  # not at import: reading the config stays cheap
+
+    return logging.getLogger("modecfg.bridge")
 
 # Values PyTensor 3 itself accepts for the two flags whose choices modecfg extends.
 _PYTENSOR_MODES = frozenset(
@@ -116,12 +119,12 @@ class PyTensorBridge:
         try:
             flags = self.pytensor_flags()
         except ConfigError as exc:
-            log.warning("PyTensor is imported with its own configuration: %s", exc)
+            _log().warning("PyTensor is imported with its own configuration: %s", exc)
             yield
             return
         os.environ["PYTENSOR_FLAGS"] = flags
         os.environ["PYTENSORRC"] = os.devnull
-        log.debug("importing PyTensor with PYTENSOR_FLAGS=%s", flags)
+        _log().debug("importing PyTensor with PYTENSOR_FLAGS=%s", flags)
         try:
             yield
         finally:
@@ -187,13 +190,13 @@ class PyTensorBridge:
             try:
                 setattr(module.config, spec.pytensor_name, pytensor_text(value))
             except Exception as exc:  # PyTensor raises bare Exception / ValueError
-                log.warning("could not mirror %s=%r into pytensor.config: %s", spec.name, value, exc)
+                _log().warning("could not mirror %s=%r into pytensor.config: %s", spec.name, value, exc)
 
     def after_import(self) -> None:
-        log.debug("PyTensor imported with modecfg's configuration")
+        _log().debug("PyTensor imported with modecfg's configuration")
 
 
-class _ImportHook(importlib.abc.MetaPathFinder):
+class _ImportHook:
     """Wraps the loader of the top-level ``pytensor`` package; removed once it has run."""
 
     def __init__(self, bridge: PyTensorBridge) -> None:
@@ -201,7 +204,7 @@ class _ImportHook(importlib.abc.MetaPathFinder):
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None = None, target: ModuleType | None = None
-    ) -> importlib.machinery.ModuleSpec | None:
+    ) -> ModuleSpec | None:
         if fullname != "pytensor":
             return None
         for finder in sys.meta_path:  # the finders after us, as importlib would ask them
@@ -217,12 +220,12 @@ class _ImportHook(importlib.abc.MetaPathFinder):
         return spec
 
 
-class _Loader(importlib.abc.Loader):
+class _Loader:
     def __init__(self, inner: Any, bridge: PyTensorBridge) -> None:
         self._inner = inner
         self._bridge = bridge
 
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+    def create_module(self, spec: ModuleSpec) -> ModuleType | None:
         return self._inner.create_module(spec)  # type: ignore[no-any-return]
 
     def exec_module(self, module: ModuleType) -> None:

@@ -9,10 +9,9 @@ file, which Theano matched without regard to case.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from modecfg.config.flags import FLAGS, Flag
 
@@ -98,8 +97,7 @@ _NOT_FLAGS: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Lookup:
+class Lookup(NamedTuple):
     """What a written name is. Exactly one of ``flag`` / ``obsolete`` / ``suggestions``-only."""
 
     written: str
@@ -190,6 +188,8 @@ def _obsolete_family(written: str, full: str) -> Lookup | None:
 
 
 def _close(full: str) -> tuple[str, ...]:
+    import difflib
+
     names = [*FLAGS, *OBSOLETE]
     lowered = {n.lower(): n for n in names}
     if full.lower() in lowered:

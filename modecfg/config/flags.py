@@ -18,12 +18,10 @@ from __future__ import annotations
 
 import functools
 import re
-import shutil
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 if TYPE_CHECKING:
     from modecfg.config.live import Config
@@ -31,8 +29,7 @@ if TYPE_CHECKING:
 __all__ = ["FLAGS", "Flag", "Lazy", "Range", "flag", "get_flag"]
 
 
-@dataclass(frozen=True, slots=True)
-class Range:
+class Range(NamedTuple):
     """Numeric bounds of a flag (each optional, inclusive unless named ``gt``/``lt``)."""
 
     ge: float | None = None
@@ -50,8 +47,7 @@ class Range:
         return " and ".join(parts)
 
 
-@dataclass(frozen=True, slots=True)
-class Lazy:
+class Lazy(NamedTuple):
     """A default computed when first read, from the rest of the configuration."""
 
     compute: Callable[[Config], Any]
@@ -61,33 +57,58 @@ class Lazy:
         return f"<{self.description}>"
 
 
-@dataclass(frozen=True, slots=True)
 class Flag:
-    """One declared flag. ``name`` is dotted (``traceback.limit``)."""
+    """One declared flag. ``name`` is dotted (``traceback.limit``).
 
-    name: str
-    type: Any
-    default: Any
-    doc: str
-    pytensor: bool = False
-    fixed: bool = False
-    range: Range | None = None
-    # Choices that live in a registry (modes, linkers) are asked of it, never copied.
-    choices_from: Callable[[], Sequence[str]] | None = None
-    # Runs after type validation: returns the (possibly normalised) value or raises
-    # ValueError with a message meant for the user.
-    check: Callable[[Any], Any] | None = None
-    # Rewrites a legacy spelling of a value; returns (new raw, note) or None.
-    legacy_value: Callable[[str], tuple[str, str] | None] | None = None
-    # How to describe valid values when the type alone does not say it.
-    describe: str | None = None
-    section: tuple[str, ...] = field(init=False)
-    attr: str = field(init=False)
+    ``choices_from`` asks a registry (modes, linkers) for the valid values; ``check``
+    runs after type validation and returns the (normalised) value or raises ValueError
+    with a message for the user; ``legacy_value`` rewrites an old spelling of a value
+    and returns (new raw, note) or None; ``describe`` says what is valid when the type
+    alone does not.
+    """
 
-    def __post_init__(self) -> None:
-        *section, attr = self.name.split(".")
-        object.__setattr__(self, "section", tuple(section))
-        object.__setattr__(self, "attr", attr)
+    __slots__ = (
+        "attr", "base", "check", "choices_from", "default", "describe", "doc", "fixed",
+        "legacy_value", "literals", "name", "optional", "pytensor", "range", "section", "type",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        name: str,
+        type: Any,
+        default: Any,
+        doc: str,
+        *,
+        pytensor: bool = False,
+        fixed: bool = False,
+        range: Range | None = None,
+        choices_from: Callable[[], Sequence[str]] | None = None,
+        check: Callable[[Any], Any] | None = None,
+        legacy_value: Callable[[str], tuple[str, str] | None] | None = None,
+        describe: str | None = None,
+    ) -> None:
+        self.name = name
+        self.type = type
+        self.default = default
+        self.doc = doc
+        self.pytensor = pytensor
+        self.fixed = fixed
+        self.range = range
+        self.choices_from = choices_from
+        self.check = check
+        self.legacy_value = legacy_value
+        self.describe = describe
+        # Facts about the type, worked out once: validation reads them on every call.
+        self.base = _strip_none(type)
+        self.optional = _allows_none(type)
+        self.literals = frozenset(_literal_args(type))
+        # Interned, so that CPython's specialised attribute reads find them by identity.
+        *section, attr = name.split(".")
+        self.attr = sys.intern(attr)
+        self.section = tuple(sys.intern(part) for part in section)
+
+    def __repr__(self) -> str:
+        return f"Flag({self.name!r}, default={self.default!r})"
 
     @property
     def pytensor_name(self) -> str:
@@ -235,6 +256,8 @@ def _expand_path(value: Path) -> Path:
 def detect_cxx() -> str:
     """The C++ compiler PyTensor would pick: g++ (clang++ on macOS/FreeBSD), else ''."""
     names = ["clang++", "g++"] if sys.platform == "darwin" or sys.platform.startswith("freebsd") else ["g++"]
+    import shutil
+
     for name in names:
         found = shutil.which(name)
         if found:

@@ -28,14 +28,12 @@ from __future__ import annotations
 
 import contextvars
 import functools
-import inspect
 import os
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 
 from modecfg.config.compat import canonical, lookup
 from modecfg.config.flags import FLAGS, Flag, Lazy
@@ -52,20 +50,23 @@ __all__ = ["Config", "Explanation", "Override", "build"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-# The frame of overrides active in a context: flag name -> (value, origin).
-Frame = Mapping[str, tuple[Any, Origin]]
+# The frame of overrides active in a context: flag name -> (value, origin), and the
+# frame it was pushed on under the key _PARENT.
+Frame = Mapping[object, Any]
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def caller_origin(layer: Layer) -> Origin:
     """The first frame outside modecfg: where an assignment or override was written."""
-    frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
-        frame = frame.f_back  # type: ignore[assignment]
-    if frame is None:
-        return Origin(layer)
-    return Origin(layer, frame.f_code.co_filename, frame.f_lineno)
+    frame: Any = sys._getframe(2)  # the caller of the modecfg function that asks
+    filename = frame.f_code.co_filename
+    while filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+        if frame is None:
+            return Origin(layer)
+        filename = frame.f_code.co_filename
+    return Origin(layer, filename, frame.f_lineno)
 
 
 class Bridge(Protocol):
@@ -92,7 +93,7 @@ class _Overridden:
             hit = frame.get(self.name)
             if hit is not None:
                 return hit[0]
-        if not self.state.refcount.get(self.name):
+        if not self.state.active[self.name]:
             self.state.uninstall(self.name)  # no override left anywhere: plain reads again
         return self.state.base(self.name)
 
@@ -179,8 +180,7 @@ class Section:
         return f"<config section {prefix[:-1]}: {items}>"
 
 
-@dataclass(frozen=True, slots=True)
-class Explanation:
+class Explanation(NamedTuple):
     """Everything about one flag: its value, where that came from, and every layer's say."""
 
     name: str
@@ -326,11 +326,38 @@ class Config(Section):
         Names may be dotted in the mapping (``{"traceback.limit": -1}``) or use ``__``
         as keywords (``traceback__limit=-1``). Values are validated here, at once.
         """
-        self._ready()
-        origin = caller_origin(Layer.OVERRIDE)
-        values: dict[str, Any] = {}
-        for name, raw in {**(flags or {}), **kwargs}.items():
-            spec = self._spec(name)
+        # The same call site with the same values validates once: overrides sit in loops.
+        # (This is _override inlined: it is the hot path.)
+        pairs = kwargs if flags is None else {**flags, **kwargs}
+        frame = sys._getframe(1)
+        code = frame.f_code
+        cached = self._cfg_state.sites.get((id(code), frame.f_lasti))
+        if cached is not None and cached._code is code:
+            try:
+                if cached._raw == pairs:
+                    return cached
+            except Exception:  # values whose == is not a bool (arrays): no cache
+                pass
+        return self._override(pairs, frame)
+
+    def _override(self, pairs: dict[str, Any], frame: Any) -> Override:
+        """``override`` for the call written in ``frame``."""
+        state = self._cfg_state
+        if not state.ready:
+            state.materialize(self)
+        code = frame.f_code
+        site = (id(code), frame.f_lasti)
+        cached = state.sites.get(site)
+        if cached is not None and cached._code is code:
+            try:
+                if cached._raw == pairs:
+                    return cached
+            except Exception:  # values whose == is not a bool (arrays): no cache
+                pass
+        origin = Origin(_OVERRIDE, code.co_filename, frame.f_lineno)
+        items: dict[str, tuple[Any, Origin]] = {}
+        for name, raw in pairs.items():
+            spec = FLAGS.get(name) or self._spec(name)
             if spec.fixed:
                 raise ReadOnlyFlagError(
                     f"{spec.name} cannot be overridden for a block: PyTensor uses one value per "
@@ -339,8 +366,13 @@ class Config(Section):
                     flag=spec.name,
                     origin=origin,
                 )
-            values[spec.name] = self._validated(spec, raw, origin)
-        return Override(self, values, origin)
+            items[spec.name] = (self._validated(spec, raw, origin), origin)
+        kind = _SingleOverride if len(items) == 1 else Override
+        override = kind(self, items, code, pairs)
+        if len(state.sites) >= 4096:
+            state.sites.clear()
+        state.sites[site] = override
+        return override
 
     def reset(self, name: str) -> None:
         """Drop assignments to ``name``: the environment, rc files or default decide again."""
@@ -381,7 +413,7 @@ class Config(Section):
         if frame is not None and spec.name in frame:
             new = dict(frame)
             new[spec.name] = (typed, Origin(Layer.OVERRIDE, origin.source, origin.line))
-            state.var.set(MappingProxyType(new))
+            state.var.set(new)
             return
         if state.bridge is not None:
             state.bridge.check_writable(spec, typed)
@@ -456,63 +488,119 @@ def _text(value: Any) -> str:
 
 
 class Override:
-    """Scoped flag values: a context manager and a decorator (also for async functions)."""
+    """Scoped flag values: a context manager and a decorator (also for async functions).
 
-    __slots__ = ("_config", "_origin", "_tokens", "values")
+    An Override holds no per-use state, so one object may be entered by many threads
+    and tasks at once, and ``override()`` hands out the same object for the same call
+    site and values. Each entry pushes a frame that remembers its parent; exit
+    restores the parent, so blocks must end in the order they began, as ``with``
+    blocks do.
+    """
 
-    def __init__(self, config: Config, values: dict[str, Any], origin: Origin) -> None:
+    __slots__ = ("_code", "_config", "_displaced", "_items", "_lists", "_names", "_raw", "_solo", "_state", "_var")
+
+    def __init__(
+        self, config: Config, items: dict[str, tuple[Any, Origin]], code: Any = None, raw: Any = None
+    ) -> None:
+        state = config._cfg_state
         self._config = config
-        self.values = MappingProxyType(values)
-        self._origin = origin
-        self._tokens: list[contextvars.Token[Frame | None]] = []
+        self._state = state
+        self._var = state.var
+        self._items = items
+        self._solo: dict[object, Any] = {**items, _PARENT: None}  # the frame when none is active
+        self._names = tuple(items)
+        self._lists = tuple(state.active[name] for name in items)
+        self._displaced = state.displaced
+        self._code = code  # the call site and raw values, for override()'s cache
+        self._raw = dict(raw) if raw is not None else None
 
-    def _enter(self) -> contextvars.Token[Frame | None]:
-        state = self._config._cfg_state
-        frame = state.var.get()
-        new = dict(frame) if frame is not None else {}
-        for name, value in self.values.items():
-            new[name] = (value, self._origin)
-        token = state.var.set(MappingProxyType(new))
-        state.acquire(self.values)
-        return token
-
-    def _exit(self, token: contextvars.Token[Frame | None]) -> None:
-        state = self._config._cfg_state
-        state.var.reset(token)
-        state.release(self.values)
+    @property
+    def values(self) -> Mapping[str, Any]:
+        """The flags this override sets, by dotted name."""
+        return MappingProxyType({name: value for name, (value, _) in self._items.items()})
 
     def __enter__(self) -> Config:
-        self._tokens.append(self._enter())
+        var = self._var
+        parent = var.get()
+        if parent is None:
+            var.set(self._solo)
+        else:
+            frame: dict[object, Any] = {**parent, **self._items}
+            frame[_PARENT] = parent
+            var.set(frame)
+        for entries in self._lists:
+            entries.append(None)
+        displaced = self._displaced
+        for name in self._names:
+            if name not in displaced:
+                self._state.install(name)
         return self._config
 
-    def __exit__(self, *exc: object) -> None:
-        self._exit(self._tokens.pop())
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        var = self._var
+        frame = var.get()
+        if frame is None:
+            raise RuntimeError("override exited without being entered in this context")
+        var.set(frame[_PARENT])
+        for entries in self._lists:
+            entries.pop()
 
     def __call__(self, func: F) -> F:
+        import inspect
+
         if inspect.iscoroutinefunction(func):
 
             @functools.wraps(func)
             async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
-                token = self._enter()
-                try:
+                with self:
                     return await func(*args, **kwargs)
-                finally:
-                    self._exit(token)
 
             return async_wrapper  # type: ignore[return-value]
 
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            token = self._enter()
-            try:
+            with self:
                 return func(*args, **kwargs)
-            finally:
-                self._exit(token)
 
         return wrapper  # type: ignore[return-value]
 
     def __repr__(self) -> str:
-        return f"<override {format_flags((k, _text(v)) for k, v in self.values.items())}>"
+        return f"<override {format_flags((k, _text(v)) for k, (v, _) in self._items.items())}>"
+
+
+class _SingleOverride(Override):
+    """An Override of one flag, the common case, with a shorter enter and exit."""
+
+    __slots__ = ("_entries", "_name")
+
+    def __init__(
+        self, config: Config, items: dict[str, tuple[Any, Origin]], code: Any = None, raw: Any = None
+    ) -> None:
+        super().__init__(config, items, code, raw)
+        (self._name,) = self._names
+        (self._entries,) = self._lists
+
+    def __enter__(self) -> Config:
+        var = self._var
+        parent = var.get()
+        if parent is None:
+            var.set(self._solo)
+        else:
+            frame: dict[object, Any] = {**parent, **self._items}
+            frame[_PARENT] = parent
+            var.set(frame)
+        self._entries.append(None)
+        if self._name not in self._displaced:
+            self._state.install(self._name)
+        return self._config
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        var = self._var
+        frame = var.get()
+        if frame is None:
+            raise RuntimeError("override exited without being entered in this context")
+        var.set(frame[_PARENT])
+        self._entries.pop()
 
 
 class _State:
@@ -523,7 +611,8 @@ class _State:
         self.loader = loader
         self.ready = loader is None
         self.bridge = bridge
-        self.lock = threading.RLock()
+        self.lock = threading.RLock()  # sources, assignment
+        self.counting = threading.Lock()  # override reference counts and descriptors
         self.var: contextvars.ContextVar[Frame | None] = contextvars.ContextVar(
             "modecfg_overrides", default=None
         )
@@ -531,9 +620,13 @@ class _State:
         self.candidates: dict[str, list[Candidate]] = {}
         self.notes: list[Note] = []
         self.read: list[str] = []
-        self.refcount: dict[str, int] = {}
+        # flag -> one entry per active override of it, in any thread or task. Entries are
+        # added and removed with list.append / list.pop, which the GIL makes atomic.
+        self.active: dict[str, list[None]] = {name: [] for name in FLAGS}
         # flag -> what its class held before an _Overridden went in (None: nothing)
         self.displaced: dict[str, object] = {}
+        # (code, instruction, *values) of an override() call -> its validated items
+        self.sites: dict[tuple[Any, ...], Override] = {}
 
     def base(self, name: str) -> Any:
         """The value below the overrides: assigned, from a source, or the default."""
@@ -575,25 +668,28 @@ class _State:
             elif not spec.is_lazy:
                 ns.__dict__[spec.attr] = spec.default
 
-    def acquire(self, names: Iterable[str]) -> None:
-        with self.lock:
-            for name in names:
-                self.refcount[name] = self.refcount.get(name, 0) + 1
-                if name not in self.displaced:
-                    spec = FLAGS[name]
-                    cls = type(self.sections[spec.section])
-                    self.displaced[name] = cls.__dict__.get(spec.attr)
-                    setattr(cls, spec.attr, _Overridden(name, spec.attr, self))
-
-    def release(self, names: Iterable[str]) -> None:
-        # The descriptor stays until the next read outside any override removes it.
-        with self.lock:
-            for name in names:
-                self.refcount[name] -= 1
+    def install(self, name: str) -> None:
+        """Put an _Overridden for ``name`` on its section class, unless one is there."""
+        with self.counting:
+            if name in self.displaced:
+                return
+            spec = FLAGS[name]
+            cls = type(self.sections[spec.section])
+            previous = cls.__dict__.get(spec.attr)
+            # Descriptor first, record second: __enter__ reads ``displaced`` unlocked.
+            setattr(cls, spec.attr, _Overridden(name, spec.attr, self))
+            self.displaced[name] = previous
 
     def uninstall(self, name: str) -> None:
-        with self.lock:
-            if self.refcount.get(name) or name not in self.displaced:
+        """Take the _Overridden of ``name`` away again if no override of it is active.
+
+        An override entered meanwhile either sees the descriptor gone (and installs it)
+        or is seen by the re-check at the end: ``active`` is appended to before
+        ``displaced`` is looked at, ``displaced`` is emptied before the descriptor goes
+        and filled after it comes.
+        """
+        with self.counting:
+            if self.active[name] or name not in self.displaced:
                 return
             spec = FLAGS[name]
             cls = type(self.sections[spec.section])
@@ -602,9 +698,14 @@ class _State:
                 delattr(cls, spec.attr)
             else:
                 setattr(cls, spec.attr, previous)
+            if self.active[name]:
+                setattr(cls, spec.attr, _Overridden(name, spec.attr, self))
+                self.displaced[name] = previous
 
 
 _RESERVED = {n for n in dir(Config) if not n.startswith("_")}
+_OVERRIDE = Layer.OVERRIDE
+_PARENT = object()  # key of a frame's parent frame
 
 
 def _warn_notes(notes: Iterable[Note]) -> None:

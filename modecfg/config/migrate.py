@@ -7,13 +7,11 @@ unknown flags or bad values are reported as errors, never guessed at.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from modecfg.config.flags import FLAGS
 from modecfg.config.flagstring import format_flags
@@ -26,8 +24,7 @@ from modecfg.errors import ConfigError
 __all__ = ["Change", "Migration", "migrate_file", "migrate_flags"]
 
 
-@dataclass(frozen=True, slots=True)
-class Change:
+class Change(NamedTuple):
     """A setting that was dropped or rewritten, and why."""
 
     written: str
@@ -38,14 +35,14 @@ class Change:
         return f"{self.origin}: {self.reason}"
 
 
-@dataclass(slots=True)
 class Migration:
     """The modern flags of a legacy configuration, with what changed and what failed."""
 
-    flags: dict[str, Any] = field(default_factory=dict)  # dotted name -> typed value
-    dropped: list[Change] = field(default_factory=list)
-    changed: list[Change] = field(default_factory=list)
-    errors: list[ConfigError] = field(default_factory=list)
+    def __init__(self) -> None:
+        self.flags: dict[str, Any] = {}  # dotted name -> typed value
+        self.dropped: list[Change] = []
+        self.changed: list[Change] = []
+        self.errors: list[ConfigError] = []
 
     def to_flags(self) -> str:
         return format_flags((name, _text(self.flags[name])) for name in FLAGS if name in self.flags)
@@ -87,6 +84,8 @@ def _toml(value: Any) -> str:
         return str(value)
     if isinstance(value, float):
         return ("inf" if value > 0 else "-inf") if math.isinf(value) else repr(value)
+    import json
+
     return json.dumps(str(value))
 
 

@@ -8,7 +8,7 @@ their plain names (``Layer.RC == "rc"``), as click's ``ParameterSource`` does.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from typing import NamedTuple
 
 __all__ = ["Layer", "Origin", "Setting"]
 
@@ -43,8 +43,7 @@ class Layer(enum.StrEnum):
 _RANK = {layer: i for i, layer in enumerate(Layer)}
 
 
-@dataclass(frozen=True, slots=True)
-class Origin:
+class Origin(NamedTuple):
     """One place a value came from.
 
     ``source`` is the variable name (``"THEANO_FLAGS"``), the rc file path, or for an
@@ -68,8 +67,7 @@ class Origin:
 DEFAULT_ORIGIN = Origin(Layer.DEFAULT)
 
 
-@dataclass(frozen=True, slots=True)
-class Setting:
+class Setting(NamedTuple):
     """A raw ``key = raw`` pair exactly as one source wrote it, with its origin.
 
     ``raw`` is the text, or with ``typed`` a TOML value whose type must fit the flag. ``section`` is set

@@ -9,11 +9,9 @@ them all; obsolete flags become notes for :class:`~modecfg.errors.ObsoleteFlagWa
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from modecfg.config import sources
 from modecfg.config.compat import lookup
@@ -25,8 +23,7 @@ from modecfg.errors import ConfigError, FlagValueError, UnknownFlagError
 __all__ = ["Candidate", "Note", "Resolution", "gather", "resolve", "value_error"]
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
+class Candidate(NamedTuple):
     """A typed value one layer gave a flag, with the text it came from."""
 
     value: Any
@@ -34,8 +31,7 @@ class Candidate:
     origin: Origin
 
 
-@dataclass(frozen=True, slots=True)
-class Note:
+class Note(NamedTuple):
     """An obsolete flag or value: accepted, and warned about once."""
 
     flag: str
@@ -46,12 +42,17 @@ class Note:
         return f"{self.message} (from {self.origin})"
 
 
-@dataclass(slots=True)
 class Resolution:
-    candidates: dict[str, list[Candidate]] = field(default_factory=dict)  # lowest first
-    notes: list[Note] = field(default_factory=list)
-    errors: list[ConfigError] = field(default_factory=list)
-    read: list[str] = field(default_factory=list)  # the variables and files read
+    """What resolving a set of sources found: candidates per flag (lowest first), notes,
+    errors, and the variables and files read."""
+
+    __slots__ = ("candidates", "errors", "notes", "read")
+
+    def __init__(self, errors: list[ConfigError] | None = None, read: list[str] | None = None) -> None:
+        self.candidates: dict[str, list[Candidate]] = {}
+        self.notes: list[Note] = []
+        self.errors: list[ConfigError] = errors if errors is not None else []
+        self.read: list[str] = read if read is not None else []
 
     def winner(self, name: str) -> Candidate | None:
         found = self.candidates.get(name)
@@ -146,6 +147,8 @@ def value_error(spec: Flag, raw: object, origin: Origin | None, reason: str) -> 
     if choices:
         msg += "; valid choices: " + ", ".join(choices)
         if isinstance(raw, str):
+            import difflib
+
             close = difflib.get_close_matches(raw.strip(), choices, n=1, cutoff=0.6)
             if not close:
                 close = [c for c in choices if c.lower() == raw.strip().lower()]

@@ -3,9 +3,10 @@
 ``validate(flag, raw)`` turns raw text (or a typed TOML / Python value) into the
 flag's typed value, or raises ``ValueError`` with a message meant for the user.
 pydantic does the work; its validators are built per flag, lazily, the first time a
-flag gets a non-default value. Two common cases never need them: a text value that
-is exactly one of an enumerated flag's choices, and a boolean word. The test suite
-checks that these shortcuts agree with pydantic.
+flag needs one. Text that needs no parsing takes a shortcut that does not import
+pydantic (which costs more than reading the whole configuration): one of an
+enumerated flag's choices, a boolean word, plain digits for an integer, any text for
+a string or path flag. The test suite checks that every shortcut agrees with pydantic.
 
 ``flags_model()`` is the whole configuration as one nested pydantic model (sections
 are sub-models), for JSON Schema and typed snapshots.
@@ -93,16 +94,39 @@ def _check_toml_type(spec: Flag, value: object) -> None:
         raise ValueError(f"expected a TOML {want}, got a {got}")
 
 
+_NO_SHORTCUT = object()
+
+
+def shortcut(spec: Flag, raw: str) -> Any:
+    """The value of ``raw`` when it needs no parsing, else ``_NO_SHORTCUT``."""
+    if raw in spec.literals and spec.check is None:
+        return raw
+    text = raw.strip()
+    if spec.optional and text == "None":
+        return None
+    base = spec.base
+    if base is bool:
+        return BOOL_WORDS.get(text.lower(), _NO_SHORTCUT)
+    if spec.range is not None:
+        return _NO_SHORTCUT
+    if base is str:
+        return spec.check(raw) if spec.check is not None else raw
+    if base is Path and text:
+        path = Path(raw)
+        return spec.check(path) if spec.check is not None else path
+    if base is int and text.lstrip("-").isdigit() and text.count("-") <= 1 and text[0] != "+":
+        return int(text)
+    return _NO_SHORTCUT
+
+
 def validate(spec: Flag, raw: object, *, toml: bool = False) -> Any:
     """The typed value of ``raw`` for ``spec``; ValueError with a readable message."""
     if toml:
         _check_toml_type(spec, raw)
     if type(raw) is str:
-        # Shortcuts that need no pydantic; tests check they agree with it.
-        if spec.check is None and raw in _literal_args(spec.type):
-            return raw
-        if spec.type is bool and raw.strip().lower() in BOOL_WORDS:
-            return BOOL_WORDS[raw.strip().lower()]
+        value = shortcut(spec, raw)
+        if value is not _NO_SHORTCUT:
+            return value
     from pydantic import ValidationError
 
     try:

@@ -14,14 +14,10 @@ Theano users rely on (``%(user)s``), is still configparser's own.
 
 from __future__ import annotations
 
-import configparser
 import os
 import re
-import tomllib
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from modecfg.config.flagstring import parse as parse_flag_string
 from modecfg.config.flagstring import unwrap_quotes
@@ -55,8 +51,7 @@ def env_settings(env: Mapping[str, str]) -> Iterator[Setting]:
             yield from parse_flag_string(text, source=var, layer=Layer.ENV)
 
 
-@dataclass(frozen=True, slots=True)
-class RcFile:
+class RcFile(NamedTuple):
     """An rc file to read: a path, or text pasted into an rc variable instead of a path."""
 
     path: str
@@ -120,7 +115,8 @@ def read_text(rc: RcFile) -> str:
     named = f" (named by {rc.named_by})" if rc.named_by else ""
     origin = Origin(Layer.RC, rc.path)
     try:
-        data = Path(rc.path).read_bytes()
+        with open(rc.path, "rb") as fh:
+            data = fh.read()
     except FileNotFoundError:
         raise RcFileError(f"rc file {rc.path}{named} does not exist", origin=origin) from None
     except IsADirectoryError:
@@ -254,10 +250,6 @@ def read_ini(text: str, path: str, defaults: Mapping[str, str] | None = None) ->
     ]
 
 
-_INTERPOLATOR = configparser.BasicInterpolation()
-_PARSER = configparser.RawConfigParser()
-
-
 def _interpolate(
     value: str,
     section: str,
@@ -271,10 +263,14 @@ def _interpolate(
     """
     if "%" not in value:
         return value
+    import configparser
+
     names = dict(defaults or {})
     names.update((k.lower(), " ".join(p)) for s, k, p, _ in entries if s == section)
     try:
-        return _INTERPOLATOR.before_get(_PARSER, section, "", value, names)  # type: ignore[arg-type]
+        return configparser.BasicInterpolation().before_get(
+            configparser.RawConfigParser(), section, "", value, names  # type: ignore[arg-type]
+        )
     except (configparser.InterpolationError, ValueError):
         return value
 
@@ -308,6 +304,8 @@ def read_toml(text: str, path: str) -> list[Setting]:
     A top-level ``[global]`` table holds plain flags, as in INI files. Values keep their
     TOML types, so that a wrong type is reported as such.
     """
+    import tomllib
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

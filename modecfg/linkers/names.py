@@ -5,13 +5,12 @@ The ``linker`` flag is checked against this table; nothing else keeps a list of 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 __all__ = ["LinkerInfo", "canonical_linker", "linker_names", "table"]
 
 
-@dataclass(frozen=True, slots=True)
-class LinkerInfo:
+class LinkerInfo(NamedTuple):
     """One row of the linker table."""
 
     name: str

@@ -101,3 +101,31 @@ def test_a_registered_mode_name_becomes_a_valid_mode() -> None:
             register_name("MyTestMode", "twice")
     finally:
         del _MODES["MyTestMode"]
+
+
+SAMPLES = [
+    "float32", "float64", "None", " None ", "True", "false", "YES", "off", "1", "0", "-1", "17", " 8 ", "-0",
+    "08", "1.5", "abc", "", " ", "cuda", "cuda0", "gpu", "FAST_RUN", "DEBUG_MODE", "cvm", "c|py", "/tmp/x",
+    "~/y", "initial:previous", "bogus", "o4", "raise", "--1", "1-", "inf", "1e3",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("spec", list(FLAGS.values()), ids=lambda f: f.name)
+def test_every_shortcut_agrees_with_pydantic(spec: Flag) -> None:
+    from modecfg.config.schema import _NO_SHORTCUT, shortcut
+
+    adapter = _adapter(spec.name)
+    for raw in SAMPLES:
+        try:
+            expected = ("ok", adapter.validate_python(raw))
+        except ValidationError:
+            expected = ("error", None)
+        try:
+            got = shortcut(spec, raw)
+        except ValueError:
+            got = ("error", None)
+        else:
+            if got is _NO_SHORTCUT:
+                continue
+            got = ("ok", got)
+        assert got == expected, (spec.name, raw)

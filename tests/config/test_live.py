@@ -19,6 +19,7 @@ from modecfg.config.resolve import Resolution
 from modecfg.errors import FlagValueError, ReadOnlyFlagError, UnknownFlagError
 
 HERE = str(Path(__file__).resolve())
+STRESS_ROUNDS = int(os.environ.get("MODECFG_STRESS_ROUNDS", "300"))
 
 
 @pytest.fixture
@@ -175,6 +176,55 @@ def test_change_flags_is_the_same_thing() -> None:
     assert modecfg.config.floatX == before
 
 
+def test_one_call_site_with_changing_values_gets_each_value(cfg: modecfg.Config) -> None:
+    seen = []
+    for value in ["float16", "float64", "float16", "float32"]:
+        with cfg.override(floatX=value):
+            seen.append(cfg.floatX)
+    assert seen == ["float16", "float64", "float16", "float32"]
+    first = [cfg.override(floatX="float16") for _ in range(2)]
+    assert first[0] is first[1]  # validated once per call site and values
+
+
+def test_values_whose_equality_raises_still_work(cfg: modecfg.Config) -> None:
+    class Weird(int):
+        def __eq__(self, other: object) -> bool:
+            raise ValueError("no truth value")
+
+        __hash__ = int.__hash__
+
+    for _ in range(2):
+        with cfg.override(traceback__limit=Weird(5)):
+            assert cfg.traceback.limit == 5
+
+
+def test_one_override_object_entered_by_many_threads(cfg: modecfg.Config) -> None:
+    shared = cfg.override(floatX="float16", allow_gc=False)
+    barrier = threading.Barrier(4)
+    results: list[tuple[object, object]] = []
+
+    def worker() -> None:
+        with shared:
+            barrier.wait()
+            results.append((cfg.floatX, cfg.allow_gc))
+            barrier.wait()
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert results == [("float16", False)] * 4
+    assert (cfg.floatX, cfg.allow_gc) == ("float32", True)
+
+
+def test_exiting_an_override_that_was_not_entered_is_an_error(cfg: modecfg.Config) -> None:
+    with pytest.raises(RuntimeError, match="without being entered"):
+        cfg.override(floatX="float16").__exit__(None, None, None)
+    with pytest.raises(RuntimeError, match="without being entered"):
+        cfg.override(floatX="float16", allow_gc=False).__exit__(None, None, None)
+
+
 def test_override_values_are_validated_at_once(cfg: modecfg.Config) -> None:
     with pytest.raises(FlagValueError, match="valid choices"):
         cfg.override(floatX="float33")
@@ -267,7 +317,7 @@ def test_many_threads_entering_and_leaving_overrides_never_see_each_other(cfg: m
 
     def worker(i: int) -> None:
         mine = values[i % 3]
-        for _ in range(300):
+        for _ in range(STRESS_ROUNDS):
             if mine is None:
                 if cfg.floatX != "float32":
                     errors.append(f"plain thread saw {cfg.floatX}")

@@ -164,10 +164,14 @@ def test_an_unreadable_file_is_an_error(tmp_path: Path, monkeypatch: pytest.Monk
     path = tmp_path / "locked"
     path.write_text("[global]\nfloatX=float32\n")
 
-    def denied(self: Path) -> bytes:
-        raise PermissionError(13, "Permission denied")
+    real_open = open
 
-    monkeypatch.setattr(Path, "read_bytes", denied)  # chmod does not stop root, who runs CI
+    def guarded_open(file: object, *args: object, **kwargs: object) -> object:
+        if str(file) == str(path):
+            raise PermissionError(13, "Permission denied")
+        return real_open(file, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr("builtins.open", guarded_open)  # chmod does not stop root, who runs CI
     with pytest.raises(RcFileError, match="locked .*cannot be read: Permission denied"):
         modecfg.load(env={}, rc_files=[path])
 
