@@ -150,7 +150,7 @@ def interpolation_defaults(env: Mapping[str, str]) -> dict[str, str]:
 
 
 _HEADER = re.compile(r"\[\s*(?P<name>[^\[\]]*?)\s*\]")
-_OPTION = re.compile(r"(?P<key>.*?)\s*(?P<sep>[=:])\s*(?P<value>.*)")
+_OPTION = re.compile(r"(?P<key>.*?)\s*(?P<sep>[=:])(?P<value>.*)")  # value keeps its blanks
 
 
 def _strip_comment(value: str) -> str:
@@ -237,7 +237,7 @@ def read_ini(text: str, path: str, defaults: Mapping[str, str] | None = None) ->
                 origin=origin,
             )
         seen_keys[folded] = lineno
-        entries.append((section, key, [_strip_comment(m.group("value"))], lineno))
+        entries.append((section, key, [_strip_comment(m.group("value")).strip()], lineno))
         open_indent = indent
     return [
         Setting(

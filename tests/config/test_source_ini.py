@@ -51,6 +51,11 @@ def test_comments_everywhere() -> None:
     assert _read(text) == {"floatX": ("float32", 7)}
 
 
+def test_an_empty_value_followed_by_a_comment_is_empty() -> None:
+    assert _read("[blas]\nldflags =      # none: numpy does the products\n") == {"blas.ldflags": ("", 2)}
+    assert _read("[gcc]\ncxxflags =#not-a-comment\n") == {"gcc.cxxflags": ("#not-a-comment", 2)}
+
+
 def test_inline_hash_inside_quotes_or_without_a_blank_before_it_stays() -> None:
     text = "[gcc]\ncxxflags = '-DA # not a comment'\n[global]\ncompiledir_format = a#b\n"
     assert _read(text) == {"gcc.cxxflags": ("-DA # not a comment", 2), "compiledir_format": ("a#b", 4)}
