@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import modecfg
+from modecfg.config.flagstring import parse as parse_flags
 from modecfg.config.migrate import Migration, migrate_file, migrate_flags
 from modecfg.errors import ConfigErrors, ModecfgError
 
@@ -140,8 +141,11 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     from modecfg import demo
 
     cfg = modecfg.config
-    if cfg.is_default("floatX"):
-        cfg.floatX = "float32"  # the demo is the GPU-style float32 workload unless told otherwise
+    if args.flags:
+        for setting in parse_flags(args.flags, source="--flags"):
+            cfg.set(setting.key, setting.raw, source="modecfg demo --flags")
+    if cfg.is_default("floatX"):  # the demo is the GPU-style float32 workload unless told otherwise
+        cfg.set("floatX", "float32", source="modecfg demo")
     out.write("modecfg demo: logistic regression, 400 examples x 784 features\n\n")
     out.write("configuration (flags not at their default, and where each came from):\n")
     shown = [n for n in cfg if not cfg.is_default(n)] or ["floatX", "mode", "linker"]
@@ -188,7 +192,7 @@ def _parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("demo", help="train the logistic regression under the current configuration")
     s.add_argument("--steps", type=int, default=200)
-    s.add_argument("--flags", help="flags for this run, added to MODECFG_FLAGS")
+    s.add_argument("--flags", help="flags for this run, over every other source (name=value,...)")
     return p
 
 
@@ -197,9 +201,6 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
     err = err or sys.stderr
     parser = _parser()
     args = parser.parse_args(argv)
-    if getattr(args, "flags", None) and args.command == "demo":
-        current = os.environ.get("MODECFG_FLAGS", "")
-        os.environ["MODECFG_FLAGS"] = f"{current},{args.flags}" if current else args.flags
     with warnings.catch_warnings():
         warnings.simplefilter("default")
         warnings.showwarning = lambda msg, cat, *a, **k: err.write(f"{cat.__name__}: {msg}\n")

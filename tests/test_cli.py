@@ -178,3 +178,9 @@ def test_python_dash_m_and_the_console_script_entry_point() -> None:
     assert proc.returncode == 0 and "floatX" in proc.stdout
     proc = subprocess.run([sys.executable, "-m", "modecfg", "--version"], env=env, capture_output=True, text=True, timeout=60)
     assert proc.stdout.strip() == f"modecfg {modecfg.__version__}"
+
+
+def test_demo_flags_are_checked_before_anything_runs(fresh_config: None) -> None:
+    code, out, err = _cli("demo", "--flags", "floatx=float32")
+    assert code == 1
+    assert "unknown flag 'floatx' (from assignment at modecfg demo --flags); did you mean floatX?" in err

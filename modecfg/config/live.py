@@ -374,6 +374,13 @@ class Config(Section):
         state.sites[site] = override
         return override
 
+    def set(self, name: str, value: Any, *, source: str | None = None) -> None:
+        """Assign ``name``, naming the ``source`` of the value (a tool, a command-line option)
+        instead of the calling line. ``config.set("floatX", "float32")`` is
+        ``config.floatX = "float32"``."""
+        origin = caller_origin(Layer.ASSIGNMENT) if source is None else Origin(Layer.ASSIGNMENT, source)
+        self._assign(name, value, origin)
+
     def reset(self, name: str) -> None:
         """Drop assignments to ``name``: the environment, rc files or default decide again."""
         spec = self._spec(name)

@@ -130,7 +130,7 @@ def candidate(setting: Setting, notes: list[Note]) -> tuple[Flag, Candidate] | N
 def unknown_flag(
     written: str, origin: Origin | None, suggestions: Sequence[str] = (), hint: str = ""
 ) -> UnknownFlagError:
-    where = f" (from {origin})" if origin is not None and origin.layer is not Layer.ASSIGNMENT else ""
+    where = f" (from {origin})" if origin is not None and origin.source is not None else ""
     parts = [f"unknown flag {written!r}{where}"]
     if hint:
         parts.append(hint)
