@@ -22,5 +22,14 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/config_bench.py
 
+$(VENV)/.dev: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(VENV)/.dev
+
+lint: $(VENV)/.dev
+	$(BIN)/ruff check modecfg tests bench
+	$(BIN)/ruff format --check modecfg tests bench
+	$(BIN)/mypy
+
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

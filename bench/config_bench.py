@@ -56,8 +56,9 @@ def main() -> None:
     os.environ.clear()
     os.environ.update(clean)
 
-    import modecfg
     import pytensor
+
+    import modecfg
 
     class Plain:
         floatX = "float64"
@@ -84,7 +85,12 @@ def main() -> None:
     ov = per_call_ns("with cfg.override(floatX='float32'): pass", ns, 100_000, repeat)
     cf = per_call_ns("with pt.change_flags(floatX='float32'): pass", ns, 100_000, repeat)
     row("with config.override(floatX=...): pass", ov, "ns")
-    row("with pytensor.config.change_flags(floatX=...): pass", cf, "ns", f"{cf / ov:5.2f}x modecfg  (goal >= 2x)")
+    row(
+        "with pytensor.config.change_flags(floatX=...): pass",
+        cf,
+        "ns",
+        f"{cf / ov:5.2f}x modecfg  (goal >= 2x)",
+    )
     ns["ov"] = cfg.override(floatX="float32")
     ns["cf"] = pytensor.config.change_flags(floatX="float32")
     ov_pre = per_call_ns("with ov: pass", ns, 100_000, repeat)
@@ -102,10 +108,25 @@ def main() -> None:
     with_float = wall_ms(read, {**clean, "THEANO_FLAGS": "floatX=float32,NanGuardMode.big=1e8"}, repeat)
     row("python -c pass", base, "ms")
     row("import pytensor", imp_pt, "ms")
-    row("import modecfg; config.floatX (nothing set)", imp_ours, "ms", f"{imp_ours / imp_pt:6.1%} of pytensor (goal <= 25%)")
-    row("  ... THEANO_FLAGS=floatX=float32,device=cuda", with_enum, "ms", f"{with_enum / imp_pt:6.1%} of pytensor")
+    row(
+        "import modecfg; config.floatX (nothing set)",
+        imp_ours,
+        "ms",
+        f"{imp_ours / imp_pt:6.1%} of pytensor (goal <= 25%)",
+    )
+    row(
+        "  ... THEANO_FLAGS=floatX=float32,device=cuda",
+        with_enum,
+        "ms",
+        f"{with_enum / imp_pt:6.1%} of pytensor",
+    )
     row("  ... THEANO_FLAGS=...,traceback.limit=-1", with_int, "ms", f"{with_int / imp_pt:6.1%} of pytensor")
-    row("  ... THEANO_FLAGS=...,NanGuardMode.big=1e8", with_float, "ms", f"{with_float / imp_pt:6.1%} of pytensor (imports pydantic)")
+    row(
+        "  ... THEANO_FLAGS=...,NanGuardMode.big=1e8",
+        with_float,
+        "ms",
+        f"{with_float / imp_pt:6.1%} of pytensor (imports pydantic)",
+    )
 
 
 if __name__ == "__main__":

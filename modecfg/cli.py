@@ -203,7 +203,11 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
     args = parser.parse_args(argv)
     with warnings.catch_warnings():
         warnings.simplefilter("default")
-        warnings.showwarning = lambda msg, cat, *a, **k: err.write(f"{cat.__name__}: {msg}\n")
+
+        def show(message: Warning | str, category: type[Warning], *args: object, **kwargs: object) -> None:
+            err.write(f"{category.__name__}: {message}\n")
+
+        warnings.showwarning = show
         try:
             if args.command == "show":
                 return cmd_show(args, out)

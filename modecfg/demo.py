@@ -62,9 +62,7 @@ def compile_training(seed: int = 0) -> tuple[Any, Any, np.ndarray, np.ndarray, f
     gw, gb = pytensor.grad(cost, [w, b])
     lr = np.asarray(0.1, dtype=floatx)
     start = time.perf_counter()
-    train = pytensor.function(
-        [x, y], [prediction, cost], updates=[(w, w - lr * gw), (b, b - lr * gb)]
-    )
+    train = pytensor.function([x, y], [prediction, cost], updates=[(w, w - lr * gw), (b, b - lr * gb)])
     predict = pytensor.function([x], prediction)
     return train, predict, data_x, data_y, time.perf_counter() - start
 

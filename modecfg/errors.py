@@ -31,10 +31,10 @@ if TYPE_CHECKING:
 __all__ = [
     "ConfigError",
     "ConfigErrors",
-    "Float64Error",
-    "Float64Warning",
     "FlagSyntaxError",
     "FlagValueError",
+    "Float64Error",
+    "Float64Warning",
     "ModecfgError",
     "ModecfgWarning",
     "NanGuardError",

@@ -32,7 +32,9 @@ def _cli(*argv: str) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-def test_show_lists_non_default_flags_with_origins(monkeypatch: pytest.MonkeyPatch, fresh_config: None) -> None:
+def test_show_lists_non_default_flags_with_origins(
+    monkeypatch: pytest.MonkeyPatch, fresh_config: None
+) -> None:
     monkeypatch.setenv("THEANO_FLAGS", "floatX=float32,device=gpu")
     code, out, err = _cli("show")
     assert code == 0
@@ -78,7 +80,9 @@ def test_explain_an_unknown_flag_fails_with_a_suggestion(fresh_config: None) -> 
     assert "unknown flag 'floatx'" in err and "did you mean floatX" in err
 
 
-def test_validate_reports_every_problem_with_file_and_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_validate_reports_every_problem_with_file_and_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     rc = tmp_path / ".theanorc"
     rc.write_text("[global]\nfloatX = float33\nfloatx = float32\n[lib]\ncnmem = .8\n")
     monkeypatch.setenv("THEANORC", str(rc))
@@ -115,8 +119,8 @@ def test_migrate_a_legacy_theanorc(tmp_path: Path) -> None:
     code, out, err = _cli("migrate", str(rc))
     assert code == 0
     assert out == (
-        "[global]\nfloatX = float32\nmode = DebugMode\nbase_compiledir = /scratch/%(user)s\ndevice = cuda0\n\n"
-        "[traceback]\nlimit = -1\n"
+        "[global]\nfloatX = float32\nmode = DebugMode\nbase_compiledir = /scratch/%(user)s\n"
+        "device = cuda0\n\n[traceback]\nlimit = -1\n"
     )
     assert f"changed: {rc}:2: floatx is now spelled floatX" in err
     assert f"changed: {rc}:4: mode=DEBUG_MODE is now written mode=DebugMode" in err
@@ -129,7 +133,13 @@ def test_migrate_a_legacy_theanorc(tmp_path: Path) -> None:
 
 
 def test_migrate_a_flag_string_to_toml_and_back(tmp_path: Path) -> None:
-    code, out, err = _cli("migrate", "--flags", "floatX=float32,allow_gc=0,nvcc.fastmath=True,traceback__limit=-1", "--to", "toml")
+    code, out, err = _cli(
+        "migrate",
+        "--flags",
+        "floatX=float32,allow_gc=0,nvcc.fastmath=True,traceback__limit=-1",
+        "--to",
+        "toml",
+    )
     assert code == 0
     assert out == 'floatX = "float32"\nallow_gc = false\n\n[traceback]\nlimit = -1\n'
     assert "dropped: --flags: nvcc.fastmath is obsolete" in err
@@ -174,13 +184,17 @@ def test_a_broken_environment_is_an_error_message_not_a_traceback(
 
 def test_python_dash_m_and_the_console_script_entry_point() -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "THEANO_FLAGS": "floatX=float32"}
-    proc = subprocess.run([sys.executable, "-m", "modecfg", "show"], env=env, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "modecfg", "show"], env=env, capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 0 and "floatX" in proc.stdout
-    proc = subprocess.run([sys.executable, "-m", "modecfg", "--version"], env=env, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "modecfg", "--version"], env=env, capture_output=True, text=True, timeout=60
+    )
     assert proc.stdout.strip() == f"modecfg {modecfg.__version__}"
 
 
 def test_demo_flags_are_checked_before_anything_runs(fresh_config: None) -> None:
-    code, out, err = _cli("demo", "--flags", "floatx=float32")
+    code, _, err = _cli("demo", "--flags", "floatx=float32")
     assert code == 1
     assert "unknown flag 'floatx' (from assignment at modecfg demo --flags); did you mean floatX?" in err

@@ -23,7 +23,7 @@ import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from modecfg.config.flags import FLAGS, Flag
 from modecfg.config.flagstring import format_flags
@@ -43,6 +43,7 @@ def _log() -> logging.Logger:
 
     return logging.getLogger("modecfg.bridge")
 
+
 # Values PyTensor 3 itself accepts for the two flags whose choices modecfg extends.
 _PYTENSOR_MODES = frozenset(
     ["Mode", "DebugMode", "FAST_RUN", "NanGuardMode", "FAST_COMPILE", "DEBUG_MODE", "CVM", "C",
@@ -61,7 +62,7 @@ def pytensor_text(value: Any) -> str:
 
 
 def pytensor_accepts(spec: Flag, value: Any) -> bool:
-    if not spec.pytensor or value is None and spec.name in ("blas.ldflags", "compiledir"):
+    if not spec.pytensor or (value is None and spec.name in ("blas.ldflags", "compiledir")):
         return False
     if spec.name == "mode":
         return value in _PYTENSOR_MODES
@@ -216,7 +217,7 @@ class _ImportHook:
         else:
             return None
         if spec.loader is not None and hasattr(spec.loader, "exec_module"):
-            spec.loader = _Loader(spec.loader, self.bridge)
+            spec.loader = cast(Any, _Loader(spec.loader, self.bridge))
         return spec
 
 

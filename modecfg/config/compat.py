@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from modecfg.config.flags import FLAGS, Flag
 
-__all__ = ["Lookup", "OBSOLETE", "canonical", "lookup"]
+__all__ = ["OBSOLETE", "Lookup", "canonical", "lookup"]
 
 _GPU = (
     "belonged to Theano's old GPU backend; modecfg runs GPU graphs through JAX "
@@ -64,17 +64,14 @@ OBSOLETE: dict[str, str] = {
     "init_gpu_device": "use device=cudaN",
     "print_active_device": "run `modecfg doctor` to see the devices and backends",
     "contexts": "multi-GPU contexts are gone; give each process its own device=cudaN",
-    "assert_no_cpu_op": "there is no replacement; check the compiled graph with "
-    "pytensor.dprint(fn) instead",
+    "assert_no_cpu_op": "there is no replacement; check the compiled graph with pytensor.dprint(fn) instead",
     "enable_initial_driver_test": _GPU,
     "experimental.unpickle_gpu_on_cpu": "GPU arrays are no longer pickled; nothing is needed",
-    "int_division": "'/' on integers now always gives floatX (true division); use '//' for "
-    "integer division",
+    "int_division": "'/' on integers now always gives floatX (true division); use '//' for integer division",
     "unittests.rseed": "a seed for Theano's own test suite; nothing is needed",
     "cmodule.mac_framework_link": "nothing is needed on macOS any more",
     "compute_test_value_opt": "test values are checked by compute_test_value alone",
-    "deterministic": "deterministic GPU algorithms are XLA's: set "
-    "XLA_FLAGS=--xla_gpu_deterministic_ops=true",
+    "deterministic": "deterministic GPU algorithms are XLA's: set XLA_FLAGS=--xla_gpu_deterministic_ops=true",
     "ctc.root": "the warp-ctc binding is gone; nothing is needed",
     "lib.cnmem_fraction": _XLA_MEM,
 }

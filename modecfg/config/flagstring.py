@@ -136,9 +136,7 @@ def parse(text: str, source: str = "<flags>", layer: Layer = Layer.ENV) -> list[
             )
         key = _strip(chars[:eq])
         if not key:
-            raise FlagSyntaxError(
-                f"{source}: item {_strip(chars)!r} has no name before '='", origin=origin
-            )
+            raise FlagSyntaxError(f"{source}: item {_strip(chars)!r} has no name before '='", origin=origin)
         settings.append(Setting(key, _strip(chars[eq + 1 :]), origin))
     return settings
 

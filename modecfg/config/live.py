@@ -41,7 +41,7 @@ from modecfg.config.flagstring import format_flags
 from modecfg.config.origin import DEFAULT_ORIGIN, Layer, Origin
 from modecfg.config.resolve import Candidate, Note, Resolution, unknown_flag, value_error
 from modecfg.config.schema import validate
-from modecfg.errors import ConfigError, ConfigErrors, ObsoleteFlagWarning, ReadOnlyFlagError
+from modecfg.errors import ConfigErrors, ObsoleteFlagWarning, ReadOnlyFlagError
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -159,6 +159,11 @@ class Section:
     _cfg_root: Config
     _cfg_prefix: str
 
+    if TYPE_CHECKING:
+        # Flags are read as attributes. At run time there is no __getattr__ (it would slow
+        # every read); this only tells type checkers that any flag name may be read.
+        def __getattr__(self, attr: str) -> Any: ...
+
     def __setattr__(self, attr: str, value: Any) -> None:
         self._cfg_root._assign(self._cfg_prefix + attr, value, caller_origin(Layer.ASSIGNMENT))
 
@@ -173,7 +178,7 @@ class Section:
     def __repr__(self) -> str:
         prefix = self._cfg_prefix
         items = ", ".join(
-            f"{n[len(prefix):]}={self._cfg_root[n]!r}"
+            f"{n[len(prefix) :]}={self._cfg_root[n]!r}"
             for n in FLAGS
             if n.startswith(prefix) and "." not in n[len(prefix) :]
         )
@@ -271,7 +276,8 @@ class Config(Section):
         self._ready()
         frame = self._cfg_state.var.get()
         if frame is not None and spec.name in frame:
-            return frame[spec.name][1]
+            origin: Origin = frame[spec.name][1]
+            return origin
         found = self._cfg_state.candidates.get(spec.name)
         return found[-1].origin if found else DEFAULT_ORIGIN
 
@@ -487,7 +493,6 @@ class Config(Section):
         raise unknown_flag(info.written, None, info.suggestions, info.message)
 
 
-
 def _text(value: Any) -> str:
     if isinstance(value, float):
         return repr(value)
@@ -504,10 +509,21 @@ class Override:
     blocks do.
     """
 
-    __slots__ = ("_code", "_config", "_displaced", "_items", "_lists", "_names", "_raw", "_solo", "_state", "_var")
+    __slots__ = (
+        "_code",
+        "_config",
+        "_displaced",
+        "_items",
+        "_lists",
+        "_names",
+        "_raw",
+        "_solo",
+        "_state",
+        "_var",
+    )
 
     def __init__(
-        self, config: Config, items: dict[str, tuple[Any, Origin]], code: Any = None, raw: Any = None
+        self, config: Config, items: dict[Any, tuple[Any, Origin]], code: Any = None, raw: Any = None
     ) -> None:
         state = config._cfg_state
         self._config = config
@@ -581,7 +597,7 @@ class _SingleOverride(Override):
     __slots__ = ("_entries", "_name")
 
     def __init__(
-        self, config: Config, items: dict[str, tuple[Any, Origin]], code: Any = None, raw: Any = None
+        self, config: Config, items: dict[Any, tuple[Any, Origin]], code: Any = None, raw: Any = None
     ) -> None:
         super().__init__(config, items, code, raw)
         (self._name,) = self._names
@@ -730,7 +746,7 @@ def _warn_notes(notes: Iterable[Note]) -> None:
 def build(loader: Callable[[], Resolution] | Resolution, bridge: Bridge | None = None) -> Config:
     """A Config with its own classes. ``loader`` is a Resolution, or a callable run at first use."""
     root_cls = type("Config", (Config,), {"__module__": Config.__module__})
-    root = object.__new__(root_cls)
+    root: Config = object.__new__(root_cls)
     state = _State(root, None if isinstance(loader, Resolution) else loader, bridge)
     root.__dict__["_cfg_state"] = state
     root.__dict__["_cfg_root"] = root
@@ -744,7 +760,7 @@ def build(loader: Callable[[], Resolution] | Resolution, bridge: Bridge | None =
             key = spec.section[:depth]
             if key not in state.sections:
                 cls = type("Section", (Section,), {"__module__": Section.__module__})
-                ns = object.__new__(cls)
+                ns: Section = object.__new__(cls)
                 ns.__dict__["_cfg_root"] = root
                 ns.__dict__["_cfg_prefix"] = ".".join(key) + "."
                 state.sections[key] = ns

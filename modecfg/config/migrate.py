@@ -109,7 +109,9 @@ def _migrate(settings: Iterable[Setting], migration: Migration) -> Migration:
         raw = setting.raw
         if not notes and isinstance(raw, str) and isinstance(cand.value, str) and cand.value != raw.strip():
             migration.changed.append(
-                Change(setting.name, setting.origin, f"{spec.name}={raw} is now written {spec.name}={cand.value}")
+                Change(
+                    setting.name, setting.origin, f"{spec.name}={raw} is now written {spec.name}={cand.value}"
+                )
             )
         migration.flags[spec.name] = cand.value  # a later duplicate wins
     return migration

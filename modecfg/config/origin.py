@@ -39,7 +39,6 @@ class Layer(enum.StrEnum):
         return self.rank >= Layer(other).rank  # type: ignore[arg-type]
 
 
-
 _RANK = {layer: i for i, layer in enumerate(Layer)}
 
 

@@ -19,7 +19,7 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from modecfg.config.flags import FLAGS, Flag, _allows_none, _literal_args, _strip_none
+from modecfg.config.flags import FLAGS, Flag, _allows_none, _strip_none
 
 if TYPE_CHECKING:
     from pydantic import BaseModel, TypeAdapter
@@ -51,8 +51,9 @@ def _none_word(value: object) -> object:
 
 @functools.cache
 def _adapter(name: str) -> TypeAdapter[Any]:
-    from pydantic import AfterValidator, BeforeValidator, Field, TypeAdapter
     from typing import Annotated
+
+    from pydantic import AfterValidator, BeforeValidator, Field, TypeAdapter
 
     spec = FLAGS[name]
     base = _strip_none(spec.type)

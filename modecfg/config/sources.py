@@ -122,16 +122,13 @@ def read_text(rc: RcFile) -> str:
     except IsADirectoryError:
         raise RcFileError(f"rc file {rc.path}{named} is a directory", origin=origin) from None
     except OSError as exc:
-        raise RcFileError(
-            f"rc file {rc.path}{named} cannot be read: {exc.strerror}", origin=origin
-        ) from None
+        raise RcFileError(f"rc file {rc.path}{named} cannot be read: {exc.strerror}", origin=origin) from None
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise RcFileError(
-            f"{rc.path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); save the file "
-            "as UTF-8",
+            f"{rc.path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); save the file as UTF-8",
             origin=Origin(Layer.RC, rc.path, line),
         ) from None
 
@@ -232,8 +229,7 @@ def read_ini(text: str, path: str, defaults: Mapping[str, str] | None = None) ->
         folded = (section, key.lower())
         if folded in seen_keys:
             raise RcFileError(
-                f"{where}: {key!r} is set twice in [{section}] (first at line "
-                f"{seen_keys[folded]}); keep one",
+                f"{where}: {key!r} is set twice in [{section}] (first at line {seen_keys[folded]}); keep one",
                 origin=origin,
             )
         seen_keys[folded] = lineno
@@ -269,7 +265,11 @@ def _interpolate(
     names.update((k.lower(), " ".join(p)) for s, k, p, _ in entries if s == section)
     try:
         return configparser.BasicInterpolation().before_get(
-            configparser.RawConfigParser(), section, "", value, names  # type: ignore[arg-type]
+            configparser.RawConfigParser(),
+            section,
+            "",
+            value,
+            names,
         )
     except (configparser.InterpolationError, ValueError):
         return value

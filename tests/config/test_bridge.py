@@ -104,12 +104,12 @@ def test_fixed_flags_raise_once_pytensor_uses_them(tmp_path: Path) -> None:
         import json
         import modecfg
         from modecfg import config
-        config.base_compiledir = {str(tmp_path / 'before')!r}  # fine: PyTensor not loaded yet
+        config.base_compiledir = {str(tmp_path / "before")!r}  # fine: PyTensor not loaded yet
         import pytensor
         used = str(pytensor.config.base_compiledir)
-        config.base_compiledir = {str(tmp_path / 'before')!r}  # same value: fine
+        config.base_compiledir = {str(tmp_path / "before")!r}  # same value: fine
         try:
-            config.base_compiledir = {str(tmp_path / 'after')!r}
+            config.base_compiledir = {str(tmp_path / "after")!r}
             error = None
         except modecfg.ReadOnlyFlagError as exc:
             error = str(exc)

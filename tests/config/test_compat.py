@@ -13,7 +13,9 @@ from modecfg.config.compat import OBSOLETE, canonical, lookup
 from modecfg.config.flags import FLAGS
 
 
-def _load_warnings(env: dict[str, str], rc_files: list[Path] | None = None) -> tuple[modecfg.Config, list[str]]:
+def _load_warnings(
+    env: dict[str, str], rc_files: list[Path] | None = None
+) -> tuple[modecfg.Config, list[str]]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         cfg = modecfg.load(env=env, rc_files=rc_files)
@@ -71,7 +73,9 @@ def test_legacy_gpu_devices_are_read_as_cuda_with_a_warning() -> None:
     for old, new in [("gpu", "cuda"), ("gpu0", "cuda0"), ("gpu3", "cuda3")]:
         cfg, messages = _load_warnings({"THEANO_FLAGS": f"device={old}"})
         assert cfg.device == new
-        assert messages == [f"device={old} is the old Theano GPU backend's name; use device={new} (from THEANO_FLAGS)"]
+        assert messages == [
+            f"device={old} is the old Theano GPU backend's name; use device={new} (from THEANO_FLAGS)"
+        ]
 
 
 @pytest.mark.parametrize("device", ["cpu", "cuda", "cuda0", "cuda12"])
@@ -81,7 +85,9 @@ def test_modern_devices_need_no_warning(device: str) -> None:
 
 
 def test_opencl_devices_are_refused_with_the_reason() -> None:
-    with pytest.raises(modecfg.FlagValueError, match="OpenCL devices belonged to Theano's libgpuarray backend"):
+    with pytest.raises(
+        modecfg.FlagValueError, match="OpenCL devices belonged to Theano's libgpuarray backend"
+    ):
         modecfg.load(env={"THEANO_FLAGS": "device=opencl0:0"})
 
 
@@ -134,8 +140,14 @@ def test_canonical_spelling() -> None:
 # -- the strings and files people really write (REALWORLD.md) ---------------------------
 
 REAL_STRINGS = [
-    ("floatX=float32,device=gpu0,optimizer=None", {"floatX": "float32", "device": "cuda0", "optimizer": "None"}),
-    ("device=cuda, floatX=float32, optimizer_including=cudnn", {"device": "cuda", "optimizer_including": "cudnn"}),
+    (
+        "floatX=float32,device=gpu0,optimizer=None",
+        {"floatX": "float32", "device": "cuda0", "optimizer": "None"},
+    ),
+    (
+        "device=cuda, floatX=float32, optimizer_including=cudnn",
+        {"device": "cuda", "optimizer_including": "cudnn"},
+    ),
     ("mode=FAST_RUN,device=gpu,floatX=float32,lib.cnmem=.75", {"mode": "FAST_RUN", "device": "cuda"}),
     ("mode=DEBUG_MODE", {"mode": "DebugMode"}),
     ("mode=FAST_COMPILE,exception_verbosity=high", {"mode": "FAST_COMPILE", "exception_verbosity": "high"}),
@@ -146,16 +158,28 @@ REAL_STRINGS = [
     ("", {}),
     ("cxx=,blas.ldflags=", {"cxx": "", "blas.ldflags": ""}),
     ("blas.ldflags=-lopenblas,openmp=True", {"blas.ldflags": "-lopenblas", "openmp": True}),
-    ("blas.ldflags='-L/usr/lib -lopenblas -Wl,-rpath=/usr/lib'", {"blas.ldflags": "-L/usr/lib -lopenblas -Wl,-rpath=/usr/lib"}),
+    (
+        "blas.ldflags='-L/usr/lib -lopenblas -Wl,-rpath=/usr/lib'",
+        {"blas.ldflags": "-L/usr/lib -lopenblas -Wl,-rpath=/usr/lib"},
+    ),
     ('gcc.cxxflags="-march=native -O3"', {"gcc.cxxflags": "-march=native -O3"}),
     ("gcc__cxxflags=-I/opt/include,base_compiledir=/tmp/theano", {"gcc.cxxflags": "-I/opt/include"}),
-    ("warn_float64=raise,floatX=float32,cast_policy=numpy+floatX", {"warn_float64": "raise", "cast_policy": "numpy+floatX"}),
-    ("allow_gc=False,scan.allow_gc=True,profile=1,profile_memory=0", {"allow_gc": False, "scan.allow_gc": True, "profile": True}),
+    (
+        "warn_float64=raise,floatX=float32,cast_policy=numpy+floatX",
+        {"warn_float64": "raise", "cast_policy": "numpy+floatX"},
+    ),
+    (
+        "allow_gc=False,scan.allow_gc=True,profile=1,profile_memory=0",
+        {"allow_gc": False, "scan.allow_gc": True, "profile": True},
+    ),
     ("compute_test_value=raise,traceback.limit=-1", {"compute_test_value": "raise", "traceback.limit": -1}),
     ("DebugMode.check_strides=0,on_opt_error=raise,on_shape_error=raise", {"on_opt_error": "raise"}),
     ("floatX=float32,floatX=float64", {"floatX": "float64"}),
     ('"floatX=float32,device=cuda"', {"floatX": "float32", "device": "cuda"}),
-    ("compiledir_format=compiledir_%(platform)s-%(processor)s", {"compiledir_format": "compiledir_%(platform)s-%(processor)s"}),
+    (
+        "compiledir_format=compiledir_%(platform)s-%(processor)s",
+        {"compiledir_format": "compiledir_%(platform)s-%(processor)s"},
+    ),
     ("vm.lazy=True,cycle_detection=fast,numba.fastmath=False", {"vm.lazy": True, "numba.fastmath": False}),
     ("vm__lazy=None", {"vm.lazy": None}),
     ("nvcc.fastmath=True,dnn.enabled=False,cuda.root=/usr/local/cuda,floatX=float32", {"floatX": "float32"}),

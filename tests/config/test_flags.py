@@ -33,7 +33,9 @@ def test_every_flag_has_a_doc_and_a_kind(spec: Flag) -> None:
     assert spec.kind()
 
 
-@pytest.mark.parametrize("spec", [f for f in FLAGS.values() if f.choices() and f.check is None], ids=lambda f: f.name)
+@pytest.mark.parametrize(
+    "spec", [f for f in FLAGS.values() if f.choices() and f.check is None], ids=lambda f: f.name
+)
 def test_the_choice_shortcut_agrees_with_pydantic(spec: Flag) -> None:
     for choice in spec.choices():
         assert validate(spec, choice) == _adapter(spec.name).validate_python(choice)

@@ -63,7 +63,10 @@ def test_settings_carry_their_variable_as_origin() -> None:
         ("""blas.ldflags='-L/opt/a,b -lmkl'""", "-L/opt/a,b -lmkl"),
         ('''blas.ldflags="-L'/opt/x y' -lmkl"''', "-L'/opt/x y' -lmkl"),
         ("""blas.ldflags='-L"/opt/x y" -lmkl'""", '-L"/opt/x y" -lmkl'),
-        ('''blas.ldflags=-L"C:/Program Files (x86)/Intel" -lmkl_core''', "-LC:/Program Files (x86)/Intel -lmkl_core"),
+        (
+            """blas.ldflags=-L"C:/Program Files (x86)/Intel" -lmkl_core""",
+            "-LC:/Program Files (x86)/Intel -lmkl_core",
+        ),
         ('''gcc.cxxflags=\\"-DX\\"''', '"-DX"'),
         ('''gcc.cxxflags="a\\"b"''', 'a"b'),
         ("gcc.cxxflags=-Wl\\,-rpath=/x", "-Wl,-rpath=/x"),

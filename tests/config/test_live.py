@@ -49,13 +49,16 @@ def test_unknown_names(cfg: modecfg.Config) -> None:
     for expr, hint in [("cfg.floatx", "'floatX'"), ("cfg.traceback.limt", "'limit'")]:
         proc = subprocess.run(
             [sys.executable, "-c", f"import modecfg; cfg = modecfg.load(env={{}}); {expr}"],
-            capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(Path(HERE).parents[2])},
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "PYTHONPATH": str(Path(HERE).parents[2])},
+        )
         assert f"has no attribute {expr.rsplit('.', 1)[1]!r}. Did you mean: {hint}?" in proc.stderr
     assert not hasattr(cfg, "floatx")
     assert hasattr(cfg, "floatX")
     # Item access goes through the flag table and says more.
-    with pytest.raises(UnknownFlagError, match="did you mean traceback.limit"):
+    with pytest.raises(UnknownFlagError, match=r"did you mean traceback\.limit"):
         cfg["traceback.limt"]
     with pytest.raises(UnknownFlagError, match="obsolete"):
         cfg["lib.cnmem"]
@@ -139,7 +142,9 @@ def test_override_as_context_manager_restores_on_exit_and_on_error(cfg: modecfg.
 
 def test_override_records_the_line_that_made_it(cfg: modecfg.Config) -> None:
     with cfg.override(floatX="float16"):  # override-origin-marker
-        assert cfg.origin("floatX") == modecfg.Origin(Layer.OVERRIDE, HERE, _line_of("override-origin-marker"))
+        assert cfg.origin("floatX") == modecfg.Origin(
+            Layer.OVERRIDE, HERE, _line_of("override-origin-marker")
+        )
         assert [str(c.origin.layer) for c in cfg.explain("floatX").layers] == ["env", "override"]
 
 
@@ -385,7 +390,9 @@ def test_explain_lists_doc_choices_and_layers(tmp_path: Path) -> None:
     assert exp.choices == ("float64", "float32", "float16")
     assert [(c.origin.layer, c.raw) for c in exp.layers] == [(Layer.RC, "float16"), (Layer.ENV, "float32")]
     text = str(exp)
-    assert f"rc {rc}:2" in text and "(overridden)" in text and "env THEANO_FLAGS" in text and "<- wins" in text
+    assert (
+        f"rc {rc}:2" in text and "(overridden)" in text and "env THEANO_FLAGS" in text and "<- wins" in text
+    )
     assert "one of float64, float32, float16" in text
 
 
@@ -440,7 +447,11 @@ def test_several_problems_are_raised_together() -> None:
     with pytest.raises(modecfg.ConfigErrors) as info:
         modecfg.load(env={"THEANO_FLAGS": "floatX=x,bogus=1", "PYTENSOR_FLAGS": "float32"})
     # syntax errors come from reading the sources, the others from resolving them
-    assert [type(e).__name__ for e in info.value.errors] == ["FlagSyntaxError", "FlagValueError", "UnknownFlagError"]
+    assert [type(e).__name__ for e in info.value.errors] == [
+        "FlagSyntaxError",
+        "FlagValueError",
+        "UnknownFlagError",
+    ]
     assert isinstance(info.value, modecfg.ConfigError)
 
 

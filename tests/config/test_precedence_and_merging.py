@@ -12,7 +12,16 @@ import pytest
 import modecfg
 from modecfg.config.origin import Layer
 
-LEVELS = ["default", "rc", "THEANO_FLAGS", "AESARA_FLAGS", "PYTENSOR_FLAGS", "MODECFG_FLAGS", "assignment", "override"]
+LEVELS = [
+    "default",
+    "rc",
+    "THEANO_FLAGS",
+    "AESARA_FLAGS",
+    "PYTENSOR_FLAGS",
+    "MODECFG_FLAGS",
+    "assignment",
+    "override",
+]
 
 
 def _config_with(levels: set[str], tmp_path: Path) -> tuple[modecfg.Config, modecfg.Override | None]:
@@ -57,7 +66,15 @@ def test_every_layer_shows_in_explain(tmp_path: Path) -> None:
     with override:
         exp = cfg.explain("traceback.limit")
     assert [c.value for c in exp.layers] == list(range(1, len(LEVELS)))
-    assert [str(c.origin.layer) for c in exp.layers] == ["rc", "env", "env", "env", "env", "assignment", "override"]
+    assert [str(c.origin.layer) for c in exp.layers] == [
+        "rc",
+        "env",
+        "env",
+        "env",
+        "env",
+        "assignment",
+        "override",
+    ]
     assert exp.value == LEVELS.index("override")
     assert "<- wins" in str(exp)
 
@@ -75,21 +92,31 @@ def test_rc_variables_more_specific_win(tmp_path: Path) -> None:
     files = {}
     for var, value in [("THEANORC", "float16"), ("PYTENSORRC", "float32"), ("MODECFGRC", "float64")]:
         files[var] = tmp_path / var
-        files[var].write_text(f"[global]\nfloatX = {value}\nmode = FAST_COMPILE\n" if var == "THEANORC" else f"[global]\nfloatX = {value}\n")
+        files[var].write_text(
+            f"[global]\nfloatX = {value}\nmode = FAST_COMPILE\n"
+            if var == "THEANORC"
+            else f"[global]\nfloatX = {value}\n"
+        )
     env = {var: str(path) for var, path in files.items()}
     cfg = modecfg.load(env=env)
     assert cfg.floatX == "float64"
     assert cfg.mode == "FAST_COMPILE"  # only THEANORC sets it
-    assert [c.origin.source for c in cfg.layers("floatX")] == [str(files[v]) for v in ("THEANORC", "PYTENSORRC", "MODECFGRC")]
+    assert [c.origin.source for c in cfg.layers("floatX")] == [
+        str(files[v]) for v in ("THEANORC", "PYTENSORRC", "MODECFGRC")
+    ]
 
 
 def test_default_rc_files_are_read_from_home_in_order(tmp_path: Path) -> None:
     (tmp_path / ".theanorc").write_text("[global]\nfloatX = float32\ndevice = cuda\n")
     (tmp_path / ".pytensorrc").write_text("[global]\nfloatX = float16\n")
-    (tmp_path / ".modecfg.toml").write_text('[traceback]\nlimit = 2\n')
+    (tmp_path / ".modecfg.toml").write_text("[traceback]\nlimit = 2\n")
     cfg = modecfg.load(env={"HOME": str(tmp_path)})
     assert cfg.floatX == "float16" and cfg.device == "cuda" and cfg.traceback.limit == 2
-    assert cfg.sources == (str(tmp_path / ".theanorc"), str(tmp_path / ".pytensorrc"), str(tmp_path / ".modecfg.toml"))
+    assert cfg.sources == (
+        str(tmp_path / ".theanorc"),
+        str(tmp_path / ".pytensorrc"),
+        str(tmp_path / ".modecfg.toml"),
+    )
 
 
 def test_theanorc_txt_is_a_default_file_too(tmp_path: Path) -> None:
@@ -110,7 +137,9 @@ def test_rc_path_lists_expand_tilde_skip_empty_entries_and_accept_relative_paths
     sub.mkdir()
     (sub / "local.rc").write_text("[global]\ndevice = cuda\n")
     monkeypatch.chdir(tmp_path)
-    cfg = modecfg.load(env={"HOME": str(tmp_path), "THEANORC": f"{os.pathsep}~/rc{os.pathsep}{os.pathsep}sub/local.rc"})
+    cfg = modecfg.load(
+        env={"HOME": str(tmp_path), "THEANORC": f"{os.pathsep}~/rc{os.pathsep}{os.pathsep}sub/local.rc"}
+    )
     assert cfg.floatX == "float32" and cfg.device == "cuda"
     assert cfg.origin("device").source == str(sub / "local.rc")
 
@@ -165,7 +194,9 @@ def test_booleans_in_every_spelling() -> None:
 
 
 def test_numbers_in_the_forms_people_write() -> None:
-    cfg = modecfg.load(env={"THEANO_FLAGS": "NanGuardMode.big=.75e3,traceback.limit=-1,optdb.position_cutoff=inf"})
+    cfg = modecfg.load(
+        env={"THEANO_FLAGS": "NanGuardMode.big=.75e3,traceback.limit=-1,optdb.position_cutoff=inf"}
+    )
     assert cfg.NanGuardMode.big == 750.0
     assert cfg.traceback.limit == -1
     assert cfg.optdb.position_cutoff == float("inf")

@@ -17,8 +17,7 @@ ENV = {"HOME": "/home/ann", "USER": "ann", "TMPDIR": "/scratch"}
 
 def _read(text: str) -> dict[str, tuple[object, int | None]]:
     return {
-        s.name: (s.raw, s.origin.line)
-        for s in read_ini(text, "/etc/theanorc", interpolation_defaults(ENV))
+        s.name: (s.raw, s.origin.line) for s in read_ini(text, "/etc/theanorc", interpolation_defaults(ENV))
     }
 
 
@@ -108,11 +107,13 @@ def test_placeholders_can_name_options_of_the_same_section() -> None:
 
 
 def test_option_names_match_in_any_case_section_names_exactly(tmp_path: Path) -> None:
-    cfg = _load(tmp_path, "[global]\nFLOATX = float32\nDebugMode.Check_Strides = 2\n[DebugMode]\nPATIENCE = 3\n")
+    cfg = _load(
+        tmp_path, "[global]\nFLOATX = float32\nDebugMode.Check_Strides = 2\n[DebugMode]\nPATIENCE = 3\n"
+    )
     assert cfg.floatX == "float32"
     assert cfg.DebugMode.check_strides == 2
     assert cfg.DebugMode.patience == 3
-    with pytest.raises(modecfg.UnknownFlagError, match="debugmode.patience"):
+    with pytest.raises(modecfg.UnknownFlagError, match=r"debugmode\.patience"):
         _load(tmp_path, "[debugmode]\npatience = 3\n")
 
 
@@ -177,17 +178,19 @@ def test_an_unreadable_file_is_an_error(tmp_path: Path, monkeypatch: pytest.Monk
         return real_open(file, *args, **kwargs)  # type: ignore[call-overload]
 
     monkeypatch.setattr("builtins.open", guarded_open)  # chmod does not stop root, who runs CI
-    with pytest.raises(RcFileError, match="locked .*cannot be read: Permission denied"):
+    with pytest.raises(RcFileError, match=r"locked .*cannot be read: Permission denied"):
         modecfg.load(env={}, rc_files=[path])
 
 
 def test_misplaced_keys_are_errors_with_the_right_home(tmp_path: Path) -> None:
-    with pytest.raises(modecfg.UnknownFlagError, match=r"optimizer_including is a \[global\] flag, not one of \[nvcc\]"):
+    with pytest.raises(
+        modecfg.UnknownFlagError, match=r"optimizer_including is a \[global\] flag, not one of \[nvcc\]"
+    ):
         _load(tmp_path, "[nvcc]\noptimizer_including = cudnn\n")
 
 
 def test_root_under_global_suggests_cuda_root(tmp_path: Path) -> None:
-    with pytest.raises(modecfg.UnknownFlagError, match="did you mean cuda.root"):
+    with pytest.raises(modecfg.UnknownFlagError, match=r"did you mean cuda\.root"):
         _load(tmp_path, "[global]\nroot = /usr/local/cuda\n")
 
 

@@ -5,9 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import modecfg
-from modecfg.errors import FlagValueError, RcFileError
+from modecfg.config.sources import read_toml
+from modecfg.errors import ConfigError, FlagValueError, RcFileError
 
 
 def _load(tmp_path: Path, text: str) -> modecfg.Config:
@@ -54,7 +57,7 @@ def test_integers_are_numbers_for_float_flags(tmp_path: Path) -> None:
         ("[traceback]\nlimit = 1.5\n", "expected a TOML integer, got a float"),
         ('[traceback]\nlimit = "3"\n', "expected a TOML integer, got a string"),
         ("[traceback]\nlimit = true\n", "expected a TOML integer, got a boolean"),
-        ("floatX = [\"float32\"]\n", "expected a TOML string, got a array"),
+        ('floatX = ["float32"]\n', "expected a TOML string, got a array"),
         ("[NanGuardMode]\nbig = -1.0\n", "greater than 0"),
     ],
 )
@@ -75,3 +78,12 @@ def test_invalid_toml_names_the_line(tmp_path: Path) -> None:
 def test_unknown_flags_in_toml_get_suggestions(tmp_path: Path) -> None:
     with pytest.raises(modecfg.UnknownFlagError, match="did you mean floatX"):
         _load(tmp_path, 'floatx = "float32"\n')
+
+
+@settings(max_examples=200)
+@given(st.text(alphabet=st.sampled_from(list("[]=.\"' \nabx1#{},tf")), max_size=50))
+def test_the_toml_reader_raises_nothing_but_config_errors(text: str) -> None:
+    try:
+        read_toml(text, "fuzz.toml")
+    except ConfigError:
+        pass
