@@ -277,455 +277,178 @@ _COMPILEDIR_FORMAT = "compiledir_%(short_platform)s-%(processor)s-%(python_versi
 Bool = bool
 Level = Literal["ignore", "warn", "raise", "pdb"]
 
-flag(
-    "floatX",
-    Literal["float64", "float32", "float16"],
-    "float64",
-    "Default floating-point dtype of Python floats, numpy scalars and new tensors. "
-    "float32 for GPUs; float16 is experimental.",
-    pytensor=True,
-)
-flag(
-    "warn_float64",
-    Level,
-    "ignore",
-    "What to do when float64 enters a graph compiled under floatX=float32.",
-    pytensor=True,
-)
-flag(
-    "cast_policy",
-    Literal["custom", "numpy+floatX"],
-    "custom",
-    "Rules for implicit type casting.",
-    pytensor=True,
-)
-flag("print_global_stats", Bool, False, "Print global statistics (time spent) at exit.", pytensor=True)
-flag(
-    "unpickle_function",
-    Bool,
-    True,
-    "Unpickle compiled functions (False replaces them with None).",
-    pytensor=True,
-)
+# One declaration per statement reads as a table: the formatter leaves it alone.
+# fmt: off
 
-flag(
-    "mode",
-    str,
-    "FAST_RUN",
-    "Default compile mode: an optimizer and a linker (see `modecfg modes`).",
-    pytensor=True,
-    choices_from=_mode_names,
-    check=_check_mode,
-)
-flag(
-    "linker",
-    str,
-    "auto",
-    "Linker of the default mode (see `modecfg linkers`); 'auto' picks the fastest usable one.",
-    pytensor=True,
-    choices_from=_linker_names,
-    check=_check_linker,
-)
-flag(
-    "allow_gc",
-    Bool,
-    True,
-    "Free intermediate results during a call: less memory, more allocation.",
-    pytensor=True,
-)
-flag(
-    "optimizer",
-    Literal["o4", "o3", "o2", "o1", "unsafe", "fast_run", "fast_compile", "merge", "None"],
-    "o4",
-    "Graph rewrites of the default mode; 'None' disables them.",
-    pytensor=True,
-)
+flag("floatX", Literal["float64", "float32", "float16"], "float64",
+     "Default floating-point dtype of Python floats, numpy scalars and new tensors. "
+     "float32 for GPUs; float16 is experimental.", pytensor=True)
+flag("warn_float64", Level, "ignore",
+     "What to do when float64 enters a graph compiled under floatX=float32.", pytensor=True)
+flag("cast_policy", Literal["custom", "numpy+floatX"], "custom",
+     "Rules for implicit type casting.", pytensor=True)
+flag("print_global_stats", Bool, False,
+     "Print global statistics (time spent) at exit.", pytensor=True)
+flag("unpickle_function", Bool, True,
+     "Unpickle compiled functions (False replaces them with None).", pytensor=True)
+
+flag("mode", str, "FAST_RUN",
+     "Default compile mode: an optimizer and a linker (see `modecfg modes`).",
+     pytensor=True, choices_from=_mode_names, check=_check_mode)
+flag("linker", str, "auto",
+     "Linker of the default mode (see `modecfg linkers`); 'auto' picks the fastest usable one.",
+     pytensor=True, choices_from=_linker_names, check=_check_linker)
+flag("allow_gc", Bool, True,
+     "Free intermediate results during a call: less memory, more allocation.", pytensor=True)
+flag("optimizer", Literal["o4", "o3", "o2", "o1", "unsafe", "fast_run", "fast_compile", "merge", "None"],
+     "o4", "Graph rewrites of the default mode; 'None' disables them.", pytensor=True)
 flag("optimizer_verbose", Bool, False, "Print every rewrite that is applied.", pytensor=True)
-flag(
-    "optimizer_verbose_ignore",
-    str,
-    "",
-    "Comma-separated rewrite names not printed by optimizer_verbose.",
-    pytensor=True,
-)
+flag("optimizer_verbose_ignore", str, "",
+     "Comma-separated rewrite names not printed by optimizer_verbose.", pytensor=True)
 flag("compiler_verbose", Bool, False, "Print information about compilation steps.", pytensor=True)
-flag(
-    "on_opt_error",
-    Literal["warn", "raise", "pdb", "ignore"],
-    "warn",
-    "What to do when a rewrite crashes.",
-    pytensor=True,
-)
-flag(
-    "on_unused_input",
-    Literal["raise", "warn", "ignore"],
-    "raise",
-    "What to do when an input of a function is not used by its outputs.",
-    pytensor=True,
-)
+flag("on_opt_error", Literal["warn", "raise", "pdb", "ignore"], "warn",
+     "What to do when a rewrite crashes.", pytensor=True)
+flag("on_unused_input", Literal["raise", "warn", "ignore"], "raise",
+     "What to do when an input of a function is not used by its outputs.", pytensor=True)
 flag("optimizer_excluding", str, "", "':'-separated rewrite tags to leave out.", pytensor=True)
 flag("optimizer_including", str, "", "':'-separated rewrite tags to add.", pytensor=True)
 flag("optimizer_requiring", str, "", "':'-separated rewrite tags to require.", pytensor=True)
-flag(
-    "optdb.position_cutoff",
-    float,
-    float("inf"),
-    "Stop graph rewriting at this position of the rewrite database.",
-    pytensor=True,
-)
-flag(
-    "optdb.max_use_ratio",
-    float,
-    8.0,
-    "Bound on rewrite applications per node, against infinite loops.",
-    pytensor=True,
-)
-flag(
-    "cycle_detection",
-    Literal["regular", "fast"],
-    "regular",
-    "'fast' allows fewer in-place operations but compiles faster.",
-    pytensor=True,
-)
-flag(
-    "check_stack_trace",
-    Literal["off", "log", "warn", "raise"],
-    "off",
-    "Check that rewrites keep the user's stack trace on new variables.",
-    pytensor=True,
-)
+flag("optdb.position_cutoff", float, float("inf"),
+     "Stop graph rewriting at this position of the rewrite database.", pytensor=True)
+flag("optdb.max_use_ratio", float, 8.0,
+     "Bound on rewrite applications per node, against infinite loops.", pytensor=True)
+flag("cycle_detection", Literal["regular", "fast"], "regular",
+     "'fast' allows fewer in-place operations but compiles faster.", pytensor=True)
+flag("check_stack_trace", Literal["off", "log", "warn", "raise"], "off",
+     "Check that rewrites keep the user's stack trace on new variables.", pytensor=True)
 
-flag(
-    "cxx",
-    str,
-    Lazy(_default_cxx, "g++ found on PATH, else ''"),
-    "The C++ compiler; empty disables C code (Python and numba linkers only).",
-    pytensor=True,
-    fixed=True,
-)
+flag("cxx", str, Lazy(_default_cxx, "g++ found on PATH, else ''"),
+     "The C++ compiler; empty disables C code (Python and numba linkers only).",
+     pytensor=True, fixed=True)
 flag("gcc.cxxflags", str, "", "Extra flags for the C++ compiler.", pytensor=True)
 flag("nocleanup", Bool, False, "Keep the files of C code that failed to compile.", pytensor=True)
-flag(
-    "cmodule.warn_no_version",
-    Bool,
-    False,
-    "Warn when an Op's C code cannot be cached (no c_code_cache_version).",
-    pytensor=True,
-)
-flag("cmodule.remove_gxx_opt", Bool, False, "Compile C code without -O (for gdb).", pytensor=True)
+flag("cmodule.warn_no_version", Bool, False,
+     "Warn when an Op's C code cannot be cached (no c_code_cache_version).", pytensor=True)
+flag("cmodule.remove_gxx_opt", Bool, False,
+     "Compile C code without -O (for gdb).", pytensor=True)
 flag("cmodule.compilation_warning", Bool, False, "Print C compiler warnings.", pytensor=True)
-flag(
-    "cmodule.preload_cache",
-    Bool,
-    False,
-    "Load the whole C module cache at import.",
-    pytensor=True,
-    fixed=True,
-)
-flag(
-    "cmodule.age_thresh_use",
-    int,
-    60 * 60 * 24 * 24,
-    "Seconds after which a cached C module is not reused.",
-    pytensor=True,
-    fixed=True,
-    range=Range(ge=0),
-)
+flag("cmodule.preload_cache", Bool, False,
+     "Load the whole C module cache at import.", pytensor=True, fixed=True)
+flag("cmodule.age_thresh_use", int, 60 * 60 * 24 * 24,
+     "Seconds after which a cached C module is not reused.", pytensor=True, fixed=True,
+     range=Range(ge=0))
 flag("cmodule.debug", Bool, False, "Define DEBUG in generated C code.", pytensor=True)
-flag(
-    "compile.wait",
-    int,
-    5,
-    "Seconds between tries to take the compile lock.",
-    pytensor=True,
-    fixed=True,
-    range=Range(gt=0),
-)
-flag(
-    "compile.timeout",
-    int,
-    Lazy(lambda cfg: cfg["compile.wait"] * 24, "24 x compile.wait"),
-    "Seconds after which a stale compile lock held by the same owner is taken over.",
-    pytensor=True,
-    fixed=True,
-    range=Range(ge=0),
-)
-flag(
-    "blas.ldflags",
-    str | None,
-    None,
-    "Linker flags of the BLAS library (-L/-l words). None: PyTensor detects it; "
-    "'' : no BLAS library, numpy does the products.",
-    pytensor=True,
-    fixed=True,
-)
-flag("blas.check_openmp", Bool, True, "Check for conflicting OpenMP runtimes in BLAS.", pytensor=True)
-flag(
-    "compiledir_format",
-    str,
-    _COMPILEDIR_FORMAT,
-    "Name of the platform-specific directory under base_compiledir; %(key)s placeholders "
-    "are PyTensor's (platform, short_platform, processor, python_version, ...).",
-    pytensor=True,
-    fixed=True,
-)
-flag(
-    "base_compiledir",
-    Path,
-    Lazy(lambda cfg: Path("~/.pytensor").expanduser(), "~/.pytensor"),
-    "Root directory of compiled modules.",
-    pytensor=True,
-    fixed=True,
-    check=_expand_path,
-)
-flag(
-    "compiledir",
-    Path | None,
-    None,
-    "Directory of compiled modules. None: base_compiledir/compiledir_format.",
-    pytensor=True,
-    fixed=True,
-)
+flag("compile.wait", int, 5, "Seconds between tries to take the compile lock.",
+     pytensor=True, fixed=True, range=Range(gt=0))
+flag("compile.timeout", int, Lazy(lambda cfg: cfg["compile.wait"] * 24, "24 x compile.wait"),
+     "Seconds after which a stale compile lock held by the same owner is taken over.",
+     pytensor=True, fixed=True, range=Range(ge=0))
+flag("blas.ldflags", str | None, None,
+     "Linker flags of the BLAS library (-L/-l words). None: PyTensor detects it; "
+     "'' : no BLAS library, numpy does the products.", pytensor=True, fixed=True)
+flag("blas.check_openmp", Bool, True,
+     "Check for conflicting OpenMP runtimes in BLAS.", pytensor=True)
+flag("compiledir_format", str, _COMPILEDIR_FORMAT,
+     "Name of the platform-specific directory under base_compiledir; %(key)s placeholders "
+     "are PyTensor's (platform, short_platform, processor, python_version, ...).",
+     pytensor=True, fixed=True)
+flag("base_compiledir", Path, Lazy(lambda cfg: Path("~/.pytensor").expanduser(), "~/.pytensor"),
+     "Root directory of compiled modules.", pytensor=True, fixed=True, check=_expand_path)
+flag("compiledir", Path | None, None,
+     "Directory of compiled modules. None: base_compiledir/compiledir_format.",
+     pytensor=True, fixed=True)
 
-flag(
-    "tensor.cmp_sloppy",
-    int,
-    0,
-    "Relax float comparisons in tests: 0, 1 or 2.",
-    pytensor=True,
-    fixed=True,
-    range=Range(ge=0, le=2),
-)
-flag(
-    "tensor.insert_inplace_optimizer_validate_nb",
-    int,
-    -1,
-    "Validation batch of the in-place rewrite; -1: automatic.",
-    pytensor=True,
-)
+flag("tensor.cmp_sloppy", int, 0, "Relax float comparisons in tests: 0, 1 or 2.",
+     pytensor=True, fixed=True, range=Range(ge=0, le=2))
+flag("tensor.insert_inplace_optimizer_validate_nb", int, -1,
+     "Validation batch of the in-place rewrite; -1: automatic.", pytensor=True)
 flag("lib.amdlibm", Bool, False, "Use AMD's libm.", pytensor=True)
 
-flag(
-    "traceback.limit",
-    int,
-    8,
-    "Stack frames kept where each variable is created (-1: all); used to name the user's line in errors.",
-    pytensor=True,
-)
-flag("traceback.compile_limit", int, 0, "Stack frames kept during compilation (-1: all).", pytensor=True)
+flag("traceback.limit", int, 8,
+     "Stack frames kept where each variable is created (-1: all); used to name the "
+     "user's line in errors.", pytensor=True)
+flag("traceback.compile_limit", int, 0,
+     "Stack frames kept during compilation (-1: all).", pytensor=True)
 
-flag(
-    "warn.ignore_bug_before",
-    Literal[
-        "None",
-        "all",
-        "0.3",
-        "0.4",
-        "0.4.1",
-        "0.5",
-        "0.6",
-        "0.7",
-        "0.8",
-        "0.8.1",
-        "0.8.2",
-        "0.9",
-        "0.10",
-        "1.0",
-        "1.0.1",
-        "1.0.2",
-        "1.0.3",
-        "1.0.4",
-        "1.0.5",
-    ],
-    "0.9",
-    "Do not warn about old bugs fixed before this version.",
-    pytensor=True,
-    fixed=True,
-)
-flag(
-    "exception_verbosity",
-    Literal["low", "medium", "high"],
-    "low",
-    "Detail in errors raised by compiled functions.",
-    pytensor=True,
-)
+flag("warn.ignore_bug_before", Literal[
+    "None", "all", "0.3", "0.4", "0.4.1", "0.5", "0.6", "0.7", "0.8", "0.8.1", "0.8.2", "0.9",
+    "0.10", "1.0", "1.0.1", "1.0.2", "1.0.3", "1.0.4", "1.0.5"], "0.9",
+     "Do not warn about old bugs fixed before this version.", pytensor=True, fixed=True)
+flag("exception_verbosity", Literal["low", "medium", "high"], "low",
+     "Detail in errors raised by compiled functions.", pytensor=True)
 
 flag("check_input", Bool, True, "Check the types of inputs in C code.", pytensor=True)
 flag("NanGuardMode.nan_is_error", Bool, True, "NanGuardMode: NaN is an error.", pytensor=True)
 flag("NanGuardMode.inf_is_error", Bool, True, "NanGuardMode: Inf is an error.", pytensor=True)
-flag(
-    "NanGuardMode.big_is_error",
-    Bool,
-    True,
-    "NanGuardMode: a value above NanGuardMode.big is an error.",
-    pytensor=True,
-)
-flag(
-    "NanGuardMode.action",
-    Literal["raise", "warn", "pdb"],
-    "raise",
-    "What NanGuardMode does on a bad value.",
-    pytensor=True,
-)
-flag(
-    "NanGuardMode.big",
-    float,
-    1e10,
-    "Absolute value above which NanGuardMode calls a value big.",
-    range=Range(gt=0),
-)
-flag(
-    "NanGuardMode.dump_dir",
-    str,
-    "",
-    "Directory for NaN-guard dumps; empty: modecfg-nanguard under the temp directory.",
-)
+flag("NanGuardMode.big_is_error", Bool, True,
+     "NanGuardMode: a value above NanGuardMode.big is an error.", pytensor=True)
+flag("NanGuardMode.action", Literal["raise", "warn", "pdb"], "raise",
+     "What NanGuardMode does on a bad value.", pytensor=True)
+flag("NanGuardMode.big", float, 1e10,
+     "Absolute value above which NanGuardMode calls a value big.", range=Range(gt=0))
+flag("NanGuardMode.dump_dir", str, "",
+     "Directory for NaN-guard dumps; empty: modecfg-nanguard under the temp directory.")
 
-flag(
-    "DebugMode.patience",
-    int,
-    10,
-    "Rewrite the graph this many times to find inconsistency.",
-    pytensor=True,
-    range=Range(gt=0),
-)
-flag(
-    "DebugMode.check_c",
-    bool,
-    Lazy(lambda cfg: bool(cfg.cxx), "True when cxx is set"),
-    "Run C implementations where possible.",
-    pytensor=True,
-)
+flag("DebugMode.patience", int, 10, "Rewrite the graph this many times to find inconsistency.",
+     pytensor=True, range=Range(gt=0))
+flag("DebugMode.check_c", bool, Lazy(lambda cfg: bool(cfg.cxx), "True when cxx is set"),
+     "Run C implementations where possible.", pytensor=True)
 flag("DebugMode.check_py", Bool, True, "Run Python implementations where possible.", pytensor=True)
 flag("DebugMode.check_finite", Bool, True, "Complain about NaN/Inf results.", pytensor=True)
-flag(
-    "DebugMode.check_strides",
-    int,
-    0,
-    "On stride differences between Python and C: 0 ignore, 1 warn, 2 raise.",
-    pytensor=True,
-    range=Range(ge=0, le=2),
-)
-flag(
-    "DebugMode.warn_input_not_reused",
-    Bool,
-    True,
-    "Warn when an in-place op did not reuse its input.",
-    pytensor=True,
-)
-flag(
-    "DebugMode.check_preallocated_output",
-    str,
-    "",
-    "':'-separated kinds of preallocated output memory to test (initial, previous, "
-    "c_contiguous, f_contiguous, strided, wrong_size, ALL).",
-    pytensor=True,
-    check=_check_prealloc,
-    describe="':'-separated items of initial, previous, c_contiguous, f_contiguous, strided, wrong_size, ALL",
-)
-flag(
-    "DebugMode.check_preallocated_output_ndim",
-    int,
-    4,
-    "Inner dimensions over which strided outputs are tested.",
-    pytensor=True,
-    range=Range(gt=0),
-)
+flag("DebugMode.check_strides", int, 0,
+     "On stride differences between Python and C: 0 ignore, 1 warn, 2 raise.",
+     pytensor=True, range=Range(ge=0, le=2))
+flag("DebugMode.warn_input_not_reused", Bool, True,
+     "Warn when an in-place op did not reuse its input.", pytensor=True)
+flag("DebugMode.check_preallocated_output", str, "",
+     "':'-separated kinds of preallocated output memory to test (initial, previous, "
+     "c_contiguous, f_contiguous, strided, wrong_size, ALL).", pytensor=True, check=_check_prealloc,
+     describe="':'-separated items of initial, previous, c_contiguous, f_contiguous, strided, "
+     "wrong_size, ALL")
+flag("DebugMode.check_preallocated_output_ndim", int, 4,
+     "Inner dimensions over which strided outputs are tested.", pytensor=True, range=Range(gt=0))
 
 flag("profiling.time_thunks", Bool, True, "Time individual nodes when profiling.", pytensor=True)
 flag("profiling.n_apply", int, 20, "Apply rows shown in a profile.", pytensor=True, range=Range(gt=0))
 flag("profiling.n_ops", int, 20, "Op rows shown in a profile.", pytensor=True, range=Range(gt=0))
-flag(
-    "profiling.output_line_width",
-    int,
-    512,
-    "Line width of the profile text.",
-    pytensor=True,
-    range=Range(gt=0),
-)
-flag(
-    "profiling.min_memory_size",
-    int,
-    1024,
-    "Memory profile: hide nodes whose outputs are smaller (bytes).",
-    pytensor=True,
-    range=Range(ge=0),
-)
-flag(
-    "profiling.min_peak_memory",
-    Bool,
-    False,
-    "Memory profile: also compute the order of minimal peak memory.",
-    pytensor=True,
-)
-flag(
-    "profiling.destination",
-    str,
-    "stderr",
-    "Where the profile text goes: stderr, stdout or a file path.",
-    pytensor=True,
-)
+flag("profiling.output_line_width", int, 512, "Line width of the profile text.",
+     pytensor=True, range=Range(gt=0))
+flag("profiling.min_memory_size", int, 1024,
+     "Memory profile: hide nodes whose outputs are smaller (bytes).", pytensor=True,
+     range=Range(ge=0))
+flag("profiling.min_peak_memory", Bool, False,
+     "Memory profile: also compute the order of minimal peak memory.", pytensor=True)
+flag("profiling.destination", str, "stderr",
+     "Where the profile text goes: stderr, stdout or a file path.", pytensor=True)
 flag("profiling.debugprint", Bool, False, "Debugprint each profiled function.", pytensor=True)
-flag(
-    "profiling.ignore_first_call",
-    Bool,
-    False,
-    "Leave the first call (compilation, caches) out of profiles.",
-    pytensor=True,
-)
-flag(
-    "on_shape_error",
-    Literal["warn", "raise"],
-    "warn",
-    "What to do when shape inference fails.",
-    pytensor=True,
-)
+flag("profiling.ignore_first_call", Bool, False,
+     "Leave the first call (compilation, caches) out of profiles.", pytensor=True)
+flag("on_shape_error", Literal["warn", "raise"], "warn",
+     "What to do when shape inference fails.", pytensor=True)
 
 flag("openmp", Bool, False, "Allow OpenMP parallelism in C code.", pytensor=True)
-flag(
-    "openmp_elemwise_minsize",
-    int,
-    200000,
-    "Smallest elementwise size run in parallel under OpenMP.",
-    pytensor=True,
-    range=Range(ge=0),
-)
+flag("openmp_elemwise_minsize", int, 200000,
+     "Smallest elementwise size run in parallel under OpenMP.", pytensor=True, range=Range(ge=0))
 
 flag("profile", Bool, False, "Profile compiled functions (see `modecfg profile`).", pytensor=True)
 flag("profile_optimizer", Bool, False, "Profile graph rewriting.", pytensor=True)
 flag("profile_memory", Bool, False, "Profile memory use (with profile).", pytensor=True)
-flag(
-    "vm.lazy",
-    bool | None,
-    None,
-    "VM linkers: lazy evaluation (None: when the graph needs it).",
-    pytensor=True,
-)
+flag("vm.lazy", bool | None, None,
+     "VM linkers: lazy evaluation (None: when the graph needs it).", pytensor=True)
 flag("scan.allow_gc", Bool, False, "Free intermediate results inside scan.", pytensor=True)
-flag("scan.allow_output_prealloc", Bool, True, "Preallocate scan outputs.", pytensor=True, fixed=True)
+flag("scan.allow_output_prealloc", Bool, True,
+     "Preallocate scan outputs.", pytensor=True, fixed=True)
 flag("numba.fastmath", Bool, True, "Compile numba code with fastmath.", pytensor=True)
 flag("numba.cache", Bool, True, "Cache numba compilations on disk.", pytensor=True)
 
 # modecfg's own flags
-flag(
-    "device",
-    str,
-    "cpu",
-    "Where graphs run: cpu, cuda or cudaN (a GPU through a GPU-capable backend). "
-    "Theano's gpu / gpuN are read as cuda / cudaN.",
-    check=_check_device,
-    describe="cpu, cuda or cudaN",
-    legacy_value=_legacy_device,
-)
-flag(
-    "fallback_to_cpu",
-    Bool,
-    False,
-    "When the device is a GPU that cannot be used, run on the CPU with a warning instead of raising.",
-)
-flag(
-    "compute_test_value",
-    Literal["off", "ignore", "warn", "raise", "pdb"],
-    "off",
-    "Evaluate each new node on its inputs' test values as the graph is built.",
-)
+flag("device", str, "cpu",
+     "Where graphs run: cpu, cuda or cudaN (a GPU through a GPU-capable backend). "
+     "Theano's gpu / gpuN are read as cuda / cudaN.", check=_check_device, describe="cpu, cuda or cudaN",
+     legacy_value=_legacy_device)
+flag("fallback_to_cpu", Bool, False,
+     "When the device is a GPU that cannot be used, run on the CPU with a warning "
+     "instead of raising.")
+flag("compute_test_value", Literal["off", "ignore", "warn", "raise", "pdb"], "off",
+     "Evaluate each new node on its inputs' test values as the graph is built.")
+# fmt: on
