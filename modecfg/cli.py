@@ -108,10 +108,10 @@ def cmd_validate(args: argparse.Namespace, out: TextIO) -> int:
 def _report_migration(mig: Migration, fmt: str, out: TextIO, err: TextIO) -> int:
     text = {"flags": mig.to_flags() + "\n", "ini": mig.to_ini(), "toml": mig.to_toml()}[fmt]
     out.write(text)
-    for change in mig.changed:
-        err.write(f"changed: {change}\n")
-    for change in mig.dropped:
-        err.write(f"dropped: {change}\n")
+    for note in mig.changed:
+        err.write(f"changed: {note.origin}: {note.message}\n")
+    for note in mig.dropped:
+        err.write(f"dropped: {note.origin}: {note.message}\n")
     for e in mig.errors:
         err.write(f"error: {e}\n")
     return 1 if mig.errors else 0

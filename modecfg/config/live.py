@@ -77,13 +77,22 @@ class Bridge(Protocol):
     def sync(self) -> None: ...
 
 
-class _Overridden:
-    """Data descriptor installed on a section class while a flag is overridden somewhere."""
+class _FlagDescriptor:
+    """A data descriptor standing for one flag on a section class."""
 
     __slots__ = ("attr", "name", "state")
 
     def __init__(self, name: str, attr: str, state: _State) -> None:
         self.name, self.attr, self.state = name, attr, state
+
+    def __set__(self, obj: Any, value: Any) -> None:  # pragma: no cover - __setattr__ wins
+        obj._cfg_root._assign(self.name, value, caller_origin(Layer.ASSIGNMENT))
+
+
+class _Overridden(_FlagDescriptor):
+    """Installed on a section class while a flag is overridden somewhere."""
+
+    __slots__ = ()
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         if obj is None:
@@ -97,25 +106,16 @@ class _Overridden:
             self.state.uninstall(self.name)  # no override left anywhere: plain reads again
         return self.state.base(self.name)
 
-    def __set__(self, obj: Any, value: Any) -> None:  # pragma: no cover - __setattr__ wins
-        obj._cfg_root._assign(self.name, value, caller_origin(Layer.ASSIGNMENT))
 
-
-class _LazyDefault:
+class _LazyDefault(_FlagDescriptor):
     """A flag whose default is computed at each read until some layer sets it."""
 
-    __slots__ = ("attr", "name", "state")
-
-    def __init__(self, name: str, attr: str, state: _State) -> None:
-        self.name, self.attr, self.state = name, attr, state
+    __slots__ = ()
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         if obj is None:
             return self
         return self.state.base(self.name)
-
-    def __set__(self, obj: Any, value: Any) -> None:  # pragma: no cover - __setattr__ wins
-        obj._cfg_root._assign(self.name, value, caller_origin(Layer.ASSIGNMENT))
 
 
 class _Alias:

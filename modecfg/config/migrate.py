@@ -11,28 +11,17 @@ import math
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from modecfg.config.flags import FLAGS
 from modecfg.config.flagstring import format_flags
 from modecfg.config.flagstring import parse as parse_flag_string
-from modecfg.config.origin import Layer, Origin, Setting
+from modecfg.config.origin import Layer, Setting
 from modecfg.config.resolve import Note, candidate
 from modecfg.config.sources import RcFile, read_ini, read_text, read_toml
 from modecfg.errors import ConfigError
 
-__all__ = ["Change", "Migration", "migrate_file", "migrate_flags"]
-
-
-class Change(NamedTuple):
-    """A setting that was dropped or rewritten, and why."""
-
-    written: str
-    origin: Origin
-    reason: str
-
-    def __str__(self) -> str:
-        return f"{self.origin}: {self.reason}"
+__all__ = ["Migration", "migrate_file", "migrate_flags"]
 
 
 class Migration:
@@ -40,8 +29,8 @@ class Migration:
 
     def __init__(self) -> None:
         self.flags: dict[str, Any] = {}  # dotted name -> typed value
-        self.dropped: list[Change] = []
-        self.changed: list[Change] = []
+        self.dropped: list[Note] = []  # obsolete flags, with what replaced them
+        self.changed: list[Note] = []  # renamed flags and rewritten values
         self.errors: list[ConfigError] = []
 
     def to_flags(self) -> str:
@@ -98,20 +87,18 @@ def _migrate(settings: Iterable[Setting], migration: Migration) -> Migration:
             migration.errors.append(exc)
             continue
         if found is None:
-            migration.dropped += [Change(setting.name, n.origin, n.message) for n in notes]
+            migration.dropped += notes
             continue
         spec, cand = found
-        migration.changed += [Change(setting.name, n.origin, n.message) for n in notes]
+        migration.changed += notes
         if spec.name != setting.name:
             migration.changed.append(
-                Change(setting.name, setting.origin, f"{setting.name} is now spelled {spec.name}")
+                Note(spec.name, f"{setting.name} is now spelled {spec.name}", setting.origin)
             )
         raw = setting.raw
         if not notes and isinstance(raw, str) and isinstance(cand.value, str) and cand.value != raw.strip():
             migration.changed.append(
-                Change(
-                    setting.name, setting.origin, f"{spec.name}={raw} is now written {spec.name}={cand.value}"
-                )
+                Note(spec.name, f"{spec.name}={raw} is now written {spec.name}={cand.value}", setting.origin)
             )
         migration.flags[spec.name] = cand.value  # a later duplicate wins
     return migration
