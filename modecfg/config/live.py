@@ -55,6 +55,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 Frame = Mapping[object, Any]
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_getframe = sys._getframe
 
 
 def caller_origin(layer: Layer) -> Origin:
@@ -335,9 +336,9 @@ class Config(Section):
         # The same call site with the same values validates once: overrides sit in loops.
         # (This is _override inlined: it is the hot path.)
         pairs = kwargs if flags is None else {**flags, **kwargs}
-        frame = sys._getframe(1)
+        frame = _getframe(1)
         code = frame.f_code
-        cached = self._cfg_state.sites.get((id(code), frame.f_lasti))
+        cached = self._cfg_state.sites.get(id(code) ^ frame.f_lasti)
         if cached is not None and cached._code is code:
             try:
                 if cached._raw == pairs:
@@ -352,7 +353,8 @@ class Config(Section):
         if not state.ready:
             state.materialize(self)
         code = frame.f_code
-        site = (id(code), frame.f_lasti)
+        # id ^ instruction offset: unique within one code object, which is checked on use
+        site = id(code) ^ frame.f_lasti
         cached = state.sites.get(site)
         if cached is not None and cached._code is code:
             try:
@@ -648,8 +650,8 @@ class _State:
         self.active: dict[str, list[None]] = {name: [] for name in FLAGS}
         # flag -> what its class held before an _Overridden went in (None: nothing)
         self.displaced: dict[str, object] = {}
-        # (code, instruction, *values) of an override() call -> its validated items
-        self.sites: dict[tuple[Any, ...], Override] = {}
+        # an override() call site -> the Override it made (see Config._override)
+        self.sites: dict[int, Override] = {}
 
     def base(self, name: str) -> Any:
         """The value below the overrides: assigned, from a source, or the default."""
