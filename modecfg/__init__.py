@@ -5,6 +5,8 @@
 'float64'
 """
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+
 from modecfg import linkers, modes
 from modecfg.config import (
     Config,
@@ -22,10 +24,12 @@ from modecfg.config.migrate import Migration, migrate_file, migrate_flags
 from modecfg.errors import (
     ConfigError,
     ConfigErrors,
+    DeviceUnavailableError,
     FlagSyntaxError,
     FlagValueError,
     Float64Error,
     Float64Warning,
+    LinkerUnavailableError,
     ModecfgError,
     ModecfgWarning,
     NanGuardError,
@@ -33,7 +37,12 @@ from modecfg.errors import (
     RcFileError,
     ReadOnlyFlagError,
     UnknownFlagError,
+    UnknownModeError,
 )
+from modecfg.modes import function, get_mode, register_mode
+
+if _TYPE_CHECKING:
+    from modecfg.modes.monitor import MonitorMode
 
 __version__ = "0.1.0"
 
@@ -41,6 +50,7 @@ __all__ = [
     "Config",
     "ConfigError",
     "ConfigErrors",
+    "DeviceUnavailableError",
     "Diagnosis",
     "Explanation",
     "FlagSyntaxError",
@@ -48,9 +58,11 @@ __all__ = [
     "Float64Error",
     "Float64Warning",
     "Layer",
+    "LinkerUnavailableError",
     "Migration",
     "ModecfgError",
     "ModecfgWarning",
+    "MonitorMode",
     "NanGuardError",
     "ObsoleteFlagWarning",
     "Origin",
@@ -58,13 +70,29 @@ __all__ = [
     "RcFileError",
     "ReadOnlyFlagError",
     "UnknownFlagError",
+    "UnknownModeError",
     "__version__",
     "change_flags",
     "config",
     "diagnose",
+    "function",
+    "get_mode",
     "linkers",
     "load",
     "migrate_file",
     "migrate_flags",
     "modes",
+    "register_mode",
 ]
+
+
+def __getattr__(name: str) -> object:
+    if name == "MonitorMode":  # imports PyTensor: loaded on first use
+        from modecfg.modes.monitor import MonitorMode
+
+        return MonitorMode
+    raise AttributeError(f"module 'modecfg' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), "MonitorMode"})

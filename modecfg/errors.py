@@ -9,6 +9,9 @@ Every error names what was wrong, where it came from and what is valid::
     │   ├── FlagSyntaxError                  a malformed flag string (no '=', open quote)
     │   ├── RcFileError                      an unreadable or malformed rc file
     │   ├── ReadOnlyFlagError                a flag PyTensor fixed at first use
+    │   ├── UnknownModeError                 a mode name nobody registered
+    │   ├── LinkerUnavailableError           a linker this machine cannot run (and why)
+    │   ├── DeviceUnavailableError           a device this machine cannot use (and why)
     │   └── ConfigErrors                     several of the above at once (``.errors``)
     ├── Float64Error                         float64 in a float32 graph
     └── NanGuardError                        NaN / Inf / huge value in a guarded call
@@ -31,10 +34,12 @@ if TYPE_CHECKING:
 __all__ = [
     "ConfigError",
     "ConfigErrors",
+    "DeviceUnavailableError",
     "FlagSyntaxError",
     "FlagValueError",
     "Float64Error",
     "Float64Warning",
+    "LinkerUnavailableError",
     "ModecfgError",
     "ModecfgWarning",
     "NanGuardError",
@@ -42,6 +47,7 @@ __all__ = [
     "RcFileError",
     "ReadOnlyFlagError",
     "UnknownFlagError",
+    "UnknownModeError",
 ]
 
 
@@ -111,6 +117,18 @@ class RcFileError(ConfigError):
 
 class ReadOnlyFlagError(ConfigError):
     """A flag PyTensor has already used and cannot change for this process."""
+
+
+class UnknownModeError(ConfigError):
+    """A mode name that is not registered."""
+
+
+class LinkerUnavailableError(ConfigError):
+    """A linker this machine cannot run: no C++ compiler, or its backend not installed."""
+
+
+class DeviceUnavailableError(ConfigError):
+    """A device this machine cannot use: no GPU, or no GPU-capable backend installed."""
 
 
 class ConfigErrors(ConfigError):

@@ -19,12 +19,12 @@ from __future__ import annotations
 import os
 import sys
 import threading
-import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
 
+from modecfg._warn import warn
 from modecfg.config.flags import FLAGS, Flag
 from modecfg.config.flagstring import format_flags
 from modecfg.errors import ConfigError, ModecfgWarning, ReadOnlyFlagError
@@ -85,7 +85,8 @@ class PyTensorBridge:
         """Mirror ``config``: now if PyTensor is loaded, else when it is imported."""
         self.config = config
         if "pytensor" in sys.modules:
-            return  # synced at the first read, see after_materialize
+            self.after_import()  # values are synced at the first read of the config
+            return
         if self._hook is None:
             self._hook = _ImportHook(self)
             sys.meta_path.insert(0, self._hook)
@@ -178,12 +179,11 @@ class PyTensorBridge:
             return
         if not param.mutable and hasattr(param, "val"):
             if early and pytensor_text(param.val) != pytensor_text(value):
-                warnings.warn(
+                warn(
                     f"pytensor was imported before modecfg and fixed {spec.pytensor_name}="
                     f"{param.val!r}; {spec.name}={value!r} applies to modecfg's own compiles "
                     "only. Import modecfg before pytensor to avoid this.",
                     ModecfgWarning,
-                    stacklevel=3,
                 )
             return
         module = sys.modules["pytensor"]
@@ -194,7 +194,11 @@ class PyTensorBridge:
                 _log().warning("could not mirror %s=%r into pytensor.config: %s", spec.name, value, exc)
 
     def after_import(self) -> None:
-        _log().debug("PyTensor imported with modecfg's configuration")
+        """PyTensor is loaded: it now finds modecfg's modes by name."""
+        from modecfg.modes.pytensor_table import install
+
+        install()
+        _log().debug("PyTensor imported with modecfg's configuration and modes")
 
 
 class _ImportHook:

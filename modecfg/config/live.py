@@ -304,6 +304,14 @@ class Config(Section):
             fixed=spec.fixed,
         )
 
+    def overrides(self) -> dict[str, Any]:
+        """The flags overridden in this context (thread, task), with their values."""
+        self._ready()
+        frame = self._cfg_state.var.get()
+        if frame is None:
+            return {}
+        return {str(k): v[0] for k, v in frame.items() if k is not _PARENT}
+
     def layers(self, name: str) -> tuple[Candidate, ...]:
         """What each layer below the overrides gave ``name``, lowest precedence first."""
         spec = self._spec(name)
@@ -412,12 +420,11 @@ class Config(Section):
         info = lookup(name)
         if info.flag is None:
             if info.obsolete is not None:
-                import warnings
+                from modecfg._warn import warn
 
-                warnings.warn(
+                warn(
                     f"{info.written} is obsolete: {info.message}; the assignment does nothing",
                     ObsoleteFlagWarning,
-                    stacklevel=3,
                 )
                 return
             raise unknown_flag(info.written, origin, info.suggestions, info.message)
@@ -735,14 +742,14 @@ _PARENT = object()  # key of a frame's parent frame
 
 def _warn_notes(notes: Iterable[Note]) -> None:
     """One ObsoleteFlagWarning per obsolete flag, however many sources set it."""
-    import warnings
+    from modecfg._warn import warn
 
     seen: set[str] = set()
     for note in notes:
         if note.flag in seen:
             continue
         seen.add(note.flag)
-        warnings.warn(str(note), ObsoleteFlagWarning, stacklevel=4)
+        warn(str(note), ObsoleteFlagWarning)
 
 
 def build(loader: Callable[[], Resolution] | Resolution, bridge: Bridge | None = None) -> Config:

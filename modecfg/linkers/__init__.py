@@ -1,5 +1,21 @@
-"""The linker table. This package imports PyTensor only when a linker is built."""
+"""The linker table. Nothing here imports PyTensor."""
 
-from modecfg.linkers.names import LinkerInfo, canonical_linker, linker_names, table
+from modecfg.linkers.names import (
+    LinkerInfo,
+    best_linker,
+    canonical_linker,
+    linker_names,
+    resolve_linker,
+    table,
+    why_unavailable,
+)
 
-__all__ = ["LinkerInfo", "canonical_linker", "linker_names", "table"]
+__all__ = [
+    "LinkerInfo",
+    "best_linker",
+    "canonical_linker",
+    "linker_names",
+    "resolve_linker",
+    "table",
+    "why_unavailable",
+]

@@ -1,13 +1,27 @@
-"""The rows of the linker table: what each linker is, without importing PyTensor.
+"""The linker table: what each linker is, and whether this machine can use it.
 
-The ``linker`` flag is checked against this table; nothing else keeps a list of linkers.
+The ``linker`` flag is checked against this table; nothing else keeps a list of
+linkers. Availability is found without importing PyTensor or any backend: a C++
+compiler on disk with Python's headers, or an importable numba / jax / torch / mlx.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib.util
+import os
+import sysconfig
 from typing import NamedTuple
 
-__all__ = ["LinkerInfo", "canonical_linker", "linker_names", "table"]
+__all__ = [
+    "LinkerInfo",
+    "best_linker",
+    "canonical_linker",
+    "linker_names",
+    "resolve_linker",
+    "table",
+    "why_unavailable",
+]
 
 
 class LinkerInfo(NamedTuple):
@@ -15,32 +29,40 @@ class LinkerInfo(NamedTuple):
 
     name: str
     gc: bool  # frees intermediate results during a call
-    raises_by_op: bool  # an error names the op that raised it
-    overhead: str  # per-call overhead relative to the others
+    raises_by_op: bool  # an error names the op (node) that raised it
+    overhead: str  # per-call overhead, relative to the other linkers
     description: str
+    needs: str  # "c++", "numba", "jax", "torch", "mlx" or "" (nothing)
+    available: bool = True
+    why_not: str = ""
 
 
-_TABLE: tuple[LinkerInfo, ...] = (
-    LinkerInfo("cvm", True, True, "lowest", "C virtual machine running C thunks, Python where no C"),
-    LinkerInfo("cvm_nogc", False, True, "lowest", "cvm keeping intermediate results between calls"),
-    LinkerInfo("c|py", True, True, "low", "C thunks where available, else Python; Python loop"),
-    LinkerInfo("c|py_nogc", False, True, "low", "c|py keeping intermediate results"),
-    LinkerInfo("c", False, False, "lowest", "the whole graph as one C module; every op needs C code"),
-    LinkerInfo("py", True, True, "high", "Python implementations only; no compiler needed"),
-    LinkerInfo("vm", True, True, "medium", "Python virtual machine over C/Python thunks"),
-    LinkerInfo("vm_nogc", False, True, "medium", "vm keeping intermediate results"),
-    LinkerInfo("numba", False, False, "low", "the graph JIT-compiled by numba (PyTensor's default)"),
-    LinkerInfo("jax", False, False, "medium", "the graph traced and compiled by JAX/XLA; GPU capable"),
-    LinkerInfo("pytorch", False, False, "medium", "the graph run by PyTorch"),
-    LinkerInfo("mlx", False, False, "medium", "the graph run by Apple's MLX"),
+_ROWS: tuple[LinkerInfo, ...] = (
+    LinkerInfo("cvm", True, True, "lowest", "C virtual machine running C thunks, Python where no C", "c++"),
+    LinkerInfo("cvm_nogc", False, True, "lowest", "cvm keeping intermediate results between calls", "c++"),
+    LinkerInfo("c|py", True, True, "low", "C thunks where available, else Python; Python loop", "c++"),
+    LinkerInfo("c|py_nogc", False, True, "low", "c|py keeping intermediate results", "c++"),
+    LinkerInfo("c", False, False, "lowest", "the whole graph as one C module; every op needs C code", "c++"),
+    LinkerInfo("py", True, True, "high", "Python implementations only; needs no compiler", ""),
+    LinkerInfo("vm", True, True, "medium", "Python virtual machine over C (if any) and Python thunks", ""),
+    LinkerInfo("vm_nogc", False, True, "medium", "vm keeping intermediate results", ""),
+    LinkerInfo("numba", False, False, "low", "the graph JIT-compiled by numba (PyTensor's default)", "numba"),
+    LinkerInfo("jax", False, False, "medium", "the graph traced and compiled by JAX/XLA; GPU capable", "jax"),
+    LinkerInfo("pytorch", False, False, "medium", "the graph run by PyTorch", "torch"),
+    LinkerInfo("mlx", False, False, "medium", "the graph run by Apple's MLX", "mlx"),
 )
+_BY_NAME = {row.name: row for row in _ROWS}
+_NAMES = ("auto", *_BY_NAME)
 
-_NAMES = ("auto", *(row.name for row in _TABLE))
+# The order 'auto' tries, fastest per step first (see bench/modes_bench.py).
+_PREFERENCE = ("cvm", "numba", "vm", "py")
 
-
-def table() -> tuple[LinkerInfo, ...]:
-    """The rows of the linker table."""
-    return _TABLE
+_INSTALL = {
+    "numba": "pip install numba",
+    "jax": "pip install jax (with CUDA: pip install 'jax[cuda12]')",
+    "torch": "pip install torch",
+    "mlx": "pip install mlx (Apple silicon only)",
+}
 
 
 def linker_names() -> tuple[str, ...]:
@@ -53,3 +75,69 @@ def canonical_linker(name: str) -> str:
     if name in _NAMES:
         return name
     raise ValueError(f"{name!r} is not a linker")
+
+
+@functools.cache
+def _module_missing(module: str) -> str:
+    if importlib.util.find_spec(module) is None:
+        return f"{module} is not installed ({_INSTALL[module]})"
+    return ""
+
+
+def _compiler_missing(cxx: str) -> str:
+    if not cxx:
+        return "no C++ compiler: the cxx flag is empty (install g++ and clear the flag)"
+    if os.sep in cxx and not os.access(cxx, os.X_OK):
+        return f"the C++ compiler cxx={cxx} does not exist or cannot be run"
+    include = sysconfig.get_paths().get("include", "")
+    if not os.path.exists(os.path.join(include, "Python.h")):
+        return f"Python's C headers are missing ({include}/Python.h): install python3-dev"
+    return ""
+
+
+def why_unavailable(name: str, cxx: str | None = None) -> str:
+    """Why linker ``name`` cannot run here ('' when it can). ``cxx`` defaults to the config's."""
+    row = _BY_NAME[name]
+    if row.needs == "c++":
+        if cxx is None:
+            from modecfg.config import config
+
+            cxx = str(config.cxx)
+        return _compiler_missing(cxx)
+    if row.needs:
+        return _module_missing(row.needs)
+    return ""
+
+
+def table(cxx: str | None = None) -> tuple[LinkerInfo, ...]:
+    """The rows of the linker table, with whether each linker is usable on this machine."""
+    rows = []
+    for row in _ROWS:
+        why = why_unavailable(row.name, cxx)
+        rows.append(row._replace(available=not why, why_not=why))
+    return tuple(rows)
+
+
+def best_linker(cxx: str | None = None) -> str:
+    """What 'auto' means here: the fastest usable linker of cvm, numba, vm, py."""
+    for name in _PREFERENCE:
+        if not why_unavailable(name, cxx):
+            return name
+    return "py"  # pragma: no cover - py needs nothing
+
+
+def resolve_linker(name: str, cxx: str | None = None) -> str:
+    """``name`` itself if usable ('auto' resolved), else a LinkerUnavailableError."""
+    if name == "auto":
+        return best_linker(cxx)
+    why = why_unavailable(canonical_linker(name), cxx)
+    if why:
+        from modecfg.errors import LinkerUnavailableError
+
+        usable = [row.name for row in table(cxx) if row.available]
+        raise LinkerUnavailableError(
+            f"linker {name!r} cannot run on this machine: {why}. Usable here: "
+            f"{', '.join(usable)} (linker=auto picks {best_linker(cxx)})",
+            flag="linker",
+        )
+    return name

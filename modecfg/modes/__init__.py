@@ -1,5 +1,53 @@
-"""Named compile modes. This package imports PyTensor only when a mode is built."""
+"""Named compile modes, built from the configuration and executed by PyTensor.
 
-from modecfg.modes.registry import canonical_mode, mode_names
+Nothing here imports PyTensor until a mode is built or a function compiled;
+``MonitorMode`` is loaded on first use for that reason.
+"""
 
-__all__ = ["canonical_mode", "mode_names"]
+from typing import TYPE_CHECKING, Any
+
+from modecfg.modes.registry import (
+    ModeEntry,
+    canonical_mode,
+    describe_mode,
+    entries,
+    mode_names,
+    register_mode,
+)
+
+if TYPE_CHECKING:
+    from modecfg.modes.monitor import MonitorMode
+
+__all__ = [
+    "ModeEntry",
+    "MonitorMode",
+    "canonical_mode",
+    "describe_mode",
+    "entries",
+    "function",
+    "get_mode",
+    "mode_names",
+    "register_mode",
+]
+
+
+def get_mode(mode: Any = None) -> Any:
+    """The PyTensor ``Mode`` for a registered name, a Mode, or None (the ``mode`` flag)."""
+    from modecfg.modes.build import get_mode as _get_mode
+
+    return _get_mode(mode)
+
+
+def function(inputs: Any, outputs: Any = None, mode: Any = None, **kwargs: Any) -> Any:
+    """``pytensor.function`` with modecfg's mode and configuration applied."""
+    from modecfg.modes.function import function as _function
+
+    return _function(inputs, outputs, mode=mode, **kwargs)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "MonitorMode":
+        from modecfg.modes.monitor import MonitorMode
+
+        return MonitorMode
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

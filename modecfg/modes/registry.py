@@ -1,32 +1,61 @@
-"""The names of the compile modes, the one list the ``mode`` flag is checked against.
+"""The registry of compile modes: names, what each is for, and how to build it.
 
-Only names and one-line descriptions live here, so that validating ``mode=...`` never
-imports PyTensor. ``register_name`` adds a user's mode name.
+The ``mode`` flag is checked against this registry, so it must not import PyTensor:
+built-in modes are built by :mod:`modecfg.modes.build` on demand, user modes by the
+factory given to :func:`register_mode`. Registries refuse duplicates; names match
+without regard to case, as PyTensor's do (``debugmode`` is ``DebugMode``).
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
-__all__ = ["canonical_mode", "describe_mode", "mode_names", "register_name"]
+__all__ = [
+    "ModeEntry",
+    "canonical_mode",
+    "describe_mode",
+    "entries",
+    "mode_names",
+    "register_mode",
+    "register_name",
+]
+
+
+class ModeEntry(NamedTuple):
+    """One registered mode."""
+
+    name: str
+    purpose: str
+    factory: Callable[[], Any] | None = None  # None: a built-in, built from the config
+    deprecated: str = ""  # the DeprecationWarning's text, for deprecated modes
+
 
 _lock = threading.Lock()
 
-# name -> what it is for
-_MODES: dict[str, str] = {
-    "FAST_RUN": "all rewrites, the fastest linker: training and production",
-    "FAST_COMPILE": "few rewrites, the Python linker: quick compiles while iterating",
-    "DebugMode": "checks every rewrite and op implementation against each other (slow)",
-    "MonitorMode": "calls your callbacks before and after every node",
-    "NanGuardMode": "FAST_RUN that stops at NaN, Inf or huge values",
-    "ProfileMode": "deprecated: FAST_RUN with profiling on (use profile=True)",
-    "Mode": "the optimizer and linker named by the optimizer and linker flags",
-    "JAX": "the JAX backend",
-    "NUMBA": "the numba backend",
-    "PYTORCH": "the PyTorch backend",
-    "MLX": "the MLX backend",
-    "CVM": "FAST_RUN rewrites on the C virtual machine linker",
-    "C": "FAST_RUN rewrites on the pure C linker",
+_MODES: dict[str, ModeEntry] = {
+    e.name: e
+    for e in (
+        ModeEntry("FAST_RUN", "all rewrites, the fastest linker here: training and production"),
+        ModeEntry("FAST_COMPILE", "few rewrites, Python thunks: quick compiles while iterating"),
+        ModeEntry("DebugMode", "checks every rewrite and op implementation against each other (slow)"),
+        ModeEntry("MonitorMode", "calls your functions before and after every node"),
+        ModeEntry("NanGuardMode", "stops at the first NaN, Inf or huge value"),
+        ModeEntry(
+            "ProfileMode",
+            "FAST_RUN with profiling on",
+            deprecated="ProfileMode is deprecated: use mode=FAST_RUN with profile=True "
+            "(the flag, or modecfg.function(..., profile=True))",
+        ),
+        ModeEntry("Mode", "the optimizer and linker flags as they are (FAST_RUN by default)"),
+        ModeEntry("CVM", "all rewrites on the C virtual machine"),
+        ModeEntry("C", "all rewrites on the single-module C linker"),
+        ModeEntry("NUMBA", "all rewrites on the numba backend"),
+        ModeEntry("JAX", "all rewrites on the JAX backend (CPU or GPU)"),
+        ModeEntry("PYTORCH", "all rewrites on the PyTorch backend"),
+        ModeEntry("MLX", "all rewrites on the MLX backend"),
+    )
 }
 
 # Spellings PyTensor and Theano also accept.
@@ -39,24 +68,60 @@ def mode_names() -> list[str]:
         return [*_MODES, *_ALIASES]
 
 
+def entries() -> list[ModeEntry]:
+    with _lock:
+        return list(_MODES.values())
+
+
 def describe_mode(name: str) -> str:
-    return _MODES[canonical_mode(name)]
+    return _MODES[canonical_mode(name)].purpose
 
 
 def canonical_mode(name: str) -> str:
-    """The registered name for ``name`` (resolving aliases); ValueError if unknown."""
+    """The registered name for ``name`` (aliases and case resolved); ValueError if unknown."""
+    found = find_mode(name)
+    if found is None:
+        raise ValueError(f"{name.strip()!r} is not a registered mode")
+    return found.name
+
+
+def find_mode(name: str) -> ModeEntry | None:
     name = name.strip()
     with _lock:
         if name in _MODES:
-            return name
+            return _MODES[name]
         if name in _ALIASES:
-            return _ALIASES[name]
-    raise ValueError(f"{name!r} is not a registered mode")
+            return _MODES[_ALIASES[name]]
+        upper = name.upper()
+        for key, entry in _MODES.items():
+            if key.upper() == upper:
+                return entry
+        for key, target in _ALIASES.items():
+            if key.upper() == upper:
+                return _MODES[target]
+    return None
 
 
-def register_name(name: str, description: str) -> None:
-    """Make ``name`` a valid mode name. Registering a taken name is a ValueError."""
+def register_name(name: str, description: str, factory: Callable[[], Any] | None = None) -> None:
+    """Make ``name`` a mode. A name taken already (in any case) is a ValueError."""
+    if not name or name != name.strip() or "," in name:
+        raise ValueError(f"{name!r} cannot be a mode name")
     with _lock:
-        if name in _MODES or name in _ALIASES:
+        taken = {k.upper() for k in (*_MODES, *_ALIASES)}
+        if name.upper() in taken:
             raise ValueError(f"a mode named {name!r} is already registered")
-        _MODES[name] = description
+        _MODES[name] = ModeEntry(name, description, factory)
+
+
+def register_mode(name: str, factory: Any, description: str = "registered by the user") -> None:
+    """Register a mode under ``name``: a PyTensor ``Mode``, or a callable returning one.
+
+    A callable is called at each compile (after modecfg's configuration is applied), so
+    it may read ``modecfg.config``. The name is then valid for the ``mode`` flag, for
+    ``modecfg.function`` and for ``pytensor.function``.
+    """
+    if callable(factory) and not hasattr(factory, "linker"):
+        register_name(name, description, factory)
+    else:
+        mode = factory
+        register_name(name, description, lambda: mode)

@@ -1,0 +1,90 @@
+"""The ``device`` flag: where graphs run.
+
+``cpu`` runs on the linker the ``linker`` flag names. ``cuda`` / ``cudaN`` runs through a
+GPU-capable backend, JAX with CUDA, in float32. When that cannot be had, the error says
+exactly what is missing; with ``fallback_to_cpu=True`` it is a warning and the graph
+runs on the CPU instead.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+from typing import Any
+
+from modecfg._warn import warn
+from modecfg.config import config
+from modecfg.errors import DeviceUnavailableError, ModecfgWarning
+
+__all__ = ["DeviceFallbackWarning", "device_linker", "gpu_devices", "why_no_gpu"]
+
+
+class DeviceFallbackWarning(ModecfgWarning):
+    """A GPU device was asked for and could not be used; the graph runs on the CPU."""
+
+
+@functools.cache
+def gpu_devices() -> tuple[Any, ...]:
+    """The GPUs JAX can see (empty if JAX is missing or has no CUDA)."""
+    if importlib.util.find_spec("jax") is None:
+        return ()
+    import jax
+
+    try:
+        return tuple(jax.devices("gpu"))
+    except RuntimeError:  # "Unknown backend: 'gpu' requested", a CPU-only jaxlib
+        return ()
+
+
+def why_no_gpu(device: str) -> str:
+    """Why ``device`` (cuda / cudaN) cannot be used here, or '' when it can."""
+    if importlib.util.find_spec("jax") is None:
+        return (
+            f"device={device} runs graphs through JAX with CUDA, and jax is not installed "
+            "(pip install 'jax[cuda12]')"
+        )
+    gpus = gpu_devices()
+    if not gpus:
+        return (
+            f"device={device} needs a GPU that JAX can see, and it sees none: install "
+            "'jax[cuda12]' (not the CPU-only jax) on a machine with an NVIDIA GPU and driver"
+        )
+    index = int(device[4:] or 0)
+    if index >= len(gpus):
+        return f"device={device} does not exist: JAX sees {len(gpus)} GPU(s), cuda0 to cuda{len(gpus) - 1}"
+    return ""
+
+
+_warned: set[str] = set()
+
+
+def device_linker() -> str | None:
+    """'jax' when the device is a usable GPU, None for the CPU; raises if it cannot be used."""
+    device = str(config.device)
+    if not device.startswith("cuda"):
+        return None
+    why = why_no_gpu(device)
+    if why:
+        if config.fallback_to_cpu:
+            if device not in _warned:
+                _warned.add(device)
+                warn(f"{why}; running on the CPU instead (fallback_to_cpu=True)", DeviceFallbackWarning)
+            return None
+        raise DeviceUnavailableError(
+            f"{why}. Set device=cpu, or fallback_to_cpu=True to run on the CPU with a warning",
+            flag="device",
+        )
+    _select(device)
+    if config.floatX != "float32" and device not in _warned:
+        _warned.add(device)
+        warn(
+            f"device={device} with floatX={config.floatX}: GPUs are fast in float32; set floatX=float32",
+            ModecfgWarning,
+        )
+    return "jax"
+
+
+def _select(device: str) -> None:  # pragma: no cover - needs a GPU
+    import jax
+
+    jax.config.update("jax_default_device", gpu_devices()[int(device[4:] or 0)])
