@@ -146,13 +146,14 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
             cfg.set(setting.key, setting.raw, source="modecfg demo --flags")
     if cfg.is_default("floatX"):  # the demo is the GPU-style float32 workload unless told otherwise
         cfg.set("floatX", "float32", source="modecfg demo")
+    modecfg.get_mode(args.mode)  # an unknown or unusable mode fails before anything is printed
     out.write("modecfg demo: logistic regression, 400 examples x 784 features\n\n")
     out.write("configuration (flags not at their default, and where each came from):\n")
     shown = [n for n in cfg if not cfg.is_default(n)] or ["floatX", "mode", "linker"]
     for name in dict.fromkeys([*shown, "floatX", "mode", "linker"]):
         out.write(f"  {name:<24} {cfg[name]!s:<14} {cfg.origin(name)}\n")
     out.flush()
-    result = demo.run(steps=args.steps)
+    result = demo.run(steps=args.steps, mode=args.mode)
     out.write(
         f"\nmode {result.mode}, linker {result.linker}, floatX {result.floatX}\n"
         f"compile time     {result.compile_seconds:8.3f} s\n"
@@ -160,6 +161,49 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
         f"cost             {result.first_cost:.4f} -> {result.last_cost:.4f}\n"
         f"accuracy         {result.accuracy:8.1%}\n"
     )
+    return 0
+
+
+def cmd_linkers(args: argparse.Namespace, out: TextIO) -> int:
+    rows = modecfg.linkers.table()
+    if args.json:
+        json.dump([row._asdict() for row in rows], out, indent=2)
+        out.write("\n")
+        return 0
+    out.write(f"{'linker':<10} {'usable':<7} {'gc':<4} {'by op':<6} {'overhead':<9} what it is\n")
+    for row in rows:
+        usable = "yes" if row.available else "no"
+        out.write(
+            f"{row.name:<10} {usable:<7} {'yes' if row.gc else 'no':<4} "
+            f"{'yes' if row.raises_by_op else 'no':<6} {row.overhead:<9} {row.description}\n"
+        )
+        if not row.available:
+            out.write(f"{'':<10} {row.why_not}\n")
+    out.write(f"\nlinker=auto uses {modecfg.linkers.best_linker()} here\n")
+    return 0
+
+
+def cmd_modes(args: argparse.Namespace, out: TextIO) -> int:
+    cfg = modecfg.config
+    out.write(f"{'mode':<14} {'optimizer':<26} {'linker':<16} what it is for\n")
+    for row in modecfg.modes.table():
+        linker = row.linker if row.available else "unusable here"
+        mark = " (deprecated)" if row.deprecated else ""
+        out.write(f"{row.name:<14} {row.optimizer:<26} {linker:<16} {row.purpose}{mark}\n")
+        if not row.available:
+            out.write(f"{'':<14} {row.why_not}\n")
+    out.write(f"\nthe mode flag is {cfg.mode} (from {cfg.origin('mode')})\n")
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:
+    from modecfg.doctor import diagnose_machine
+
+    report = diagnose_machine()
+    for section, rows in report.items():
+        out.write(f"{section}\n")
+        for key, value in rows:
+            out.write(f"  {key:<22} {value}\n")
     return 0
 
 
@@ -190,7 +234,14 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--flags", help="a flag string to migrate instead of a file")
     s.add_argument("--to", choices=["ini", "toml", "flags"], help="output format")
 
+    s = sub.add_parser("linkers", help="the linker table: what each linker is, and if it runs here")
+    s.add_argument("--json", action="store_true")
+
+    sub.add_parser("modes", help="the registered modes: optimizer, linker, what each is for")
+    sub.add_parser("doctor", help="compiler, BLAS, numba, jax, GPUs; usable linkers and devices")
+
     s = sub.add_parser("demo", help="train the logistic regression under the current configuration")
+    s.add_argument("--mode", help="a registered mode (default: the mode flag)")
     s.add_argument("--steps", type=int, default=200)
     s.add_argument("--flags", help="flags for this run, over every other source (name=value,...)")
     return p
@@ -219,6 +270,12 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
                 return cmd_migrate(args, out, err)
             if args.command == "demo":
                 return cmd_demo(args, out)
+            if args.command == "linkers":
+                return cmd_linkers(args, out)
+            if args.command == "modes":
+                return cmd_modes(args, out)
+            if args.command == "doctor":
+                return cmd_doctor(args, out)
         except _Usage as exc:
             parser.error(str(exc))
         except ConfigErrors as exc:

@@ -1,28 +1,27 @@
 """The demo workload: the classic logistic regression of the Theano tutorial.
 
 400 examples of 784 features, floatX, shared weights and bias, gradient-descent
-updates, compiled by PyTensor under modecfg's configuration. ``run`` returns the
-measurements; the command line prints them.
+updates, compiled with ``modecfg.function`` under modecfg's configuration. ``run``
+returns the measurements; the command line prints them. Tests and benchmarks build
+the same graph with :func:`build_graph` and :func:`compile_model`.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from modecfg.config import config
 
-__all__ = ["DemoResult", "build_problem", "run"]
+__all__ = ["DemoResult", "Model", "build_graph", "build_problem", "compile_model", "run"]
 
 N_EXAMPLES = 400
 N_FEATURES = 784
 
 
-@dataclass(frozen=True, slots=True)
-class DemoResult:
+class DemoResult(NamedTuple):
     floatX: str
     mode: str
     linker: str
@@ -34,26 +33,39 @@ class DemoResult:
     last_cost: float
 
 
-def build_problem(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """A linearly separable-ish data set (the tutorial's random one is not learnable)."""
+class Model(NamedTuple):
+    """The compiled tutorial model and its data."""
+
+    train: Any  # (x, y) -> [prediction, cost], updating w and b
+    predict: Any  # x -> prediction
+    w: Any  # the shared weights
+    b: Any  # the shared bias
+    x: np.ndarray
+    y: np.ndarray
+    compile_seconds: float
+
+
+def build_problem(
+    seed: int = 0, n_examples: int = N_EXAMPLES, n_features: int = N_FEATURES
+) -> tuple[np.ndarray, np.ndarray]:
+    """A learnable data set of the tutorial's shape (its random labels are not learnable)."""
     rng = np.random.default_rng(seed)
-    x = rng.standard_normal((N_EXAMPLES, N_FEATURES)).astype(config.floatX)
-    w_true = rng.standard_normal(N_FEATURES)
-    y = (x @ w_true + 0.5 * rng.standard_normal(N_EXAMPLES) > 0).astype("int32")
+    x = rng.standard_normal((n_examples, n_features)).astype(config.floatX)
+    w_true = rng.standard_normal(n_features)
+    y = (x @ w_true + 0.5 * rng.standard_normal(n_examples) > 0).astype("int32")
     return x, y
 
 
-def compile_training(seed: int = 0) -> tuple[Any, Any, np.ndarray, np.ndarray, float]:
-    """The train and predict functions, the data, and the compile time in seconds."""
+def build_graph(n_features: int = N_FEATURES, seed: int = 0) -> dict[str, Any]:
+    """The tutorial's symbolic graph: inputs, shared parameters, outputs and updates."""
     import pytensor
     import pytensor.tensor as pt
 
     floatx = config.floatX
-    data_x, data_y = build_problem(seed)
     rng = np.random.default_rng(seed + 1)
     x = pt.matrix("x", dtype=floatx)
     y = pt.vector("y", dtype="int32")
-    w = pytensor.shared((0.01 * rng.standard_normal(N_FEATURES)).astype(floatx), name="w")
+    w = pytensor.shared((0.01 * rng.standard_normal(n_features)).astype(floatx), name="w")
     b = pytensor.shared(np.asarray(0.0, dtype=floatx), name="b")
     p_1 = 1 / (1 + pt.exp(-pt.dot(x, w) - b))
     prediction = p_1 > 0.5
@@ -61,29 +73,49 @@ def compile_training(seed: int = 0) -> tuple[Any, Any, np.ndarray, np.ndarray, f
     cost = xent.mean() + 0.01 * (w**2).sum()
     gw, gb = pytensor.grad(cost, [w, b])
     lr = np.asarray(0.1, dtype=floatx)
+    return {
+        "inputs": [x, y],
+        "outputs": [prediction, cost],
+        "updates": [(w, w - lr * gw), (b, b - lr * gb)],
+        "x": x,
+        "prediction": prediction,
+        "w": w,
+        "b": b,
+    }
+
+
+def compile_model(
+    mode: Any = None, seed: int = 0, n_examples: int = N_EXAMPLES, n_features: int = N_FEATURES
+) -> Model:
+    """Build and compile the model with ``modecfg.function`` in ``mode`` (None: the mode flag)."""
+    from modecfg.modes import function
+
+    data_x, data_y = build_problem(seed, n_examples, n_features)
+    g = build_graph(n_features, seed)
     start = time.perf_counter()
-    train = pytensor.function([x, y], [prediction, cost], updates=[(w, w - lr * gw), (b, b - lr * gb)])
-    predict = pytensor.function([x], prediction)
-    return train, predict, data_x, data_y, time.perf_counter() - start
+    train = function(g["inputs"], g["outputs"], updates=g["updates"], mode=mode)
+    predict = function([g["x"]], g["prediction"], mode=mode)
+    return Model(train, predict, g["w"], g["b"], data_x, data_y, time.perf_counter() - start)
 
 
-def run(steps: int = 200, seed: int = 0) -> DemoResult:
+def run(steps: int = 200, seed: int = 0, mode: Any = None) -> DemoResult:
     """Compile and train; measure compile time, time per step and final accuracy."""
-    train, predict, data_x, data_y, compile_seconds = compile_training(seed)
+    from modecfg.modes.build import describe_linker
+
+    model = compile_model(mode, seed)
     times = []
     costs = []
     for _ in range(steps):
         start = time.perf_counter()
-        _, cost = train(data_x, data_y)
+        _, cost = model.train(model.x, model.y)
         times.append(time.perf_counter() - start)
         costs.append(float(cost))
-    accuracy = float((predict(data_x) == data_y).mean())
-    linker = getattr(getattr(train.maker, "linker", None), "__class__", type(None)).__name__
+    accuracy = float((model.predict(model.x) == model.y).mean())
     return DemoResult(
-        floatX=config.floatX,
-        mode=str(config.mode),
-        linker=f"{config.linker} ({linker})",
-        compile_seconds=compile_seconds,
+        floatX=str(config.floatX),
+        mode=str(mode or config.mode),
+        linker=describe_linker(model.train.maker.mode.linker),
+        compile_seconds=model.compile_seconds,
         step_seconds=float(np.median(times)) if times else 0.0,
         steps=steps,
         accuracy=accuracy,

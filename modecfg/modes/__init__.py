@@ -16,6 +16,7 @@ from modecfg.modes.registry import (
 )
 
 if TYPE_CHECKING:
+    from modecfg.modes.build import ModeInfo
     from modecfg.modes.monitor import MonitorMode
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "get_mode",
     "mode_names",
     "register_mode",
+    "table",
 ]
 
 
@@ -36,6 +38,13 @@ def get_mode(mode: Any = None) -> Any:
     from modecfg.modes.build import get_mode as _get_mode
 
     return _get_mode(mode)
+
+
+def table() -> "list[ModeInfo]":
+    """Every registered mode as the current configuration builds it (imports PyTensor)."""
+    from modecfg.modes.build import table as _table
+
+    return _table()
 
 
 def function(inputs: Any, outputs: Any = None, mode: Any = None, **kwargs: Any) -> Any:

@@ -13,19 +13,19 @@ and DebugMode gets the numpy 2 fix of :mod:`modecfg.modes.fixes`.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from modecfg._warn import warn
 from modecfg.config import config
-from modecfg.errors import UnknownModeError
+from modecfg.errors import ModecfgError, UnknownModeError
 from modecfg.linkers.names import resolve_linker
 from modecfg.modes.device import device_linker
-from modecfg.modes.registry import find_mode, mode_names
+from modecfg.modes.registry import entries, find_mode, mode_names
 
 if TYPE_CHECKING:
     from pytensor.compile.mode import Mode
 
-__all__ = ["build_mode", "get_mode", "resolved_linker"]
+__all__ = ["ModeInfo", "build_mode", "describe_linker", "get_mode", "resolved_linker", "table"]
 
 _SHAPING_FLAGS = (
     "mode", "linker", "optimizer", "optimizer_including", "optimizer_excluding",
@@ -139,3 +139,67 @@ def _no_compiler() -> bool:
     from modecfg.linkers.names import why_unavailable
 
     return bool(why_unavailable("c", str(config.cxx)))
+
+
+class ModeInfo(NamedTuple):
+    """One row of ``modecfg modes``: a registered mode as this configuration builds it."""
+
+    name: str
+    optimizer: str
+    linker: str
+    purpose: str
+    deprecated: bool
+    available: bool
+    why_not: str
+
+
+def table() -> list[ModeInfo]:
+    """Every registered mode, built from the current configuration."""
+    import warnings
+
+    rows = []
+    for entry in entries():
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                mode = get_mode(entry.name)
+        except ModecfgError as exc:
+            rows.append(
+                ModeInfo(entry.name, "-", "-", entry.purpose, bool(entry.deprecated), False, str(exc))
+            )
+            continue
+        rows.append(
+            ModeInfo(
+                entry.name,
+                _optimizer_text(mode),
+                describe_linker(mode.linker),
+                entry.purpose,
+                bool(entry.deprecated),
+                True,
+                "",
+            )
+        )
+    return rows
+
+
+def _optimizer_text(mode: Any) -> str:
+    query = mode.provided_optimizer
+    include = getattr(query, "include", None)
+    if include is None:
+        return str(query)
+    text = "+".join(sorted(include)) or "none"
+    if getattr(query, "exclude", None):
+        text += " -" + " -".join(sorted(query.exclude))
+    return text
+
+
+def describe_linker(linker: Any) -> str:
+    """A linker object by its table name (cvm, vm, numba, ...)."""
+    name = type(linker).__name__
+    if name == "VMLinker":
+        if not getattr(linker, "c_thunks", True):
+            return "vm (Python thunks)"
+        return "cvm" if linker.use_cloop else "vm"
+    return {"CLinker": "c", "OpWiseCLinker": "c|py", "PerformLinker": "py", "NumbaLinker": "numba",
+            "JAXLinker": "jax", "WrapLinker": "wrap (monitor)", "_DummyLinker": "debug (own)",
+            "WrapLinkerMany": "wrap (monitor)"}.get(name, name)  # fmt: skip

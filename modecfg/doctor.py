@@ -1,0 +1,92 @@
+"""What this machine offers PyTensor: compiler, BLAS, backends, GPUs, usable linkers and devices.
+
+``diagnose_machine()`` returns sections of (name, finding) rows; ``modecfg doctor`` prints
+them. It runs the compiler and nvidia-smi with ``--version`` / ``-L`` only, and imports
+numba and jax only to ask their versions and devices.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from importlib import metadata
+
+from modecfg.config import config
+from modecfg.linkers import best_linker, table
+
+__all__ = ["diagnose_machine"]
+
+Report = dict[str, list[tuple[str, str]]]
+
+
+def _first_line(cmd: list[str]) -> str:
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"cannot run {cmd[0]}: {exc}"
+    text = (proc.stdout or proc.stderr).strip().splitlines()
+    return text[0] if text else f"{cmd[0]} printed nothing"
+
+
+def _version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def _numpy_blas() -> str:
+    import numpy as np
+
+    try:
+        info = np.show_config(mode="dicts")
+        blas = info.get("Build Dependencies", {}).get("blas", {})
+        return f"{blas.get('name', '?')} {blas.get('version', '')}".strip()
+    except Exception as exc:  # numpy's config format varies between versions
+        return f"unknown ({exc})"
+
+
+def _gpus() -> str:
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return "none visible (no nvidia-smi on PATH)"
+    return _first_line([smi, "-L"])
+
+
+def diagnose_machine() -> Report:
+    from modecfg.modes.device import gpu_devices, why_no_gpu
+
+    cxx = str(config.cxx)
+    report: Report = {}
+    report["python"] = [("version", sys.version.split()[0]), ("executable", sys.executable)]
+    report["C++ compiler"] = [
+        ("cxx", f"{cxx or '(none)'}   (from {config.origin('cxx')})"),
+        ("version", _first_line([cxx, "--version"]) if cxx else "-"),
+    ]
+    report["BLAS"] = [
+        ("blas.ldflags", f"{config.blas.ldflags}   (None: PyTensor detects it)"),
+        ("numpy uses", _numpy_blas()),
+    ]
+    jax_devices = "-"
+    if _version("jax") != "not installed":
+        jax_devices = ", ".join(str(d) for d in gpu_devices()) or "no GPU (CPU-only jaxlib or no driver)"
+    report["backends"] = [
+        ("pytensor", _version("pytensor")),
+        ("numpy", _version("numpy")),
+        ("numba", _version("numba")),
+        ("jax", _version("jax")),
+        ("jax GPUs", jax_devices),
+        ("torch", _version("torch")),
+    ]
+    report["GPUs"] = [("nvidia-smi", _gpus())]
+    report["linkers"] = [
+        (row.name, "usable" if row.available else f"not usable: {row.why_not}") for row in table(cxx)
+    ] + [("auto", f"means {best_linker(cxx)} here")]
+    cuda = why_no_gpu("cuda")
+    report["devices"] = [
+        ("cpu", "usable"),
+        ("cuda", "usable" if not cuda else f"not usable: {cuda}"),
+        ("device flag", f"{config.device}   (from {config.origin('device')})"),
+    ]
+    return report
