@@ -79,28 +79,35 @@ def build_mode(name: str) -> Mode:
     with _lock:
         found = _cache.get(key)
         if found is None:
-            found = _cache[key] = _with_tags(_build(name))
+            found = _cache[key] = _build(name)
     return found
 
 
-def _with_tags(mode: Any) -> Any:
+def _query(base: Any) -> Any:
+    """A rewrite query with the optimizer_including / excluding / requiring tags applied.
+
+    Tags go into the query rather than through ``Mode.including``, which rebuilds the
+    mode from its class defaults and would lose DebugMode's and NanGuardMode's settings.
+    """
     if config.optimizer_excluding:
-        mode = mode.excluding(*config.optimizer_excluding.split(":"))
+        base = base.excluding(*config.optimizer_excluding.split(":"))
     if config.optimizer_including:
-        mode = mode.including(*config.optimizer_including.split(":"))
+        base = base.including(*config.optimizer_including.split(":"))
     if config.optimizer_requiring:
-        mode = mode.requiring(*config.optimizer_requiring.split(":"))
-    return mode
+        base = base.requiring(*config.optimizer_requiring.split(":"))
+    return base
 
 
 def _build(name: str) -> Any:
     from pytensor.compile import mode as ptmode
+    from pytensor.link.vm import VMLinker
 
-    optimizer = str(config.optimizer)
+    optimizer = _query(ptmode.predefined_optimizers[str(config.optimizer)])
     if name in ("FAST_RUN", "Mode"):
         return ptmode.Mode(linker=resolved_linker(), optimizer=optimizer)
     if name == "FAST_COMPILE":
-        return ptmode.FAST_COMPILE
+        fast_compile = ptmode.FAST_COMPILE.provided_optimizer
+        return ptmode.Mode(VMLinker(use_cloop=False, c_thunks=False), _query(fast_compile))
     if name == "ProfileMode":
         from modecfg.modes.profile import ProfileMode
 
@@ -108,11 +115,14 @@ def _build(name: str) -> Any:
     if name == "DebugMode":
         from modecfg.modes.fixes import fix_debugmode
 
-        debug_mode = fix_debugmode()
         dm = config.DebugMode
         checks = [p for p in str(dm.check_preallocated_output).split(":") if p]
-        return debug_mode(
-            optimizer=optimizer,
+        # PyTensor 3.0's Python implementation of a fused reduction (CAReduce of a
+        # Composite, made by local_careduce_fusion for C) starts from the first element
+        # instead of the identity: sum(w**2) becomes w[0] + sum(w[1:]**2). DebugMode
+        # compares Python with C and would report PyTensor's bug on every such graph.
+        return fix_debugmode()(
+            optimizer=optimizer.excluding("local_careduce_fusion"),
             stability_patience=dm.patience,
             check_c_code=bool(dm.check_c) and not _no_compiler(),
             check_py_code=dm.check_py,
@@ -131,7 +141,8 @@ def _build(name: str) -> Any:
         return MonitorMode(optimizer=optimizer)
     if name in _BACKENDS:
         resolve_linker(_BACKENDS[name], str(config.cxx))  # a clear error if it cannot run here
-        return getattr(ptmode, name)
+        backend = getattr(ptmode, name)
+        return ptmode.Mode(linker=backend.linker, optimizer=_query(backend.provided_optimizer))
     raise AssertionError(f"no builder for the built-in mode {name!r}")  # pragma: no cover
 
 

@@ -19,7 +19,7 @@ from modecfg.modes.build import get_mode
 
 __all__ = ["function", "pytensor_flags_applied"]
 
-# pytensor.config is process-wide: compiles that change it for a while take turns.
+# pytensor.config is process-wide: modecfg's compiles take turns.
 _compile_lock = threading.RLock()
 
 
@@ -41,7 +41,7 @@ def pytensor_flags_applied() -> Iterator[None]:
     if not changes:
         yield
         return
-    with _compile_lock, pytensor.config.change_flags(**changes):
+    with pytensor.config.change_flags(**changes):
         yield
 
 
@@ -54,5 +54,7 @@ def function(inputs: Any, outputs: Any = None, mode: Any = None, **kwargs: Any) 
     """
     import pytensor
 
-    with pytensor_flags_applied():
+    # Every compile takes the lock, not only those that change pytensor.config: one
+    # without overrides must not see another's while it runs.
+    with _compile_lock, pytensor_flags_applied():
         return pytensor.function(inputs, outputs, mode=get_mode(mode), **kwargs)

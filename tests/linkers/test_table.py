@@ -1,0 +1,98 @@
+"""The linker table: rows, availability with reasons, 'auto', and every usable linker compiling."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import modecfg
+from modecfg.linkers import best_linker, linker_names, resolve_linker, table, why_unavailable
+
+pytensor = pytest.importorskip("pytensor")
+pt = pytest.importorskip("pytensor.tensor")
+
+EXPECTED = [
+    "cvm",
+    "cvm_nogc",
+    "c|py",
+    "c|py_nogc",
+    "c",
+    "py",
+    "vm",
+    "vm_nogc",
+    "numba",
+    "jax",
+    "pytorch",
+    "mlx",
+]
+
+
+def test_the_table_has_every_linker_once_with_its_facts() -> None:
+    rows = table()
+    assert [r.name for r in rows] == EXPECTED
+    assert linker_names() == ("auto", *EXPECTED)
+    by_name = {r.name: r for r in rows}
+    assert by_name["cvm"].gc and not by_name["cvm_nogc"].gc
+    assert by_name["py"].raises_by_op and not by_name["c"].raises_by_op
+    assert all(r.description and r.overhead for r in rows)
+    for row in rows:
+        assert row.available == (row.why_not == "")
+
+
+def test_every_linker_pytensor_knows_is_in_the_table() -> None:
+    from pytensor.compile.mode import predefined_linkers
+
+    assert set(predefined_linkers) <= set(EXPECTED)
+
+
+def test_without_a_compiler_the_c_linkers_say_why_and_auto_falls_back() -> None:
+    assert "cxx flag is empty" in why_unavailable("cvm", cxx="")
+    assert why_unavailable("vm", cxx="") == ""
+    assert best_linker(cxx="") == ("numba" if not why_unavailable("numba") else "vm")
+    with pytest.raises(modecfg.LinkerUnavailableError) as info:
+        resolve_linker("cvm", cxx="")
+    msg = str(info.value)
+    assert "linker 'cvm' cannot run on this machine" in msg and "Usable here:" in msg and "py" in msg
+
+
+def test_a_compiler_that_does_not_exist_is_named() -> None:
+    assert "/nope/g++ does not exist" in why_unavailable("c", cxx="/nope/g++")
+
+
+def test_a_backend_that_is_not_installed_is_named_with_its_install_line() -> None:
+    rows = {r.name: r for r in table()}
+    for name, module in [("jax", "jax"), ("pytorch", "torch"), ("mlx", "mlx")]:
+        if not rows[name].available:
+            assert f"{module} is not installed (pip install" in rows[name].why_not
+
+
+def test_an_unusable_linker_in_the_config_is_a_clear_error_at_compile() -> None:
+    unusable = [r.name for r in table() if not r.available]
+    if not unusable:
+        pytest.skip("every linker is usable here")
+    x = pt.vector("x")
+    with modecfg.config.override(linker=unusable[0]), pytest.raises(modecfg.LinkerUnavailableError):
+        modecfg.function([x], x + 1)
+
+
+def test_auto_is_the_fastest_usable_linker() -> None:
+    assert best_linker() == ("cvm" if not why_unavailable("cvm") else best_linker(cxx=""))
+
+
+USABLE = [r.name for r in table() if r.available]
+
+
+@pytest.fixture(scope="module")
+def small_graph() -> tuple[object, object]:
+    x = pt.vector("x")
+    return x, pt.exp(x) * 2 + 1
+
+
+@pytest.mark.parametrize("linker", USABLE)
+def test_every_usable_linker_compiles_and_runs_a_small_graph(linker: str, small_graph: tuple) -> None:
+    x, out = small_graph
+    with modecfg.config.override(linker=linker):
+        f = modecfg.function([x], out, mode="FAST_RUN")
+    assert f.maker.mode.provided_linker == linker  # the linker asked for, not a substitute
+    data = np.array([0.0, 1.0, 2.0], dtype=x.dtype)
+    np.testing.assert_allclose(f(data), np.exp(data) * 2 + 1, rtol=1e-6)

@@ -1,0 +1,308 @@
+"""Named modes: every mode runs the demo's graph alike; PyTensor's defects stay fixed;
+MonitorMode callbacks of both signatures; registration; errors; devices."""
+
+from __future__ import annotations
+
+import types
+import warnings
+
+import numpy as np
+import pytest
+
+import modecfg
+from modecfg.demo import build_graph, build_problem
+from modecfg.modes.build import table
+
+pytensor = pytest.importorskip("pytensor")
+pt = pytest.importorskip("pytensor.tensor")
+
+N_EXAMPLES, N_FEATURES, STEPS = 60, 12, 3
+
+
+def _mode_params() -> list[object]:
+    params: list[object] = []
+    for row in table():
+        if not row.available:
+            continue
+        if row.name == "C" and not pytensor.config.blas__ldflags:
+            # The single-module C linker needs C code for every op, and PyTensor's matrix
+            # products have C code only with a BLAS library to link (none found here).
+            params.append(pytest.param(row.name, marks=pytest.mark.skip(reason="C linker: no BLAS")))
+        else:
+            params.append(row.name)
+    return params
+
+
+def _train(mode: str) -> tuple[list[float], np.ndarray, float]:
+    """Three training steps of the demo's graph (small data) in ``mode``."""
+    g = build_graph(N_FEATURES, seed=0)
+    x, y = build_problem(0, N_EXAMPLES, N_FEATURES)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # ProfileMode
+        train = modecfg.function(g["inputs"], g["outputs"], updates=g["updates"], mode=mode)
+    costs = [float(train(x, y)[1]) for _ in range(STEPS)]
+    return costs, g["w"].get_value(), float(g["b"].get_value())
+
+
+@pytest.fixture(scope="module")
+def reference() -> tuple[list[float], np.ndarray, float]:
+    return _train("FAST_COMPILE")
+
+
+@pytest.mark.parametrize("mode", _mode_params())
+def test_every_usable_mode_trains_the_demo_graph_to_the_same_result(mode: str, reference: tuple) -> None:
+    costs, w, b = _train(mode)
+    ref_costs, ref_w, ref_b = reference
+    np.testing.assert_allclose(costs, ref_costs, rtol=1e-6)
+    np.testing.assert_allclose(w, ref_w, rtol=1e-6, atol=1e-12)
+    assert b == pytest.approx(ref_b, rel=1e-6, abs=1e-12)
+    assert costs[-1] < costs[0]
+
+
+def test_the_modes_table_lists_every_registered_mode() -> None:
+    rows = {row.name: row for row in table()}
+    assert {"FAST_RUN", "FAST_COMPILE", "DebugMode", "MonitorMode", "NanGuardMode", "ProfileMode"} <= set(
+        rows
+    )
+    assert rows["ProfileMode"].deprecated and not rows["FAST_RUN"].deprecated
+    assert rows["FAST_RUN"].linker == modecfg.linkers.best_linker()
+    for row in rows.values():
+        assert row.available or "cannot run on this machine" in row.why_not
+
+
+# -- PyTensor 3.0 defects ------------------------------------------------------------------
+
+
+def test_debugmode_updates_a_0d_shared_variable_in_place_under_numpy_2() -> None:
+    x = pt.vector("x")
+    b = pytensor.shared(np.asarray(0.0), name="b")
+    f = modecfg.function([x], x.sum(), updates=[(b, b + x.sum())], mode="DebugMode")
+    f(np.array([1.0, 2.0]))
+    f(np.array([1.0, 2.0]))
+    assert b.get_value() == 6.0
+    g = pytensor.function([x], x.sum(), updates=[(b, b * 2)], mode="DebugMode")  # PyTensor's door
+    g(np.array([1.0]))
+    assert b.get_value() == 12.0
+
+
+def test_pytensors_own_debugmode_is_left_as_it_is() -> None:
+    from pytensor.compile.debug.debugmode import DebugMode, _Linker
+
+    from modecfg.modes.fixes import fix_debugmode
+
+    def names(code: types.CodeType) -> set[str]:
+        found = set(code.co_names)
+        for const in code.co_consts:
+            if isinstance(const, types.CodeType):
+                found |= names(const)
+        return found
+
+    assert fix_debugmode() is not DebugMode
+    assert issubclass(fix_debugmode(), DebugMode)
+    assert "itemset" in names(_Linker.make_all.__code__)  # PyTensor's class is untouched
+
+
+def test_rename_attribute_reaches_nested_code() -> None:
+    from modecfg.modes.fixes import rename_attribute
+
+    def outer() -> object:
+        def inner(a: np.ndarray) -> None:
+            a.itemset(1.0)  # type: ignore[attr-defined]
+
+        return inner
+
+    code, changed = rename_attribute(outer.__code__, "itemset", "fill")
+    assert changed == 1
+    inner = types.FunctionType(code, globals())()
+    a = np.zeros(())
+    inner(a)
+    assert a == 1.0
+
+
+def test_linker_vm_with_fast_run_works_in_both_doors() -> None:
+    x = pt.vector("x")
+    with modecfg.config.override(linker="vm"):
+        f = modecfg.function([x], x * 2, mode="FAST_RUN")
+        g = pytensor.function([x], x * 2, mode="FAST_RUN")
+    assert f.maker.mode.provided_linker == "vm" and g.maker.mode.provided_linker == "vm"
+    np.testing.assert_array_equal(f(np.array([1.0, 2.0])), [2.0, 4.0])
+    np.testing.assert_array_equal(g(np.array([1.0, 2.0])), [2.0, 4.0])
+
+
+# -- MonitorMode ----------------------------------------------------------------------------
+
+
+def test_monitor_mode_takes_pytensor_and_theano_callbacks() -> None:
+    seen: dict[str, list[str]] = {"pytensor": [], "theano": []}
+
+    def pytensor_style(fgraph: object, i: int, node: object, fn: object) -> None:
+        seen["pytensor"].append(type(node.op).__name__)  # type: ignore[attr-defined]
+
+    def theano_style(i: int, node: object, fn: object) -> None:
+        assert isinstance(i, int)
+        seen["theano"].append(type(node.op).__name__)  # type: ignore[attr-defined]
+
+    x = pt.vector("x")
+    f = modecfg.function([x], pt.exp(x) + 1, mode=modecfg.MonitorMode(pytensor_style, theano_style))
+    np.testing.assert_allclose(f(np.array([0.0])), [2.0])
+    assert seen["pytensor"] and seen["pytensor"] == seen["theano"]
+
+
+def test_monitor_mode_refuses_a_callback_of_another_shape() -> None:
+    with pytest.raises(TypeError, match=r"\(fgraph, i, node, fn\) as in PyTensor or \(i, node, fn\)"):
+        modecfg.MonitorMode(pre_func=lambda node: None)
+
+
+def test_the_classic_detect_nan_recipe_works() -> None:
+    found = []
+
+    def detect_nan(i: int, node: object, fn: object) -> None:  # Theano FAQ, Theano signature
+        for output in fn.outputs:  # type: ignore[attr-defined]
+            if np.isnan(output[0]).any():
+                found.append(str(node))
+
+    x = pt.vector("x")
+    f = modecfg.function([x], pt.log(x) + 1, mode=modecfg.MonitorMode(post_func=detect_nan))
+    f(np.array([-1.0]))
+    assert found
+
+
+# -- names, registration, deprecation ------------------------------------------------------
+
+
+def test_an_unknown_mode_is_a_clear_error() -> None:
+    x = pt.vector("x")
+    with pytest.raises(modecfg.UnknownModeError, match="did you mean 'FAST_RUN'"):
+        modecfg.function([x], x, mode="FAST_RUNN")
+    with pytest.raises(TypeError, match="mode must be a mode name or a pytensor Mode"):
+        modecfg.get_mode(42)
+
+
+def test_mode_names_match_in_any_case_as_in_pytensor() -> None:
+    assert type(modecfg.get_mode("debugmode")).__name__ == "DebugMode"
+    assert type(modecfg.get_mode("DEBUG_MODE")).__name__ == "DebugMode"
+
+
+def test_profile_mode_is_deprecated_and_profiles() -> None:
+    x = pt.vector("x")
+    with pytest.warns(DeprecationWarning, match="ProfileMode is deprecated") as record:
+        f = modecfg.function([x], x + 1, mode="ProfileMode")
+    assert record[0].filename == __file__  # the warning points at this line, not into modecfg
+    f(np.array([1.0]))
+    assert f.profile is not None and f.profile.fct_callcount == 1
+
+
+def test_a_registered_mode_works_by_name_everywhere() -> None:
+    from pytensor.compile.mode import Mode
+
+    from modecfg.modes.registry import _MODES
+
+    built = []
+
+    def factory() -> Mode:
+        built.append(1)
+        return Mode(linker="py", optimizer="fast_compile")
+
+    modecfg.register_mode("TestPyMode", factory, "a test mode")
+    try:
+        x = pt.vector("x")
+        f = modecfg.function([x], x * 3, mode="TestPyMode")
+        g = pytensor.function([x], x * 3, mode="TestPyMode")
+        assert f.maker.mode.provided_linker == "py" and g.maker.mode.provided_linker == "py"
+        np.testing.assert_array_equal(g(np.array([1.0])), [3.0])
+        assert len(built) == 2
+        with modecfg.config.override(mode="TestPyMode"):
+            h = modecfg.function([x], x * 3)
+        assert h.maker.mode.provided_linker == "py"
+        with pytest.raises(ValueError, match="already registered"):
+            modecfg.register_mode("testpymode", factory)
+    finally:
+        del _MODES["TestPyMode"]
+
+
+def test_a_mode_instance_can_be_registered_too() -> None:
+    from pytensor.compile.mode import Mode
+
+    from modecfg.modes.registry import _MODES
+
+    modecfg.register_mode("TestInstance", Mode(linker="vm", optimizer="fast_run"))
+    try:
+        assert modecfg.get_mode("TestInstance").provided_linker == "vm"
+    finally:
+        del _MODES["TestInstance"]
+
+
+# -- the configuration shapes the modes -----------------------------------------------------
+
+
+def test_the_optimizer_flag_and_tags_shape_fast_run() -> None:
+    x = pt.vector("x")
+    out = pt.exp(x) * 2 + pt.log(x) - 1
+    fused = modecfg.function([x], out)
+    with modecfg.config.override(optimizer_excluding="fusion"):
+        unfused = modecfg.function([x], out)
+    with modecfg.config.override(optimizer="None"):
+        raw = modecfg.function([x], out)
+    nodes = lambda f: len(f.maker.fgraph.apply_nodes)  # noqa: E731
+    assert nodes(fused) < nodes(unfused) <= nodes(raw)
+    data = np.array([1.0, 2.0])
+    for f in (fused, unfused, raw):
+        np.testing.assert_allclose(f(data), np.exp(data) * 2 + np.log(data) - 1)
+
+
+def test_pytensor_function_without_a_mode_uses_modecfgs_mode_flag() -> None:
+    x = pt.vector("x")
+    g = pytensor.function([x], x + 1)
+    assert g.maker.mode.provided_linker == modecfg.linkers.best_linker()
+    with modecfg.config.override(mode="FAST_COMPILE"):
+        h = pytensor.function([x], x + 1)
+    assert "fast_compile" in h.maker.mode.provided_optimizer.include
+
+
+def test_the_default_mode_uses_the_fastest_usable_linker() -> None:
+    assert modecfg.config.mode == "FAST_RUN" and modecfg.config.linker == "auto"
+    assert modecfg.get_mode().provided_linker == modecfg.linkers.best_linker()
+
+
+# -- devices -----------------------------------------------------------------------------------
+
+
+def test_a_gpu_device_without_jax_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from modecfg.modes import device
+
+    monkeypatch.setattr(device.importlib.util, "find_spec", lambda name: None)
+    x = pt.vector("x")
+    with modecfg.config.override(device="cuda"), pytest.raises(modecfg.DeviceUnavailableError) as info:
+        modecfg.function([x], x + 1)
+    assert "jax is not installed" in str(info.value) and "fallback_to_cpu=True" in str(info.value)
+
+
+def test_a_gpu_device_jax_cannot_see_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from modecfg.modes import device
+
+    monkeypatch.setattr(device.importlib.util, "find_spec", lambda name: object())
+    monkeypatch.setattr(device, "gpu_devices", lambda: ())
+    with (
+        modecfg.config.override(device="cuda1"),
+        pytest.raises(modecfg.DeviceUnavailableError, match="sees none"),
+    ):
+        modecfg.get_mode("FAST_RUN")
+    monkeypatch.setattr(device, "gpu_devices", lambda: ("gpu0",))
+    with (
+        modecfg.config.override(device="cuda1"),
+        pytest.raises(modecfg.DeviceUnavailableError, match="cuda0 to cuda0"),
+    ):
+        modecfg.get_mode("FAST_RUN")
+
+
+def test_fallback_to_cpu_warns_and_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    from modecfg.modes import device
+
+    monkeypatch.setattr(device.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(device, "_warned", set())
+    x = pt.vector("x")
+    with modecfg.config.override(device="cuda0", fallback_to_cpu=True):
+        with pytest.warns(device.DeviceFallbackWarning, match="running on the CPU instead"):
+            f = modecfg.function([x], x + 1)
+    np.testing.assert_array_equal(f(np.array([1.0])), [2.0])
+    assert f.maker.mode.provided_linker == modecfg.linkers.best_linker()
