@@ -49,7 +49,7 @@ def table() -> "list[ModeInfo]":
 
 def function(inputs: Any, outputs: Any = None, mode: Any = None, **kwargs: Any) -> Any:
     """``pytensor.function`` with modecfg's mode and configuration applied."""
-    from modecfg.modes.function import function as _function
+    from modecfg.modes.compiling import function as _function
 
     return _function(inputs, outputs, mode=mode, **kwargs)
 
