@@ -16,6 +16,21 @@ def test_all_matches_the_public_names() -> None:
         assert hasattr(modecfg, name), name
 
 
+def test_no_submodule_shadows_a_public_name() -> None:
+    import importlib
+    import pkgutil
+    import types
+
+    for info in pkgutil.walk_packages(modecfg.__path__, "modecfg."):
+        if info.name != "modecfg.__main__":
+            importlib.import_module(info.name)
+    for package in (modecfg, modecfg.modes, modecfg.linkers):
+        for name in package.__all__:
+            value = getattr(package, name)
+            if name not in ("linkers", "modes"):
+                assert not isinstance(value, types.ModuleType), f"{package.__name__}.{name} is a module"
+
+
 def test_the_exception_tree() -> None:
     assert issubclass(modecfg.ConfigError, modecfg.ModecfgError)
     assert issubclass(modecfg.ConfigError, ValueError)
