@@ -73,7 +73,8 @@ def steps(repeat: int, n_steps: int, skip_debug: bool) -> None:
     from modecfg.demo import compile_model
 
     print(f"\n2. demo workload: time per training step (median of {repeat} runs of {n_steps} steps)")
-    candidates: list[tuple[str, Any]] = [(row.name, row.name) for row in modecfg.modes.table() if row.available]
+    usable = [row.name for row in modecfg.modes.table() if row.available]
+    candidates: list[tuple[str, Any]] = [(name, name) for name in usable]
     candidates.append(("pytensor default (NUMBA)", ptmode.NUMBA))
     results: list[tuple[str, float, str]] = []
     for label, mode in candidates:
