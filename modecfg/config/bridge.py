@@ -195,9 +195,10 @@ class PyTensorBridge:
 
     def after_import(self) -> None:
         """PyTensor is loaded: it now finds modecfg's modes by name."""
-        from modecfg.modes.pytensor_table import install
+        from modecfg.modes import locate, pytensor_table
 
-        install()
+        pytensor_table.install()
+        locate.install()
         _log().debug("PyTensor imported with modecfg's configuration and modes")
 
 

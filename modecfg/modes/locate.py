@@ -1,0 +1,206 @@
+"""Errors of compiled functions name the line of user code that made the failing node.
+
+After rewriting, the node that fails is often not one the user wrote: a fused
+``Composite`` of five user expressions, with no trace of where they came from. So:
+
+* before rewriting, every compile keeps an untouched copy of its graph (a clone, on
+  the optimized graph's ``_modecfg_original``);
+* when a compiled function fails, PyTensor calls ``raise_with_op``; modecfg's version
+  lets PyTensor annotate the error as usual (``exception_verbosity``), then looks for
+  the user's line: on the failing node itself if it still has one, else by re-running
+  the failing call on the untouched graph, node by node with the Python
+  implementations, from the same inputs, to find the first node that fails there.
+
+The line is added to the error as a note, with the operation and its input shapes;
+``exception_verbosity=medium`` or ``high`` adds the creation stack (``traceback.limit``
+frames). The error also carries ``modecfg_location = (file, line)``. Nothing of this
+runs unless a call fails.
+"""
+
+from __future__ import annotations
+
+import functools
+import linecache
+import os
+import sys
+import threading
+from typing import Any
+
+from modecfg.config import config
+
+__all__ = ["install", "user_frame"]
+
+_PYTENSOR_DIR: str | None = None
+_MODECFG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_DEMO = os.path.join(_MODECFG_DIR, "demo.py")
+_locating = threading.local()
+
+Frame = tuple[str, int, str, str | None]
+
+
+def _is_library(filename: str) -> bool:
+    if filename == _DEMO:  # the demo is user code, written with modecfg
+        return False
+    if filename.startswith(_MODECFG_DIR) or (_PYTENSOR_DIR and filename.startswith(_PYTENSOR_DIR)):
+        return True
+    return f"{os.sep}numpy{os.sep}" in filename or filename.startswith("<frozen")
+
+
+def user_frame(node: Any) -> tuple[Frame | None, list[Frame]]:
+    """The innermost user frame that created ``node``, and the whole kept stack."""
+    for out in node.outputs:
+        for stack in getattr(out.tag, "trace", ()) or ():
+            frames = [tuple(f) for f in stack]
+            for frame in reversed(frames):
+                if not _is_library(frame[0]):
+                    return frame, frames
+    return None, []
+
+
+def _describe(node: Any, values: list[Any] | None) -> str:
+    op = str(node.op)
+    if values is None:
+        return op
+    shapes = ", ".join(str(getattr(v, "shape", type(v).__name__)) for v in values)
+    return f"{op} on inputs of shapes {shapes}"
+
+
+def _rerun(fgraph: Any, values: list[Any]) -> tuple[Any, list[Any] | None]:
+    """The first node of the untouched graph that fails on ``values``, and its inputs."""
+    from pytensor.link.basic import PerformLinker
+
+    original = getattr(fgraph, "_modecfg_original", None)
+    if original is None or len(values) != len(original.inputs):
+        return None, None
+    linker = PerformLinker(allow_gc=False).accept(original.clone(check_integrity=False))
+    run, inputs, _ = linker.make_thunk()
+    for container, value in zip(inputs, values, strict=True):
+        container.storage[0] = value
+    _locating.found = None
+    _locating.active = True
+    try:
+        run()
+    except Exception:
+        pass
+    finally:
+        _locating.active = False
+    found, _locating.found = _locating.found, None
+    if found is None:
+        return None, None
+    node, thunk = found
+    cells = getattr(thunk, "inputs", None)
+    return node, ([cell[0] for cell in cells] if cells is not None else None)
+
+
+_CALL_CODE: Any = None  # Function.__call__.__code__, set by install()
+
+
+def _calling_function(fgraph: Any) -> Any:
+    """The compiled Function whose call failed (its ``__call__`` is on the stack)."""
+    frame: Any = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code is _CALL_CODE:
+            fn = frame.f_locals.get("self")
+            if fn is not None and getattr(fn.maker, "fgraph", None) is fgraph:
+                return fn
+        frame = frame.f_back
+    return None
+
+
+def _note(exc: BaseException, fgraph: Any, node: Any, thunk: Any, storage_map: Any) -> None:
+    from pytensor.link.basic import JITLinker
+
+    fn = _calling_function(fgraph)
+    # A JIT backend (numba, jax) reports an arbitrary output node: only a re-run can say.
+    jit = fn is not None and isinstance(fn.maker.linker, JITLinker)
+    frame, stack = (None, []) if jit else user_frame(node)
+    how = ""
+    where_node = node
+    node_values = None
+    if storage_map is not None:
+        node_values = [storage_map[v][0] for v in node.inputs if v in storage_map] or None
+    if frame is None and fn is not None:
+        values = [container.storage[0] for container in fn.input_storage]
+        found, found_values = _rerun(fgraph, values)
+        if found is not None:
+            where_node, node_values = found, found_values
+            frame, stack = user_frame(found)
+            how = "; found by re-running the call without rewrites"
+    if frame is None:
+        what = "the operation that failed inside the compiled code" if jit else "the failing operation"
+        exc.add_note(
+            f"\nmodecfg: no line of your code is recorded for {what} "
+            f"({_describe(where_node, node_values)}); traceback.limit={config.traceback.limit} may "
+            "be too small to reach it"
+        )
+        return
+    filename, lineno, _, text = frame
+    text = text or linecache.getline(filename, lineno).strip()
+    lines = [
+        f"\nmodecfg: the operation that failed was created at {filename}:{lineno}",
+        f"    {text}",
+        f"  ({_describe(where_node, node_values)}{how})",
+    ]
+    if config.exception_verbosity != "low" and len(stack) > 1:
+        lines.append("  created by (innermost last):")
+        lines += [f"    {f[0]}:{f[1]} in {f[2]}" for f in stack]
+    exc.add_note("\n".join(lines))
+    exc.modecfg_location = (filename, lineno)  # type: ignore[attr-defined]
+
+
+def _raise_with_op(original: Any, fgraph: Any, node: Any, thunk: Any = None, exc_info: Any = None,
+                   storage_map: Any = None) -> Any:  # fmt: skip
+    if exc_info is None:
+        exc_info = sys.exc_info()
+    if getattr(_locating, "active", False):  # inside a re-run: remember the node, stop
+        _locating.found = (node, thunk)
+        raise exc_info[1].with_traceback(exc_info[2])
+    try:
+        original(fgraph, node, thunk, exc_info, storage_map)
+    except BaseException as exc:
+        # PyTensor re-raises the error, or (exception_verbosity medium / high) a new one of
+        # its type with a longer message: either way, that is the one the user sees.
+        if isinstance(exc, Exception) and not hasattr(exc, "modecfg_location"):
+            try:
+                _note(exc, fgraph, node, thunk, storage_map)
+            except Exception as problem:  # locating must never hide the user's error
+                exc.add_note(f"\nmodecfg: could not locate the failing line ({problem!r})")
+        raise
+    raise exc_info[1].with_traceback(exc_info[2])  # pragma: no cover - original always raises
+
+
+_installed = False
+_install_lock = threading.Lock()
+
+
+def install() -> None:
+    """Hook PyTensor's error path and graph preparation (once)."""
+    global _installed, _PYTENSOR_DIR, _CALL_CODE
+    with _install_lock:
+        if _installed:
+            return
+        import pytensor
+        import pytensor.compile.executor as executor
+        import pytensor.link.basic as basic
+        import pytensor.link.utils as utils
+        import pytensor.link.vm as vm
+        from pytensor.compile.maker import FunctionMaker
+
+        _PYTENSOR_DIR = os.path.dirname(os.path.abspath(pytensor.__file__))
+        _CALL_CODE = executor.Function.__call__.__code__
+        original = utils.raise_with_op
+        hook = functools.partial(_raise_with_op, original)
+        for module in (utils, basic, vm, executor):
+            if getattr(module, "raise_with_op", None) is original:
+                module.raise_with_op = hook
+
+        prepare = FunctionMaker.prepare_fgraph
+
+        def prepare_fgraph(inputs: Any, outputs: Any, additional_outputs: Any, fgraph: Any,
+                           *args: Any, **kwargs: Any) -> Any:  # fmt: skip
+            # The untouched graph, for locating errors later (see the module docstring).
+            fgraph._modecfg_original = fgraph.clone(check_integrity=False)
+            return prepare(inputs, outputs, additional_outputs, fgraph, *args, **kwargs)
+
+        FunctionMaker.prepare_fgraph = staticmethod(prepare_fgraph)
+        _installed = True

@@ -1,0 +1,118 @@
+"""Errors of compiled functions name the user's line, whatever the optimizer and linker."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import modecfg
+from modecfg.linkers import table
+
+pytensor = pytest.importorskip("pytensor")
+pt = pytest.importorskip("pytensor.tensor")
+
+X_SHAPE, Y_SHAPE = 3, 4
+MISMATCH_LINE = next(
+    i
+    for i, text in enumerate(open(__file__).read().splitlines(), 1)
+    if text.endswith("this line must be named")
+)
+
+
+def _graph() -> tuple[list[object], object, int]:
+    x = pt.vector("x")
+    y = pt.vector("y")
+    z = pt.exp(x) * 2
+    w = z + y  # the mismatch: this line must be named
+    out = (w**2).sum()
+    return [x, y], out, MISMATCH_LINE
+
+
+@pytest.fixture(scope="module")
+def graph() -> tuple[list[object], object, int]:
+    return _graph()
+
+
+def _fail(f: object) -> ValueError:
+    with pytest.raises(ValueError, match=r"dimension mismatch|shape mismatch|shapes") as info:
+        f(np.ones(X_SHAPE), np.ones(Y_SHAPE))  # type: ignore[operator]
+    return info.value
+
+
+LINKERS = [r.name for r in table() if r.available and r.name not in ("c",)]
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+def test_a_shape_mismatch_names_the_users_line_under_fast_run(linker: str, graph: tuple) -> None:
+    inputs, out, line = graph
+    with modecfg.config.override(linker=linker):
+        f = modecfg.function(inputs, out, mode="FAST_RUN")
+    exc = _fail(f)
+    assert exc.modecfg_location == (__file__, line)  # type: ignore[attr-defined]
+    note = "\n".join(getattr(exc, "__notes__", []))
+    assert f"created at {__file__}:{line}" in note
+    assert "w = z + y" in note
+    assert f"on inputs of shapes ({X_SHAPE},), ({Y_SHAPE},)" in note
+
+
+def test_the_single_module_c_linker_too(graph: tuple) -> None:
+    inputs, out, line = graph
+    if "c" not in [r.name for r in table() if r.available]:
+        pytest.skip("no C compiler")
+    with modecfg.config.override(linker="c"):
+        f = modecfg.function(inputs, out, mode="FAST_RUN")
+    assert _fail(f).modecfg_location == (__file__, line)  # type: ignore[attr-defined]
+
+
+def test_pytensor_function_gets_the_same_help(graph: tuple) -> None:
+    inputs, out, line = graph
+    f = pytensor.function(inputs, out)
+    assert _fail(f).modecfg_location == (__file__, line)  # type: ignore[attr-defined]
+
+
+def test_without_rewrites_the_failing_node_names_itself(graph: tuple) -> None:
+    inputs, out, line = graph
+    with modecfg.config.override(optimizer="None"):
+        f = modecfg.function(inputs, out)
+    exc = _fail(f)
+    assert exc.modecfg_location == (__file__, line)  # type: ignore[attr-defined]
+    assert "re-running" not in "\n".join(exc.__notes__)
+
+
+def test_exception_verbosity_high_adds_the_creation_stack(graph: tuple) -> None:
+    inputs, out, line = graph
+    f = modecfg.function(inputs, out)
+    with modecfg.config.override(exception_verbosity="high"):
+        pytensor.config.exception_verbosity = "high"  # the error is raised at call time
+        try:
+            exc = _fail(f)
+        finally:
+            pytensor.config.exception_verbosity = "low"
+    note = "\n".join(exc.__notes__)
+    assert "created by (innermost last):" in note
+    assert f"{__file__}:{line} in _graph" in note
+    assert "Apply node that caused the error" in str(exc)  # PyTensor's own detail is kept
+
+
+def test_with_no_trace_kept_it_says_so_instead_of_guessing() -> None:
+    pytensor.config.traceback__limit = 0
+    try:
+        inputs, out, _ = _graph_without_trace()
+    finally:
+        pytensor.config.traceback__limit = 8
+    f = modecfg.function(inputs, out)
+    exc = _fail(f)
+    assert not hasattr(exc, "modecfg_location")
+    assert "no line of your code is recorded" in "\n".join(exc.__notes__)
+
+
+def _graph_without_trace() -> tuple[list[object], object, int]:
+    x = pt.vector("x")
+    y = pt.vector("y")
+    return [x, y], ((pt.exp(x) * 2 + y) ** 2).sum(), 0
+
+
+def test_a_successful_call_is_untouched(graph: tuple) -> None:
+    inputs, out, _ = graph
+    f = modecfg.function(inputs, out)
+    assert f(np.zeros(X_SHAPE), np.zeros(X_SHAPE)) == pytest.approx(4.0 * X_SHAPE)
