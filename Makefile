@@ -21,6 +21,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/config_bench.py
+	$(BIN)/python bench/modes_bench.py
 
 $(VENV)/.dev: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
