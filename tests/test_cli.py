@@ -198,3 +198,37 @@ def test_demo_flags_are_checked_before_anything_runs(fresh_config: None) -> None
     code, _, err = _cli("demo", "--flags", "floatx=float32")
     assert code == 1
     assert "unknown flag 'floatx' (from assignment at modecfg demo --flags); did you mean floatX?" in err
+
+
+def test_linkers_lists_the_table_and_says_what_auto_means(fresh_config: None) -> None:
+    code, out, _ = _cli("linkers")
+    assert code == 0
+    for name in ("cvm", "c|py_nogc", "py", "numba", "jax"):
+        assert f"\n{name} " in out or out.startswith(name)
+    assert f"linker=auto uses {modecfg.linkers.best_linker()} here" in out
+    code, out, _ = _cli("linkers", "--json")
+    rows = json.loads(out)
+    assert {r["name"] for r in rows} >= {"cvm", "numba", "py"} and all("why_not" in r for r in rows)
+
+
+def test_modes_lists_every_registered_mode(fresh_config: None) -> None:
+    code, out, _ = _cli("modes")
+    assert code == 0
+    for name in ("FAST_RUN", "FAST_COMPILE", "DebugMode", "MonitorMode", "NanGuardMode", "ProfileMode"):
+        assert name in out
+    assert "(deprecated)" in out and "the mode flag is FAST_RUN (from default)" in out
+
+
+def test_doctor_reports_compiler_backends_linkers_and_devices(fresh_config: None) -> None:
+    code, out, _ = _cli("doctor")
+    assert code == 0
+    for section in ("C++ compiler", "BLAS", "backends", "GPUs", "linkers", "devices"):
+        assert f"\n{section}\n" in f"\n{out}"
+    assert "auto                   means" in out and "cpu                    usable" in out
+
+
+def test_demo_refuses_an_unknown_mode_before_running(fresh_config: None) -> None:
+    code, out, err = _cli("demo", "--mode", "FAST_RUNN", "--steps", "1")
+    assert code == 1 and out == ""
+    assert "unknown mode 'FAST_RUNN'" in err and "did you mean 'FAST_RUN'" in err
+    modecfg.config.reset("floatX")

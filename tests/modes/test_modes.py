@@ -178,6 +178,13 @@ def test_an_unknown_mode_is_a_clear_error() -> None:
         modecfg.get_mode(42)
 
 
+def test_pytensor_function_by_name_gets_modecfgs_modes() -> None:
+    x = pt.vector("x")
+    for name in ("NanGuardMode", "DebugMode", "FAST_RUN", "MonitorMode"):
+        g = pytensor.function([x], x + 1, mode=name)
+        assert g.maker.mode is modecfg.get_mode(name), name
+
+
 def test_mode_names_match_in_any_case_as_in_pytensor() -> None:
     assert type(modecfg.get_mode("debugmode")).__name__ == "DebugMode"
     assert type(modecfg.get_mode("DEBUG_MODE")).__name__ == "DebugMode"
