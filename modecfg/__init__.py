@@ -7,7 +7,8 @@
 
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
-from modecfg import linkers, modes
+from modecfg import checks, linkers, modes
+from modecfg.checks import check_float32
 from modecfg.config import (
     Config,
     Diagnosis,
@@ -73,6 +74,8 @@ __all__ = [
     "UnknownModeError",
     "__version__",
     "change_flags",
+    "check_float32",
+    "checks",
     "config",
     "diagnose",
     "function",

@@ -161,6 +161,12 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
         f"cost             {result.first_cost:.4f} -> {result.last_cost:.4f}\n"
         f"accuracy         {result.accuracy:8.1%}\n"
     )
+    if result.float64:
+        out.write(f"float32 check    {len(result.float64)} place(s) where float64 enters:\n")
+        for finding in result.float64:
+            out.write(f"  {finding}\n")
+    else:
+        out.write("float32 check    no float64 in the compiled graphs\n")
     return 0
 
 
@@ -207,6 +213,44 @@ def cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def cmd_check_float32(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from modecfg.checks.script import run_script
+
+    try:
+        findings = run_script(args.script, args.args)
+    except SystemExit as exc:  # the script's own exit: keep what was found
+        findings = getattr(exc, "findings", [])
+    except Exception as exc:
+        findings = getattr(exc, "findings", [])
+        err.write(f"error: {args.script} raised {type(exc).__name__}: {exc}\n")
+        _print_findings(findings, out)
+        return 2
+    _print_findings(findings, out)
+    return 1 if findings else 0
+
+
+def _print_findings(findings: Sequence[modecfg.checks.Finding], out: TextIO) -> None:
+    if not findings:
+        out.write("float32 check: no float64 enters any compiled graph\n")
+        return
+    by_line: dict[str, list[modecfg.checks.Finding]] = {}
+    for finding in findings:
+        key = f"{finding.source}: {finding.source.code}" if finding.source else "(no line recorded)"
+        by_line.setdefault(key, []).append(finding)
+    out.write(f"float32 check: float64 enters at {len(by_line)} line(s) ({len(findings)} finding(s))\n")
+
+    def order(key: str) -> tuple[str, int]:
+        source = by_line[key][0].source
+        return (source.file, source.line) if source else ("~", 0)
+
+    for where in sorted(by_line, key=order):
+        out.write(f"\n{where}\n")
+        for finding in by_line[where]:
+            dtypes = ", ".join(finding.input_dtypes)
+            out.write(f"  {finding.reason}: {finding.op}({dtypes}) -> float64\n")
+            out.write(f"  fix: {finding.fix}\n")
+
+
 class _Usage(Exception):
     pass
 
@@ -239,6 +283,10 @@ def _parser() -> argparse.ArgumentParser:
 
     sub.add_parser("modes", help="the registered modes: optimizer, linker, what each is for")
     sub.add_parser("doctor", help="compiler, BLAS, numba, jax, GPUs; usable linkers and devices")
+
+    s = sub.add_parser("check-float32", help="run a script and report every float64 its graphs let in")
+    s.add_argument("script")
+    s.add_argument("args", nargs=argparse.REMAINDER)
 
     s = sub.add_parser("demo", help="train the logistic regression under the current configuration")
     s.add_argument("--mode", help="a registered mode (default: the mode flag)")
@@ -276,6 +324,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
                 return cmd_modes(args, out)
             if args.command == "doctor":
                 return cmd_doctor(args, out)
+            if args.command == "check-float32":
+                return cmd_check_float32(args, out, err)
         except _Usage as exc:
             parser.error(str(exc))
         except ConfigErrors as exc:

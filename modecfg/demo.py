@@ -31,6 +31,7 @@ class DemoResult(NamedTuple):
     accuracy: float
     first_cost: float
     last_cost: float
+    float64: tuple[Any, ...]  # modecfg.check_float32 findings of the compiled functions
 
 
 class Model(NamedTuple):
@@ -48,11 +49,15 @@ class Model(NamedTuple):
 def build_problem(
     seed: int = 0, n_examples: int = N_EXAMPLES, n_features: int = N_FEATURES
 ) -> tuple[np.ndarray, np.ndarray]:
-    """A learnable data set of the tutorial's shape (its random labels are not learnable)."""
+    """A learnable data set of the tutorial's shape (its random labels are not learnable).
+
+    The labels are 0/1 in floatX, like the inputs: an int32 label vector would bring
+    float64 into a float32 graph (``modecfg check-float32`` shows where).
+    """
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((n_examples, n_features)).astype(config.floatX)
     w_true = rng.standard_normal(n_features)
-    y = (x @ w_true + 0.5 * rng.standard_normal(n_examples) > 0).astype("int32")
+    y = (x @ w_true + 0.5 * rng.standard_normal(n_examples) > 0).astype(config.floatX)
     return x, y
 
 
@@ -64,7 +69,7 @@ def build_graph(n_features: int = N_FEATURES, seed: int = 0) -> dict[str, Any]:
     floatx = config.floatX
     rng = np.random.default_rng(seed + 1)
     x = pt.matrix("x", dtype=floatx)
-    y = pt.vector("y", dtype="int32")
+    y = pt.vector("y", dtype=floatx)
     w = pytensor.shared((0.01 * rng.standard_normal(n_features)).astype(floatx), name="w")
     b = pytensor.shared(np.asarray(0.0, dtype=floatx), name="b")
     p_1 = 1 / (1 + pt.exp(-pt.dot(x, w) - b))
@@ -100,6 +105,7 @@ def compile_model(
 
 def run(steps: int = 200, seed: int = 0, mode: Any = None) -> DemoResult:
     """Compile and train; measure compile time, time per step and final accuracy."""
+    from modecfg.checks import check_float32
     from modecfg.modes.build import describe_linker
 
     model = compile_model(mode, seed)
@@ -121,4 +127,5 @@ def run(steps: int = 200, seed: int = 0, mode: Any = None) -> DemoResult:
         accuracy=accuracy,
         first_cost=costs[0] if costs else float("nan"),
         last_cost=costs[-1] if costs else float("nan"),
+        float64=tuple(check_float32(model.train) + check_float32(model.predict)),
     )

@@ -142,7 +142,14 @@ class ConfigErrors(ConfigError):
 
 
 class Float64Error(ModecfgError, TypeError):
-    """float64 entered a graph compiled with floatX=float32 and warn_float64=raise."""
+    """float64 entered a graph compiled with floatX=float32 and warn_float64=raise.
+
+    ``findings`` holds every origin of float64 (see :func:`modecfg.check_float32`).
+    """
+
+    def __init__(self, message: str, findings: Sequence[object] = ()) -> None:
+        super().__init__(message)
+        self.findings = tuple(findings)
 
 
 class NanGuardError(ModecfgError, FloatingPointError):

@@ -15,7 +15,7 @@ def test_all_matches_the_public_names() -> None:
         n
         for n in dir(modecfg)
         if not n.startswith("_") and not isinstance(getattr(modecfg, n), types.ModuleType)
-    } | {"linkers", "modes"}
+    } | {"checks", "linkers", "modes"}
     assert set(modecfg.__all__) - {"__version__"} == public
     for name in modecfg.__all__:
         assert hasattr(modecfg, name), name
@@ -29,10 +29,10 @@ def test_no_submodule_shadows_a_public_name() -> None:
     for info in pkgutil.walk_packages(modecfg.__path__, "modecfg."):
         if info.name != "modecfg.__main__":
             importlib.import_module(info.name)
-    for package in (modecfg, modecfg.modes, modecfg.linkers):
+    for package in (modecfg, modecfg.modes, modecfg.linkers, modecfg.checks):
         for name in package.__all__:
             value = getattr(package, name)
-            if name not in ("linkers", "modes"):
+            if name not in ("checks", "linkers", "modes"):
                 assert not isinstance(value, types.ModuleType), f"{package.__name__}.{name} is a module"
 
 

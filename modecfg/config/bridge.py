@@ -195,10 +195,9 @@ class PyTensorBridge:
 
     def after_import(self) -> None:
         """PyTensor is loaded: it now finds modecfg's modes by name."""
-        from modecfg.modes import locate, pytensor_table
+        from modecfg.modes import hooks
 
-        pytensor_table.install()
-        locate.install()
+        hooks.install()
         _log().debug("PyTensor imported with modecfg's configuration and modes")
 
 

@@ -284,7 +284,8 @@ flag("floatX", Literal["float64", "float32", "float16"], "float64",
      "Default floating-point dtype of Python floats, numpy scalars and new tensors. "
      "float32 for GPUs; float16 is experimental.", pytensor=True)
 flag("warn_float64", Level, "ignore",
-     "What to do when float64 enters a graph compiled under floatX=float32.", pytensor=True)
+     "What to do when float64 enters a graph compiled under floatX=float32 (or on a GPU): "
+     "modecfg checks each compile (PyTensor's own creation-time check stays off).")
 flag("cast_policy", Literal["custom", "numpy+floatX"], "custom",
      "Rules for implicit type casting.", pytensor=True)
 flag("print_global_stats", Bool, False,

@@ -4,7 +4,7 @@ After rewriting, the node that fails is often not one the user wrote: a fused
 ``Composite`` of five user expressions, with no trace of where they came from. So:
 
 * before rewriting, every compile keeps an untouched copy of its graph (a clone, on
-  the optimized graph's ``_modecfg_original``);
+  the optimized graph's ``_modecfg_original``; see :mod:`modecfg.modes.hooks`);
 * when a compiled function fails, PyTensor calls ``raise_with_op``; modecfg's version
   lets PyTensor annotate the error as usual (``exception_verbosity``), then looks for
   the user's line: on the failing node itself if it still has one, else by re-running
@@ -21,40 +21,16 @@ from __future__ import annotations
 
 import functools
 import linecache
-import os
 import sys
 import threading
 from typing import Any
 
+from modecfg._source import user_frame
 from modecfg.config import config
 
-__all__ = ["install", "user_frame"]
+__all__ = ["install", "remember"]
 
-_PYTENSOR_DIR: str | None = None
-_MODECFG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_DEMO = os.path.join(_MODECFG_DIR, "demo.py")
 _locating = threading.local()
-
-Frame = tuple[str, int, str, str | None]
-
-
-def _is_library(filename: str) -> bool:
-    if filename == _DEMO:  # the demo is user code, written with modecfg
-        return False
-    if filename.startswith(_MODECFG_DIR) or (_PYTENSOR_DIR and filename.startswith(_PYTENSOR_DIR)):
-        return True
-    return f"{os.sep}numpy{os.sep}" in filename or filename.startswith("<frozen")
-
-
-def user_frame(node: Any) -> tuple[Frame | None, list[Frame]]:
-    """The innermost user frame that created ``node``, and the whole kept stack."""
-    for out in node.outputs:
-        for stack in getattr(out.tag, "trace", ()) or ():
-            frames = [tuple(f) for f in stack]
-            for frame in reversed(frames):
-                if not _is_library(frame[0]):
-                    return frame, frames
-    return None, []
 
 
 def _describe(node: Any, values: list[Any] | None) -> str:
@@ -169,38 +145,30 @@ def _raise_with_op(original: Any, fgraph: Any, node: Any, thunk: Any = None, exc
     raise exc_info[1].with_traceback(exc_info[2])  # pragma: no cover - original always raises
 
 
+def remember(fgraph: Any) -> None:
+    """Keep an untouched copy of ``fgraph`` before it is rewritten (see the module docstring)."""
+    fgraph._modecfg_original = fgraph.clone(check_integrity=False)
+
+
 _installed = False
 _install_lock = threading.Lock()
 
 
 def install() -> None:
-    """Hook PyTensor's error path and graph preparation (once)."""
-    global _installed, _PYTENSOR_DIR, _CALL_CODE
+    """Hook PyTensor's error path (once)."""
+    global _installed, _CALL_CODE
     with _install_lock:
         if _installed:
             return
-        import pytensor
         import pytensor.compile.executor as executor
         import pytensor.link.basic as basic
         import pytensor.link.utils as utils
         import pytensor.link.vm as vm
-        from pytensor.compile.maker import FunctionMaker
 
-        _PYTENSOR_DIR = os.path.dirname(os.path.abspath(pytensor.__file__))
         _CALL_CODE = executor.Function.__call__.__code__
         original = utils.raise_with_op
         hook = functools.partial(_raise_with_op, original)
         for module in (utils, basic, vm, executor):
             if getattr(module, "raise_with_op", None) is original:
                 module.raise_with_op = hook
-
-        prepare = FunctionMaker.prepare_fgraph
-
-        def prepare_fgraph(inputs: Any, outputs: Any, additional_outputs: Any, fgraph: Any,
-                           *args: Any, **kwargs: Any) -> Any:  # fmt: skip
-            # The untouched graph, for locating errors later (see the module docstring).
-            fgraph._modecfg_original = fgraph.clone(check_integrity=False)
-            return prepare(inputs, outputs, additional_outputs, fgraph, *args, **kwargs)
-
-        FunctionMaker.prepare_fgraph = staticmethod(prepare_fgraph)
         _installed = True

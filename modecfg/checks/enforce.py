@@ -1,0 +1,75 @@
+"""The ``warn_float64`` flag, applied when a function is compiled.
+
+Under floatX=float32 (and always on a GPU device), every compile checks the user's
+graph before rewriting it: ``warn`` emits one :class:`~modecfg.errors.Float64Warning`
+per finding, ``raise`` raises :class:`~modecfg.errors.Float64Error` carrying them all,
+``pdb`` stops in the debugger at the first. ``collecting()`` gathers the findings of
+every compile instead (``modecfg check-float32``).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from modecfg._warn import warn
+from modecfg.checks.float32 import Finding, check_float32
+from modecfg.config import config
+from modecfg.errors import Float64Error, Float64Warning
+
+__all__ = ["collecting", "enforce"]
+
+_log = logging.getLogger("modecfg.checks")
+_collectors: list[list[Finding]] = []
+_collectors_lock = threading.Lock()
+
+
+@contextmanager
+def collecting() -> Iterator[list[Finding]]:
+    """Gather the findings of every compile in the block instead of acting on them."""
+    found: list[Finding] = []
+    with _collectors_lock:
+        _collectors.append(found)
+    try:
+        yield found
+    finally:
+        with _collectors_lock:
+            _collectors.remove(found)
+
+
+def applies() -> bool:
+    """True when compiles are checked: floatX=float32, or a GPU device."""
+    return config.floatX == "float32" or str(config.device).startswith("cuda")
+
+
+def enforce(fgraph: Any) -> None:
+    if _collectors:
+        findings = check_float32(fgraph)
+        with _collectors_lock:
+            for collector in _collectors:
+                collector.extend(findings)
+        return
+    action = config.warn_float64
+    if action == "ignore" or not applies():
+        return
+    findings = check_float32(fgraph)
+    if not findings:
+        return
+    if action == "warn":
+        for finding in findings:
+            warn(f"float64 in a float32 graph: {finding}", Float64Warning)
+    elif action == "raise":
+        raise Float64Error(
+            f"{len(findings)} place(s) where float64 enters a graph compiled with "
+            f"floatX={config.floatX}:\n" + "\n".join(str(f) for f in findings),
+            findings,
+        )
+    else:  # pdb
+        first = findings[0]
+        _log.error("float64 in a float32 graph: %s", first)
+        import pdb
+
+        pdb.set_trace()  # inspect `first`: the finding; `fgraph`: the graph

@@ -1,0 +1,280 @@
+"""Find every float64 that enters a float32 graph, say where it came from and how to fix it.
+
+One finding per *origin*: the place where float64 first enters the graph, either a
+float64 root (an input, a shared variable, a constant) or an operation that makes
+float64 out of narrower inputs (mixing an integer with a float, the mean of integers,
+a product with a shape, an explicit cast). Every float64 variable downstream is one of
+its ``consequences``, not a finding of its own.
+
+The graph checked is the one the user wrote (before rewrites), so that operations and
+lines are the user's. One pass in topological order, linear in the size of the graph.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Sequence
+from typing import Any, NamedTuple
+
+from modecfg._source import SourceLine, source_line
+
+__all__ = ["Finding", "Reason", "check_float32", "graph_of"]
+
+WIDE = "float64"
+
+
+class Reason(enum.StrEnum):
+    """Why float64 entered the graph."""
+
+    FLOAT64_INPUT = "float64 input"
+    FLOAT64_SHARED = "float64 shared variable"
+    FLOAT64_CONSTANT = "float64 constant"
+    INT_FLOAT_UPCAST = "integer/float mixing that upcasts"
+    SHAPE_ARITHMETIC = "integer mean or division by a shape or size"
+    EXPLICIT_CAST = "explicit cast"
+
+
+class Finding(NamedTuple):
+    """Where one float64 enters the graph, and what follows from it."""
+
+    variable: Any  # the first float64 variable (the root itself, or the operation's output)
+    node: Any  # the operation that brought float64 in (for a root: where it meets float32)
+    op: str
+    input_dtypes: tuple[str, ...]
+    reason: Reason
+    source: SourceLine | None  # the user's line that made it
+    fix: str
+    consequences: tuple[Any, ...]  # float64 variables downstream
+
+    def __str__(self) -> str:
+        where = f"{self.source}: {self.source.code}" if self.source else "(no line recorded)"
+        lines = [
+            where,
+            f"  {self.reason}: {self.op}({', '.join(self.input_dtypes)}) -> float64",
+            f"  fix: {self.fix}",
+        ]
+        if self.consequences:
+            lines.append(f"  {len(self.consequences)} float64 variable(s) follow from it downstream")
+        return "\n".join(lines)
+
+
+def _is_wide(var: Any) -> bool:
+    return getattr(getattr(var, "type", None), "dtype", None) == WIDE
+
+
+def _dtype(var: Any) -> str:
+    return str(getattr(getattr(var, "type", None), "dtype", type(var).__name__))
+
+
+def _is_int(var: Any) -> bool:
+    return _dtype(var).startswith(("int", "uint"))
+
+
+def _name(var: Any) -> str:
+    if getattr(var, "name", None):
+        return str(var.name)
+    owner = getattr(var, "owner", None)
+    return f"the {_dtype(var)} result of {owner.op}" if owner is not None else f"a {_dtype(var)} value"
+
+
+def graph_of(target: Any) -> tuple[list[Any], list[Any]]:
+    """The output variables and the nodes, in topological order, of what is to be checked.
+
+    ``target`` is a compiled function (its graph before rewrites is checked), a
+    FunctionGraph, a variable, or a sequence of variables.
+    """
+    maker = getattr(target, "maker", None)
+    if maker is not None:
+        target = getattr(maker.fgraph, "_modecfg_original", None) or maker.fgraph
+    if hasattr(target, "apply_nodes") and hasattr(target, "outputs"):
+        outputs = list(target.outputs)
+    elif isinstance(target, Sequence) and not isinstance(target, str):
+        outputs = list(target)
+    else:
+        outputs = [target]
+    return outputs, _toposort(outputs)
+
+
+def _toposort(outputs: Iterable[Any]) -> list[Any]:
+    order: list[Any] = []
+    seen: set[int] = set()
+    for out in outputs:
+        stack = [(out.owner, False)] if getattr(out, "owner", None) is not None else []
+        while stack:
+            node, done = stack.pop()
+            if done:
+                order.append(node)
+                continue
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            stack.append((node, True))
+            for inp in node.inputs:
+                owner = inp.owner
+                if owner is not None and id(owner) not in seen:
+                    stack.append((owner, False))
+    return order
+
+
+_SHAPE_OPS = frozenset(["Shape", "Shape_i", "SpecifyShape"])
+
+
+class _Walker:
+    def __init__(self) -> None:
+        self.findings: list[dict[str, Any]] = []
+        self.origins: dict[int, frozenset[int]] = {}  # id(float64 variable) -> finding indices
+        self.from_shape: dict[int, bool] = {}
+        # A float64 cast of a shape (mean() makes one to divide by the size) is an origin
+        # only if it meets integers or float32 on its own; next to float64 that has an
+        # origin already, it follows that one and is not a finding.
+        self.weak: set[int] = set()
+        self.confirmed: set[int] = set()
+
+    def shape_derived(self, var: Any) -> bool:
+        """True if an integer ``var`` is computed from a shape or size."""
+        key = id(var)
+        if key not in self.from_shape:
+            owner = var.owner
+            if owner is None:
+                self.from_shape[key] = False
+            elif type(owner.op).__name__ in _SHAPE_OPS:
+                self.from_shape[key] = True
+            else:
+                self.from_shape[key] = False  # (guards cycles: graphs have none, but be sure)
+                self.from_shape[key] = any(
+                    self.shape_derived(i) for i in owner.inputs if _is_int(i) or _dtype(i) == WIDE
+                )
+        return self.from_shape[key]
+
+    def add(self, **fields: Any) -> int:
+        fields.setdefault("consequences", [])
+        self.findings.append(fields)
+        return len(self.findings) - 1
+
+    def root(self, var: Any) -> frozenset[int]:
+        key = id(var)
+        if key not in self.origins:
+            kind = type(var).__name__
+            if "Constant" in kind:
+                reason = Reason.FLOAT64_CONSTANT
+                fix = (
+                    "make the constant float32: np.float32(...) for a scalar, "
+                    "np.asarray(..., dtype='float32') for an array"
+                )
+            elif hasattr(var, "get_value"):
+                reason = Reason.FLOAT64_SHARED
+                fix = (
+                    f"create the shared variable {_name(var)} from a float32 array: "
+                    "pytensor.shared(value.astype('float32'))"
+                )
+            else:
+                reason = Reason.FLOAT64_INPUT
+                fix = f"declare the input {_name(var)} as float32: pt.vector(dtype='float32'), or floatX"
+            self.origins[key] = frozenset([self.add(variable=var, node=None, reason=reason, fix=fix)])
+        return self.origins[key]
+
+    def visit(self, node: Any) -> None:
+        wide_in = [i for i in node.inputs if _is_wide(i)]
+        for inp in wide_in:
+            if inp.owner is None:
+                self.root(inp)
+        wide_out = [o for o in node.outputs if _is_wide(o)]
+        if wide_in:
+            origins = frozenset().union(*(self.origins.get(id(i), frozenset()) for i in wide_in))
+            strong = origins - self.weak
+            if strong:
+                origins = strong
+            elif type(node.op).__name__ == "Elemwise" and any(
+                not _is_wide(i) for i in node.inputs if _is_int(i) or _dtype(i).startswith("float")
+            ):  # arithmetic with integers or float32 (not an index, not a shape argument)
+                self.confirmed |= origins
+            if any(_dtype(i).startswith("float") and not _is_wide(i) for i in node.inputs):
+                for index in origins:  # where float64 meets float32: the operation to report
+                    if self.findings[index]["node"] is None:
+                        self.findings[index]["node"] = node
+            for out in wide_out:
+                self.origins[id(out)] = origins
+                for index in origins:
+                    self.findings[index]["consequences"].append(out)
+            return
+        if wide_out:
+            reason, fix = self.classify(node)
+            index = self.add(variable=wide_out[0], node=node, reason=reason, fix=fix)
+            if (
+                reason is Reason.SHAPE_ARITHMETIC
+                and type(getattr(node.op, "scalar_op", node.op)).__name__ == "Cast"
+            ):
+                self.weak.add(index)
+            for out in wide_out:
+                self.origins[id(out)] = frozenset([index])
+            for out in wide_out[1:]:
+                self.findings[index]["consequences"].append(out)
+
+    def classify(self, node: Any) -> tuple[Reason, str]:
+        ints = [i for i in node.inputs if _is_int(i)]
+        op = node.op
+        scalar = getattr(op, "scalar_op", op)
+        is_cast = type(scalar).__name__ == "Cast"
+        if any(self.shape_derived(i) for i in ints):
+            if is_cast:
+                return (
+                    Reason.SHAPE_ARITHMETIC,
+                    "the mean (or a division by a size) of integers is float64: take the mean of a "
+                    "float32 array (x.astype('float32').mean()) or pass dtype='float32'",
+                )
+            return (
+                Reason.SHAPE_ARITHMETIC,
+                "shapes and sizes are int64: cast them before the arithmetic, "
+                "e.g. pt.cast(x.shape[0], 'float32')",
+            )
+        if is_cast:
+            return Reason.EXPLICIT_CAST, "cast to float32 (or config.floatX) instead of float64"
+        if ints:
+            operand = ints[0]
+            name = getattr(operand, "name", None)
+            what = name or (f"(made by {operand.owner.op})" if operand.owner is not None else "")
+            return (
+                Reason.INT_FLOAT_UPCAST,
+                f"cast the {_dtype(operand)} operand {what} to float32 before this operation: "
+                f"pt.cast({name or '...'}, 'float32'), or make it float32 where it is created",
+            )
+        return (
+            Reason.EXPLICIT_CAST,
+            f"{op} was asked for float64 (a dtype= or acc_dtype= argument): ask for float32",
+        )
+
+
+def check_float32(target: Any) -> list[Finding]:
+    """Every origin of float64 in ``target``: a compiled function, a FunctionGraph, or outputs."""
+    outputs, order = graph_of(target)
+    walker = _Walker()
+    for node in order:
+        walker.visit(node)
+    for out in outputs:
+        if _is_wide(out) and out.owner is None:
+            walker.root(out)
+        if _is_wide(out):
+            walker.confirmed |= walker.origins.get(id(out), frozenset()) & walker.weak
+    findings = []
+    for index, raw in enumerate(walker.findings):
+        if index in walker.weak and index not in walker.confirmed:
+            continue
+        var, node = raw["variable"], raw["node"]
+        if node is None and var.owner is None:
+            node = next((n for n in order if var in n.inputs), None)
+        shown = node if node is not None else var
+        source = source_line(var) if var.owner is None else None
+        source = source or (source_line(node) if node is not None else None)
+        findings.append(
+            Finding(
+                variable=var,
+                node=node,
+                op=str(shown.op) if node is not None else "input",
+                input_dtypes=tuple(_dtype(i) for i in node.inputs) if node is not None else (),
+                reason=raw["reason"],
+                source=source,
+                fix=raw["fix"],
+                consequences=tuple(raw["consequences"]),
+            )
+        )
+    return findings

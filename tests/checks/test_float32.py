@@ -1,0 +1,247 @@
+"""The float32 check: one finding per origin, the right reason, the user's line, a fix."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import modecfg
+from modecfg.checks import Reason, check_float32
+from modecfg.checks.enforce import enforce
+
+pytensor = pytest.importorskip("pytensor")
+pt = pytest.importorskip("pytensor.tensor")
+
+ROOT = Path(__file__).resolve().parents[2]
+LINES = {
+    text.rsplit("# case: ", 1)[1]: i
+    for i, text in enumerate(Path(__file__).read_text().splitlines(), 1)
+    if text.lstrip().startswith('"') and "# case: " in text
+}
+
+
+@pytest.fixture(autouse=True)
+def _float32() -> object:
+    with modecfg.config.override(floatX="float32"):
+        pytensor.config.floatX = "float32"  # graphs are built with PyTensor's floatX
+        try:
+            yield
+        finally:
+            pytensor.config.floatX = "float64"
+
+
+def _cases() -> dict[str, tuple[object, Reason]]:
+    f = pt.vector("f")
+    i = pt.vector("i", dtype="int32")
+    return {
+        "int32 + float32": (i + f, Reason.INT_FLOAT_UPCAST),  # case: int32 + float32
+        "np.float64 scalar": (f * np.float64(2.0), Reason.FLOAT64_CONSTANT),  # case: np.float64 scalar
+        "float64 array": (f * np.ones(3), Reason.FLOAT64_CONSTANT),  # case: float64 array
+        "int mean": (i.mean(), Reason.SHAPE_ARITHMETIC),  # case: int mean
+        "shape": (f * f.shape[0], Reason.SHAPE_ARITHMETIC),  # case: shape
+        "exp int": (pt.exp(i), Reason.INT_FLOAT_UPCAST),  # case: exp int
+        "shared": (f * pytensor.shared(np.ones(3), name="w64"), Reason.FLOAT64_SHARED),  # case: shared
+        "cast": (pt.cast(f, "float64") * 2, Reason.EXPLICIT_CAST),  # case: cast
+        "input": (pt.dvector("d") + f, Reason.FLOAT64_INPUT),  # case: input
+    }
+
+
+def _fixed() -> dict[str, object]:
+    f = pt.vector("f")
+    i = pt.vector("i", dtype="int32")
+    return {
+        "int32 + float32": pt.cast(i, "float32") + f,
+        "np.float64 scalar": f * np.float32(2.0),
+        "float64 array": f * np.ones(3, dtype="float32"),
+        "int mean": pt.cast(i, "float32").mean(),
+        "shape": f * pt.cast(f.shape[0], "float32"),
+        "exp int": pt.exp(pt.cast(i, "float32")),
+        "shared": f * pytensor.shared(np.ones(3, dtype="float32")),
+        "cast": pt.cast(f, "float32") * 2,
+        "input": pt.vector("d") + f,
+        "python float": f * 0.1 + 2,
+    }
+
+
+@pytest.mark.parametrize("case", list(LINES))
+def test_each_case_has_exactly_one_finding_of_the_right_reason_at_the_right_line(case: str) -> None:
+    out, reason = _cases()[case]
+    (finding,) = check_float32(out)
+    assert finding.reason is reason
+    assert finding.source is not None
+    assert (finding.source.file, finding.source.line) == (__file__, LINES[case])
+    assert finding.fix and finding.op and "float64" in str(finding)
+
+
+@pytest.mark.parametrize("case", list(_fixed()))
+def test_the_fixed_versions_have_none(case: str) -> None:
+    assert check_float32(_fixed()[case]) == []
+
+
+def test_the_operation_is_where_float64_meets_float32() -> None:
+    (finding,) = check_float32(_cases()["shared"][0])
+    assert finding.op == "Mul" and finding.input_dtypes == ("float32", "float64")
+    (finding,) = check_float32(_cases()["int32 + float32"][0])
+    assert finding.input_dtypes == ("int32", "float32")
+    assert "pt.cast(i, 'float32')" in finding.fix
+
+
+def test_downstream_float64_are_consequences_not_findings() -> None:
+    f = pt.vector("f")
+    i = pt.vector("i", dtype="int32")
+    a = i + f  # the origin
+    b = pt.exp(a) * 3 + a.sum()
+    (finding,) = check_float32(b.mean())
+    assert finding.variable is a
+    assert len(finding.consequences) >= 4
+
+
+def test_two_origins_are_two_findings() -> None:
+    f = pt.vector("f")
+    i = pt.vector("i", dtype="int32")
+    out = (i + f) * pt.cast(f, "float64")
+    assert sorted(str(x.reason) for x in check_float32(out)) == [
+        "explicit cast",
+        "integer/float mixing that upcasts",
+    ]
+
+
+def test_the_demo_graph_has_none() -> None:
+    from modecfg.demo import build_graph
+
+    g = build_graph(n_features=8)
+    assert check_float32([*g["outputs"], *(u for _, u in g["updates"])]) == []
+
+
+def test_a_compiled_function_is_checked_before_rewrites(recwarn: pytest.WarningsRecorder) -> None:
+    f = pt.vector("f")
+    i = pt.vector("i", dtype="int32")
+    fn = modecfg.function([f, i], (i + f).sum(), mode="FAST_RUN")
+    (finding,) = check_float32(fn)
+    assert finding.reason is Reason.INT_FLOAT_UPCAST and finding.op == "Add"  # not a fused Composite
+    fgraph_finding = check_float32(fn.maker.fgraph._modecfg_original)
+    assert [x.reason for x in fgraph_finding] == [Reason.INT_FLOAT_UPCAST]
+
+
+# -- enforcement -----------------------------------------------------------------------------
+
+
+def _compile_bad(door: str) -> object:
+    f = pt.vector("f")
+    i = pt.vector("i", dtype="int32")
+    if door == "modecfg":
+        return modecfg.function([f, i], i + f)  # case-compile
+    return pytensor.function([f, i], i + f)  # case-compile
+
+
+@pytest.mark.parametrize("door", ["modecfg", "pytensor"])
+def test_warn_emits_one_warning_per_finding_at_the_compile_line(door: str) -> None:
+    with modecfg.config.override(warn_float64="warn"):
+        with pytest.warns(modecfg.Float64Warning) as record:
+            _compile_bad(door)
+    assert len(record) == 1
+    assert record[0].filename == __file__
+    assert "integer/float mixing" in str(record[0].message)
+
+
+@pytest.mark.parametrize("door", ["modecfg", "pytensor"])
+def test_raise_raises_with_every_finding(door: str) -> None:
+    with modecfg.config.override(warn_float64="raise"), pytest.raises(modecfg.Float64Error) as info:
+        _compile_bad(door)
+    assert len(info.value.findings) == 1 and "fix:" in str(info.value)
+    assert isinstance(info.value, TypeError)
+
+
+def test_pdb_stops_at_the_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    import pdb
+
+    stops = []
+    monkeypatch.setattr(pdb, "set_trace", lambda: stops.append(1))
+    with modecfg.config.override(warn_float64="pdb"):
+        _compile_bad("modecfg")
+    assert stops == [1]
+
+
+def test_ignore_and_float64_graphs_are_left_alone() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with modecfg.config.override(warn_float64="ignore"):
+            _compile_bad("modecfg")
+        with modecfg.config.override(warn_float64="raise", floatX="float64"):
+            _compile_bad("modecfg")
+
+
+def test_a_gpu_device_is_always_checked() -> None:
+    from pytensor.graph.fg import FunctionGraph
+
+    f = pt.vector("f")
+    i = pt.vector("i", dtype="int32")
+    graph = FunctionGraph([f, i], [i + f], clone=False)
+    with modecfg.config.override(warn_float64="raise", floatX="float64", device="cuda"):
+        with pytest.raises(modecfg.Float64Error):
+            enforce(graph)
+
+
+# -- the command --------------------------------------------------------------------------------
+
+
+def _run_check(tmp_path: Path, body: str) -> subprocess.CompletedProcess[str]:
+    script = tmp_path / "train.py"
+    script.write_text(textwrap.dedent(body))
+    return subprocess.run(
+        [sys.executable, "-m", "modecfg", "check-float32", str(script), "--lr", "0.1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "PYTHONPATH": str(ROOT),
+            "MODECFGRC": "",
+            "MODECFG_FLAGS": "floatX=float32",
+        },
+    )
+
+
+def test_the_command_reports_findings_grouped_by_line_and_fails(tmp_path: Path) -> None:
+    proc = _run_check(
+        tmp_path,
+        """
+        import sys
+        import numpy as np
+        import pytensor, pytensor.tensor as pt
+        x = pt.vector("x")
+        n = pt.vector("n", dtype="int32")
+        w = pytensor.shared(np.ones(3), name="w")
+        f = pytensor.function([x, n], (x + n).sum() + (x * w).sum())
+        assert sys.argv[1:] == ["--lr", "0.1"]
+        """,
+    )
+    assert proc.returncode == 1, proc.stderr
+    out = proc.stdout
+    assert "float32 check: float64 enters at 2 line(s) (2 finding(s))" in out
+    assert out.index("train.py:7") < out.index("train.py:8")  # in line order
+    assert "float64 shared variable" in out and "integer/float mixing" in out
+
+
+def test_the_command_passes_a_clean_script(tmp_path: Path) -> None:
+    proc = _run_check(
+        tmp_path,
+        """
+        import pytensor, pytensor.tensor as pt
+        x = pt.vector("x")
+        pytensor.function([x], (x * 2).sum())
+        """,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "no float64 enters any compiled graph" in proc.stdout
+
+
+def test_the_command_reports_a_crashing_script(tmp_path: Path) -> None:
+    proc = _run_check(tmp_path, "raise RuntimeError('boom')\n")
+    assert proc.returncode == 2 and "RuntimeError: boom" in proc.stderr
