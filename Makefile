@@ -22,6 +22,7 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/config_bench.py
 	$(BIN)/python bench/modes_bench.py
+	$(BIN)/python bench/float32_bench.py
 
 $(VENV)/.dev: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev]'

@@ -131,20 +131,28 @@ class _Walker:
         self.confirmed: set[int] = set()
 
     def shape_derived(self, var: Any) -> bool:
-        """True if an integer ``var`` is computed from a shape or size."""
-        key = id(var)
-        if key not in self.from_shape:
-            owner = var.owner
+        """True if an integer ``var`` is computed from a shape or size (iterative: graphs are deep)."""
+        memo = self.from_shape
+        stack = [(var, False)]
+        while stack:
+            current, expanded = stack.pop()
+            key = id(current)
+            if key in memo and not expanded:
+                continue
+            owner = current.owner
             if owner is None:
-                self.from_shape[key] = False
+                memo[key] = False
             elif type(owner.op).__name__ in _SHAPE_OPS:
-                self.from_shape[key] = True
+                memo[key] = True
             else:
-                self.from_shape[key] = False  # (guards cycles: graphs have none, but be sure)
-                self.from_shape[key] = any(
-                    self.shape_derived(i) for i in owner.inputs if _is_int(i) or _dtype(i) == WIDE
-                )
-        return self.from_shape[key]
+                parents = [i for i in owner.inputs if _is_int(i) or _dtype(i) == WIDE]
+                if expanded:
+                    memo[key] = any(memo.get(id(p), False) for p in parents)
+                else:
+                    memo[key] = False  # provisional, until its parents are known
+                    stack.append((current, True))
+                    stack.extend((p, False) for p in parents if id(p) not in memo)
+        return memo[id(var)]
 
     def add(self, **fields: Any) -> int:
         fields.setdefault("consequences", [])
