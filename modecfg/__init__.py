@@ -26,6 +26,7 @@ from modecfg.errors import (
     ConfigError,
     ConfigErrors,
     DeviceUnavailableError,
+    DumpError,
     FlagSyntaxError,
     FlagValueError,
     Float64Error,
@@ -40,7 +41,7 @@ from modecfg.errors import (
     UnknownFlagError,
     UnknownModeError,
 )
-from modecfg.modes import function, get_mode, register_mode
+from modecfg.modes import function, get_mode, register_mode, replay
 
 if _TYPE_CHECKING:
     from modecfg.modes.monitor import MonitorMode
@@ -53,6 +54,7 @@ __all__ = [
     "ConfigErrors",
     "DeviceUnavailableError",
     "Diagnosis",
+    "DumpError",
     "Explanation",
     "FlagSyntaxError",
     "FlagValueError",
@@ -86,6 +88,7 @@ __all__ = [
     "migrate_flags",
     "modes",
     "register_mode",
+    "replay",
 ]
 
 

@@ -251,6 +251,12 @@ def _print_findings(findings: Sequence[modecfg.checks.Finding], out: TextIO) -> 
             out.write(f"  fix: {finding.fix}\n")
 
 
+def cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
+    modecfg.replay(args.dump)  # raises the dump's NanGuardError again, reported by main()
+    out.write(f"{args.dump}: the call no longer produces a bad value\n")
+    return 0
+
+
 class _Usage(Exception):
     pass
 
@@ -288,6 +294,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("script")
     s.add_argument("args", nargs=argparse.REMAINDER)
 
+    s = sub.add_parser("replay", help="re-run a NaN-guard dump (a pickle: replay only dumps you trust)")
+    s.add_argument("dump")
+
     s = sub.add_parser("demo", help="train the logistic regression under the current configuration")
     s.add_argument("--mode", help="a registered mode (default: the mode flag)")
     s.add_argument("--steps", type=int, default=200)
@@ -324,6 +333,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
                 return cmd_modes(args, out)
             if args.command == "doctor":
                 return cmd_doctor(args, out)
+            if args.command == "replay":
+                return cmd_replay(args, out)
             if args.command == "check-float32":
                 return cmd_check_float32(args, out, err)
         except _Usage as exc:

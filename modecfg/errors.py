@@ -14,7 +14,8 @@ Every error names what was wrong, where it came from and what is valid::
     │   ├── DeviceUnavailableError           a device this machine cannot use (and why)
     │   └── ConfigErrors                     several of the above at once (``.errors``)
     ├── Float64Error                         float64 in a float32 graph
-    └── NanGuardError                        NaN / Inf / huge value in a guarded call
+    ├── NanGuardError                        NaN / Inf / huge value in a guarded call
+    └── DumpError                            a NaN-guard dump that cannot be replayed
 
     ModecfgWarning (UserWarning)
     ├── ObsoleteFlagWarning                  a legacy Theano/Aesara flag or value
@@ -35,6 +36,7 @@ __all__ = [
     "ConfigError",
     "ConfigErrors",
     "DeviceUnavailableError",
+    "DumpError",
     "FlagSyntaxError",
     "FlagValueError",
     "Float64Error",
@@ -154,6 +156,10 @@ class Float64Error(ModecfgError, TypeError):
 
 class NanGuardError(ModecfgError, FloatingPointError):
     """A guarded function produced NaN, Inf or a value above the `big` threshold."""
+
+
+class DumpError(ModecfgError, ValueError):
+    """A file that is not a modecfg NaN-guard dump, or a dump that cannot be read."""
 
 
 class ModecfgWarning(UserWarning):

@@ -29,6 +29,7 @@ __all__ = [
     "get_mode",
     "mode_names",
     "register_mode",
+    "replay",
     "table",
 ]
 
@@ -52,6 +53,13 @@ def function(inputs: Any, outputs: Any = None, mode: Any = None, **kwargs: Any) 
     from modecfg.modes.compiling import function as _function
 
     return _function(inputs, outputs, mode=mode, **kwargs)
+
+
+def replay(path: Any) -> Any:
+    """Re-run a NaN-guard dump: its NanGuardError again. A dump is a pickle: trust it first."""
+    from modecfg.modes.dump import replay as _replay
+
+    return _replay(path)
 
 
 def __getattr__(name: str) -> Any:

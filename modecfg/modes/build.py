@@ -131,10 +131,9 @@ def _build(name: str) -> Any:
             require_matching_strides=dm.check_strides,
         )
     if name == "NanGuardMode":
-        from pytensor.compile.debug.nanguardmode import NanGuardMode
+        from modecfg.modes.nanguard import NanGuardMode
 
-        ng = config.NanGuardMode
-        return NanGuardMode(ng.nan_is_error, ng.inf_is_error, ng.big_is_error, optimizer=optimizer)
+        return NanGuardMode(linker=resolved_linker(), optimizer=optimizer)
     if name == "MonitorMode":
         from modecfg.modes.monitor import MonitorMode
 

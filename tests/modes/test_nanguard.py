@@ -1,0 +1,241 @@
+"""NanGuardMode on the demo's logistic regression: NaN / Inf / big injected three ways."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import modecfg
+from modecfg.demo import build_problem
+from modecfg.errors import DumpError
+
+pytensor = pytest.importorskip("pytensor")
+pt = pytest.importorskip("pytensor.tensor")
+
+N, D = 50, 12
+LINES = {
+    text.rsplit("# line: ", 1)[1]: i
+    for i, text in enumerate(Path(__file__).read_text().splitlines(), 1)
+    if text.rstrip().endswith(("# line: input", "# line: log", "# line: p1"))
+}
+
+
+def _model(mode: str) -> dict[str, object]:
+    """The demo's model, with a log-prior on the weights (so that a zero weight is log(0))."""
+    floatx = modecfg.config.floatX
+    rng = np.random.default_rng(1)
+    x = pt.matrix("x", dtype=floatx)  # line: input
+    y = pt.vector("y", dtype=floatx)
+    w = pytensor.shared((0.5 + rng.random(D)).astype(floatx), name="w")
+    b = pytensor.shared(np.asarray(0.0, dtype=floatx), name="b")
+    lr = pytensor.shared(np.asarray(0.1, dtype=floatx), name="lr")
+    p_1 = 1 / (1 + pt.exp(-pt.dot(x, w) - b))  # line: p1
+    xent = -y * pt.log(p_1) - (1 - y) * pt.log(1 - p_1)
+    prior = -pt.log(pt.abs(w)).sum()  # line: log
+    cost = xent.mean() + 0.001 * prior
+    gw, gb = pytensor.grad(cost, [w, b])
+    train = modecfg.function([x, y], cost, updates=[(w, w - lr * gw), (b, b - lr * gb)], mode=mode)
+    return {"train": train, "w": w, "b": b, "lr": lr}
+
+
+@pytest.fixture(scope="module")
+def data() -> tuple[np.ndarray, np.ndarray]:
+    return build_problem(0, N, D)  # floatX, as the model
+
+
+@pytest.fixture(scope="module")
+def guarded() -> dict[str, object]:
+    return _model("NanGuardMode")
+
+
+@pytest.fixture(scope="module")
+def plain() -> dict[str, object]:
+    return _model("FAST_RUN")
+
+
+@pytest.fixture(autouse=True)
+def _dumps(tmp_path: Path) -> object:
+    with modecfg.config.override(**{"NanGuardMode.dump_dir": str(tmp_path)}):
+        yield
+
+
+def _snapshot(model: dict[str, object]) -> list[np.ndarray]:
+    return [model[k].get_value().copy() for k in ("w", "b", "lr")]  # type: ignore[attr-defined]
+
+
+def _restore(model: dict[str, object], values: list[np.ndarray]) -> None:
+    for key, value in zip(("w", "b", "lr"), values, strict=True):
+        model[key].set_value(value.copy())  # type: ignore[attr-defined]
+
+
+def _assert_untouched(model: dict[str, object], before: list[np.ndarray]) -> None:
+    for value, old in zip(_snapshot(model), before, strict=True):
+        assert value.tobytes() == old.tobytes()  # bit for bit
+
+
+def test_a_clean_run_matches_fast_run(guarded: dict, plain: dict, data: tuple) -> None:
+    start = _snapshot(plain)
+    _restore(guarded, start)
+    for _ in range(3):
+        a = guarded["train"](*data)
+        b = plain["train"](*data)
+        assert a == b
+    np.testing.assert_array_equal(guarded["w"].get_value(), plain["w"].get_value())
+    assert type(guarded["train"]).__name__ == "GuardedFunction"
+
+
+def test_a_bad_input_batch_is_named_and_nothing_is_updated(guarded: dict, data: tuple) -> None:
+    x, y = data
+    bad = x.copy()
+    bad[5, 2] = np.nan
+    before = _snapshot(guarded)
+    with pytest.raises(modecfg.NanGuardError) as info:
+        guarded["train"](bad, y)
+    _assert_untouched(guarded, before)
+    found = info.value.bad
+    assert found.kind == "NaN" and found.where == "input x" and found.count == 1
+    assert (found.source.file, found.source.line) == (__file__, LINES["input"])
+    assert "nothing was updated: w, b keep their values" in str(info.value)
+
+
+def test_log_of_zero_names_the_log_line(guarded: dict, data: tuple) -> None:
+    before = _snapshot(guarded)
+    w = before[0].copy()
+    w[3] = 0.0  # log(|0|) = -inf in the prior
+    _restore(guarded, [w, before[1], before[2]])
+    broken = _snapshot(guarded)
+    try:
+        with pytest.raises(modecfg.NanGuardError) as info:
+            guarded["train"](*data)
+        _assert_untouched(guarded, broken)
+        found = info.value.bad
+        assert found.kind == "Inf" and found.node is not None
+        assert "Log" in str(found.node.op)
+        assert (found.source.file, found.source.line) == (__file__, LINES["log"])
+        assert found.input_dtypes == (modecfg.config.floatX,) and found.input_shapes == ((D,),)
+    finally:
+        _restore(guarded, before)
+
+
+def test_an_overflow_to_big_names_the_line_and_writes_nothing(guarded: dict, data: tuple) -> None:
+    x, y = data
+    before = _snapshot(guarded)
+    with pytest.raises(modecfg.NanGuardError) as info:
+        # every input below NanGuardMode.big (1e10), their products with w above it
+        guarded["train"](np.full_like(x, 5e9), y)
+    _assert_untouched(guarded, before)
+    found = info.value.bad
+    assert found.kind == "big" and found.node is not None
+    assert (found.source.file, found.source.line) == (__file__, LINES["p1"])
+    assert found.input_shapes[0] == (N, D)  # the dot of x and w
+    assert "output 0" in info.value.bad_outputs
+
+
+def test_a_shared_value_above_big_is_named(guarded: dict, data: tuple) -> None:
+    before = _snapshot(guarded)
+    _restore(guarded, [before[0], before[1], np.asarray(1e12, dtype=before[2].dtype)])
+    broken = _snapshot(guarded)
+    try:
+        with pytest.raises(modecfg.NanGuardError) as info:
+            guarded["train"](*data)
+        _assert_untouched(guarded, broken)
+        assert info.value.bad.kind == "big" and info.value.bad.where == "shared variable lr"
+        assert "update of w" in info.value.bad_outputs
+    finally:
+        _restore(guarded, before)
+
+
+def test_the_dump_replays_to_the_same_error(guarded: dict, data: tuple) -> None:
+    x, y = data
+    bad = x.copy()
+    bad[0, 0] = np.inf
+    with pytest.raises(modecfg.NanGuardError) as info:
+        guarded["train"](bad, y)
+    dump = info.value.dump_path
+    assert Path(dump).exists() and not list(Path(dump).parent.glob(".nanguard-*"))  # atomic
+    with pytest.raises(modecfg.NanGuardError) as again:
+        modecfg.replay(dump)
+    assert again.value.bad.kind == "Inf" and again.value.bad.where == "input x"
+    assert again.value.bad.source == info.value.bad.source
+
+
+def test_warn_writes_the_updates_and_warns_with_the_same_findings(guarded: dict, data: tuple) -> None:
+    before = _snapshot(guarded)
+    x, y = data
+    bad = x.copy()
+    bad[1, 1] = np.nan
+    try:
+        with modecfg.config.override(NanGuardMode__action="warn"):
+            with pytest.warns(modecfg.modes.nanguard.NanGuardWarning, match="NaN in input x") as record:
+                guarded["train"](bad, y)
+        assert record[0].filename == __file__
+        assert np.isnan(guarded["w"].get_value()).any()  # written, as PyTensor would
+    finally:
+        _restore(guarded, before)
+
+
+def test_pdb_keeps_the_state_and_stops(guarded: dict, data: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pdb
+
+    stops = []
+    monkeypatch.setattr(pdb, "set_trace", lambda: stops.append(1))
+    before = _snapshot(guarded)
+    x, y = data
+    bad = x.copy()
+    bad[2, 2] = np.nan
+    with modecfg.config.override(NanGuardMode__action="pdb"), pytest.raises(modecfg.NanGuardError):
+        guarded["train"](bad, y)
+    assert stops == [1]
+    _assert_untouched(guarded, before)
+
+
+def test_flags_turn_checks_off(guarded: dict, data: tuple) -> None:
+    before = _snapshot(guarded)
+    x, y = data
+    bad = x.copy()
+    bad[3, 3] = np.nan
+    try:
+        with modecfg.config.override(NanGuardMode__nan_is_error=False):
+            guarded["train"](bad, y)  # NaN is not an error now: the call proceeds
+    finally:
+        _restore(guarded, before)
+
+
+def test_pytensor_function_reaches_the_same_guard(data: tuple) -> None:
+    x = pt.vector("x")
+    f = pytensor.function([x], pt.log(x), mode="NanGuardMode")
+    assert type(f).__name__ == "GuardedFunction"
+    with pytest.raises(modecfg.NanGuardError, match="Inf in Log"):
+        f(np.array([0.0, 1.0]))
+
+
+def test_a_foreign_or_corrupted_dump_is_refused(tmp_path: Path) -> None:
+    foreign = tmp_path / "foreign.pkl"
+    foreign.write_bytes(pickle.dumps({"inputs": []}))
+    with pytest.raises(DumpError, match="not a modecfg NaN-guard dump"):
+        modecfg.replay(foreign)
+    corrupted = tmp_path / "corrupted.pkl"
+    corrupted.write_bytes(b"MODECFG-NANGUARD-DUMP 1\n" + b"\x80\x05garbage")
+    with pytest.raises(DumpError, match="corrupted"):
+        modecfg.replay(corrupted)
+    with pytest.raises(DumpError, match="cannot read"):
+        modecfg.replay(tmp_path / "missing.pkl")
+
+
+def test_the_replay_command(guarded: dict, data: tuple, tmp_path: Path) -> None:
+    import io
+
+    from modecfg.cli import main
+
+    x, y = data
+    bad = x.copy()
+    bad[4, 4] = np.nan
+    with pytest.raises(modecfg.NanGuardError) as info:
+        guarded["train"](bad, y)
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["replay", info.value.dump_path], out, err) == 1
+    assert "NaN in input x" in err.getvalue()
+    assert main(["replay", str(tmp_path / "nope.pkl")], out, err) == 1
