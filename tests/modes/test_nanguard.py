@@ -96,7 +96,7 @@ def test_a_bad_input_batch_is_named_and_nothing_is_updated(guarded: dict, data: 
         guarded["train"](bad, y)
     _assert_untouched(guarded, before)
     found = info.value.bad
-    assert found.kind == "NaN" and found.where == "input x" and found.count == 1
+    assert found.kind == "NaN" and found.where == "input x" and found.n_bad == 1
     assert (found.source.file, found.source.line) == (__file__, LINES["input"])
     assert "nothing was updated: w, b keep their values" in str(info.value)
 
