@@ -46,8 +46,8 @@ def main() -> None:
 
     from modecfg.demo import compile_model
 
-    print(f"python {sys.version.split()[0]}, pytensor {pytensor.__version__}, floatX {modecfg.config.floatX}, "
-          f"linker=auto is {modecfg.linkers.best_linker()}\n")  # fmt: skip
+    versions = f"python {sys.version.split()[0]}, pytensor {pytensor.__version__}"
+    print(f"{versions}, floatX {modecfg.config.floatX}, linker=auto is {modecfg.linkers.best_linker()}\n")
     candidates = [
         ("FAST_RUN", "FAST_RUN"),
         ("modecfg NanGuardMode", "NanGuardMode"),
