@@ -38,6 +38,7 @@ from modecfg.errors import (
     ObsoleteFlagWarning,
     RcFileError,
     ReadOnlyFlagError,
+    TestValueError,
     UnknownFlagError,
     UnknownModeError,
 )
@@ -72,6 +73,7 @@ __all__ = [
     "Override",
     "RcFileError",
     "ReadOnlyFlagError",
+    "TestValueError",
     "UnknownFlagError",
     "UnknownModeError",
     "__version__",

@@ -15,6 +15,7 @@ Every error names what was wrong, where it came from and what is valid::
     │   └── ConfigErrors                     several of the above at once (``.errors``)
     ├── Float64Error                         float64 in a float32 graph
     ├── NanGuardError                        NaN / Inf / huge value in a guarded call
+    ├── TestValueError                       a node fails on its inputs' test values
     └── DumpError                            a NaN-guard dump that cannot be replayed
 
     ModecfgWarning (UserWarning)
@@ -48,6 +49,7 @@ __all__ = [
     "ObsoleteFlagWarning",
     "RcFileError",
     "ReadOnlyFlagError",
+    "TestValueError",
     "UnknownFlagError",
     "UnknownModeError",
 ]
@@ -156,6 +158,12 @@ class Float64Error(ModecfgError, TypeError):
 
 class NanGuardError(ModecfgError, FloatingPointError):
     """A guarded function produced NaN, Inf or a value above the `big` threshold."""
+
+
+class TestValueError(ModecfgError, ValueError):
+    """A node failed on its inputs' test values (compute_test_value=raise)."""
+
+    __test__ = False  # not a test class, whatever pytest thinks of the name
 
 
 class DumpError(ModecfgError, ValueError):

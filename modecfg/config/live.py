@@ -385,6 +385,8 @@ class Config(Section):
             items[spec.name] = (self._validated(spec, raw, origin), origin)
         kind = _SingleOverride if len(items) == 1 else Override
         override = kind(self, items, code, pairs)
+        if state.watchers:
+            state.notify(items)
         if len(state.sites) >= 4096:
             state.sites.clear()
         state.sites[site] = override
@@ -436,6 +438,7 @@ class Config(Section):
             new = dict(frame)
             new[spec.name] = (typed, Origin(Layer.OVERRIDE, origin.source, origin.line))
             state.var.set(new)
+            state.notify([spec.name])
             return
         if state.bridge is not None:
             state.bridge.check_writable(spec, typed)
@@ -444,6 +447,7 @@ class Config(Section):
             state.candidates.setdefault(spec.name, []).append(Candidate(typed, value, origin))
         if state.bridge is not None:
             state.bridge.mirror(spec, typed)
+        state.notify([spec.name])
 
     def _validated(self, spec: Flag, raw: Any, origin: Origin) -> Any:
         try:
@@ -657,6 +661,8 @@ class _State:
         self.active: dict[str, list[None]] = {name: [] for name in FLAGS}
         # flag -> what its class held before an _Overridden went in (None: nothing)
         self.displaced: dict[str, object] = {}
+        # flag -> functions called when its value may have changed (assignment, override)
+        self.watchers: dict[str, list[Callable[[], None]]] = {}
         # an override() call site -> the Override it made (see Config._override)
         self.sites: dict[int, Override] = {}
 
@@ -699,6 +705,15 @@ class _State:
                 ns.__dict__[spec.attr] = found[-1].value
             elif not spec.is_lazy:
                 ns.__dict__[spec.attr] = spec.default
+
+    def watch(self, name: str, callback: Callable[[], None]) -> None:
+        """Call ``callback`` whenever ``name`` is assigned or overridden."""
+        self.watchers.setdefault(name, []).append(callback)
+
+    def notify(self, names: Iterable[str]) -> None:
+        for name in names:
+            for callback in self.watchers.get(name, ()):
+                callback()
 
     def install(self, name: str) -> None:
         """Put an _Overridden for ``name`` on its section class, unless one is there."""

@@ -34,16 +34,24 @@ def install() -> None:
             return
         from pytensor.compile.maker import FunctionMaker
 
+        from modecfg.debug import testvalues
         from modecfg.modes import locate, pytensor_table
 
         pytensor_table.install()
         locate.install()
+        testvalues.watch()
         prepare = FunctionMaker.prepare_fgraph
+
+        from modecfg.config import config
 
         def prepare_fgraph(inputs: Any, outputs: Any, additional_outputs: Any, fgraph: Any,
                            *args: Any, **kwargs: Any) -> Any:  # fmt: skip
             before_rewrites(fgraph)
-            return prepare(inputs, outputs, additional_outputs, fgraph, *args, **kwargs)
+            if config.compute_test_value == "off":
+                return prepare(inputs, outputs, additional_outputs, fgraph, *args, **kwargs)
+            # Rewrites build nodes whose inputs have no test values: not the user's graph.
+            with config.override(compute_test_value="off"):
+                return prepare(inputs, outputs, additional_outputs, fgraph, *args, **kwargs)
 
         FunctionMaker.prepare_fgraph = staticmethod(prepare_fgraph)
         _installed = True

@@ -1,0 +1,1 @@
+"""Debugging aids that work while the graph is built (test values)."""

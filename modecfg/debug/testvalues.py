@@ -1,0 +1,260 @@
+"""Test values, as Theano had them: every new node is evaluated as the graph is written.
+
+With ``compute_test_value`` not ``off``, each node built through an Op (``x + y``,
+``pt.exp(x)``, ``x.max()``) computes its outputs' ``tag.test_value`` at once from its
+inputs' values: ``var.tag.test_value`` set by the user on inputs, the value of a shared
+variable, the data of a constant. A shape or dtype mistake then fails on the line that
+makes it. The flag says what a failure does: ``raise`` a
+:class:`~modecfg.errors.TestValueError` at that line, ``warn`` with a
+:class:`TestValueWarning` and carry on, ``ignore`` carry on silently, ``pdb`` stop there.
+
+The operation's Python implementation computes the values (its C code where it has no
+Python one). An operation that has neither, and the inner graphs of scan, get no test
+value: that is said once per operation type, and the nodes after them are skipped
+without more messages. Nothing of this costs anything until the flag is first turned
+on in the process: only then is ``Op.__call__`` wrapped.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+from typing import Any
+
+import numpy as np
+
+from modecfg._source import source_line
+from modecfg._warn import warn
+from modecfg.config import config
+from modecfg.errors import ModecfgWarning, TestValueError
+
+__all__ = ["TestValueWarning", "compute_test_values", "install", "installed", "watch"]
+
+_log = logging.getLogger("modecfg.testvalues")
+_UNAVAILABLE = "_modecfg_no_test_value"  # tag attribute: no value, and no more messages
+_said: set[str] = set()  # op types already reported as unable to compute
+_lock = threading.Lock()
+_installed = False
+_scan_code: Any = None
+_ScalarOp: Any = ()  # pytensor.scalar.ScalarOp, set by install()
+
+
+class TestValueWarning(ModecfgWarning):
+    """A node's test value could not be computed (compute_test_value=warn), or an
+    operation cannot compute test values at all."""
+
+    __test__ = False  # not a test class, whatever pytest thinks of the name
+
+
+def installed() -> bool:
+    return _installed
+
+
+def _describe(values: list[Any]) -> str:
+    return ", ".join(f"{getattr(v, 'dtype', type(v).__name__)}{tuple(np.shape(v))}" for v in values)
+
+
+def _inside_scan() -> bool:
+    """True while scan builds its inner graph (its placeholders have no values)."""
+    if _scan_code is None:
+        return False
+    frame: Any = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code is _scan_code:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _value_of(var: Any) -> tuple[bool, Any]:
+    """(True, value) if ``var`` has a test value; computes it from its owner if needed."""
+    if getattr(var.tag, _UNAVAILABLE, False):
+        return False, None
+    if hasattr(var.tag, "test_value"):
+        return True, var.tag.test_value
+    if hasattr(var, "data") and var.owner is None:  # a constant
+        return True, var.data
+    if hasattr(var, "get_value"):  # a shared variable
+        return True, var.get_value(borrow=True)
+    if var.owner is not None:  # made without Op.__call__ (a helper building Apply nodes)
+        compute_test_values(var.owner)
+        if hasattr(var.tag, "test_value"):
+            return True, var.tag.test_value
+    return False, None
+
+
+def _mark_unavailable(node: Any) -> None:
+    for out in node.outputs:
+        setattr(out.tag, _UNAVAILABLE, True)
+
+
+def _run(node: Any, values: list[Any]) -> list[Any]:
+    """The outputs of ``node`` on ``values``: Python implementation, else C; None if neither."""
+    from pytensor.graph.utils import MethodNotDefined
+
+    last: Exception | None = None
+    for impl in ("py", None):
+        storage = {var: [value] for var, value in zip(node.inputs, values, strict=True)}
+        computed = {var: [True] for var in node.inputs}
+        for out in node.outputs:
+            storage[out] = [None]
+            computed[out] = [False]
+        try:
+            thunk = node.op.make_thunk(node, storage, computed, [], impl=impl)
+        except (MethodNotDefined, NotImplementedError) as exc:
+            last = exc
+            continue
+        thunk()
+        return [storage[out][0] for out in node.outputs]
+    raise _CannotCompute(str(last))
+
+
+class _CannotCompute(Exception):
+    pass
+
+
+def _report(message: str, mode: str, cause: BaseException | None = None) -> None:
+    if mode == "raise":
+        raise TestValueError(message) from cause
+    if mode == "warn":
+        warn(message, TestValueWarning)
+    elif mode == "pdb":
+        _log.error("%s", message)
+        import pdb
+
+        pdb.set_trace()  # the failing node's inputs are in `node.inputs`
+
+
+def compute_test_values(node: Any, mode: str | None = None) -> None:
+    """Give the outputs of ``node`` their test values, or report why not (see the module)."""
+    mode = mode or str(config.compute_test_value)
+    if mode == "off" or hasattr(node.outputs[0].tag, "test_value"):
+        return
+    if isinstance(node.op, _ScalarOp):
+        # The scalar graphs inside Elemwise and Composite (built by gradients and
+        # rewrites) are inner graphs: nothing to start from.
+        _mark_unavailable(node)
+        return
+    if _inside_scan():
+        return  # scan's inner graph; its outer outputs are computed when scan returns
+    values = []
+    for var in node.inputs:
+        ok, value = _value_of(var)
+        if not ok:
+            _mark_unavailable(node)
+            if getattr(var.tag, _UNAVAILABLE, False):
+                return  # already said upstream
+            where = source_line(node)
+            at = f" at {where}: {where.code}" if where else ""
+            _report(
+                f"{node.op}{at}: its input {var.name or var} has no test value; set "
+                f"{var.name or 'it'}.tag.test_value = <an array of the right shape and dtype>",
+                mode,
+            )
+            return
+        try:
+            values.append(var.type.filter(value, allow_downcast=True))
+        except Exception as exc:
+            _mark_unavailable(node)
+            _report(f"the test value of {var.name or var} does not fit its type {var.type}: {exc}", mode, exc)
+            return
+    try:
+        outputs = _run(node, values)
+    except _CannotCompute as exc:
+        _mark_unavailable(node)
+        kind = type(node.op).__name__
+        with _lock:
+            first = kind not in _said
+            _said.add(kind)
+        if first:
+            warn(
+                f"operations of type {kind} have no implementation that can compute test values "
+                f"({exc}); their outputs, and what follows from them, get none",
+                TestValueWarning,
+            )
+        return
+    except Exception as exc:
+        _mark_unavailable(node)
+        where = source_line(node)
+        at = f"\n  at {where}: {where.code}" if where else ""
+        _report(
+            f"{node.op} fails on the test values of its inputs ({_describe(values)}): "
+            f"{type(exc).__name__}: {exc}{at}",
+            mode,
+            exc,
+        )
+        return
+    for out, value in zip(node.outputs, outputs, strict=True):
+        out.tag.test_value = value
+
+
+def install() -> None:
+    """Wrap ``Op.__call__`` (once, the first time the flag is on): PyTensor must be loaded."""
+    global _installed, _scan_code, _ScalarOp
+    with _lock:
+        if _installed:
+            return
+        import importlib
+
+        from pytensor.graph.op import Op
+        from pytensor.scalar.basic import ScalarOp
+
+        _ScalarOp = ScalarOp
+        # (pytensor.scan is also a function, hiding the package from `import ... as`)
+        _scan_code = importlib.import_module("pytensor.scan.basic").scan.__code__
+        original = Op.__call__
+
+        def __call__(self: Any, *inputs: Any, **kwargs: Any) -> Any:
+            result = original(self, *inputs, **kwargs)
+            if config.compute_test_value != "off":
+                first = result[0] if isinstance(result, list) else result
+                node = getattr(first, "owner", None)
+                if node is not None:
+                    compute_test_values(node)
+            return result
+
+        __call__.__doc__ = original.__doc__
+        Op.__call__ = __call__
+        _wrap_scan()
+        _installed = True
+
+
+def _wrap_scan() -> None:
+    """After ``pytensor.scan`` returns, its outputs get their test values (via Scan.perform)."""
+    import importlib
+
+    import pytensor
+
+    scan_basic = importlib.import_module("pytensor.scan.basic")
+    original = scan_basic.scan
+
+    def scan(*args: Any, **kwargs: Any) -> Any:
+        result = original(*args, **kwargs)
+        if config.compute_test_value != "off":
+            pending = [result]
+            while pending:
+                item = pending.pop()
+                if isinstance(item, list | tuple):
+                    pending.extend(item)
+                elif getattr(item, "owner", None) is not None:
+                    _value_of(item)
+        return result
+
+    scan.__doc__ = original.__doc__
+    scan.__wrapped__ = original  # type: ignore[attr-defined]
+    for module in (scan_basic, pytensor):  # `pytensor.scan` is how users reach it
+        setattr(module, "scan", scan)  # noqa: B010
+
+
+def watch() -> None:
+    """Install the wrapper as soon as the flag is on in any layer (called when PyTensor loads)."""
+    state = config._cfg_state
+
+    def changed() -> None:
+        if "pytensor" in sys.modules:
+            install()
+
+    state.watch("compute_test_value", changed)
+    if config.compute_test_value != "off":
+        install()
