@@ -25,6 +25,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/float32_bench.py
 	$(BIN)/python bench/nanguard_bench.py
 	$(BIN)/python bench/testvalue_bench.py
+	$(BIN)/python bench/profile_bench.py
 
 $(VENV)/.dev: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev]'

@@ -7,7 +7,7 @@
 
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
-from modecfg import checks, linkers, modes
+from modecfg import checks, linkers, modes, profiles
 from modecfg.checks import check_float32
 from modecfg.config import (
     Config,
@@ -89,6 +89,7 @@ __all__ = [
     "migrate_file",
     "migrate_flags",
     "modes",
+    "profiles",
     "register_mode",
     "replay",
 ]

@@ -153,7 +153,7 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     for name in dict.fromkeys([*shown, "floatX", "mode", "linker"]):
         out.write(f"  {name:<24} {cfg[name]!s:<14} {cfg.origin(name)}\n")
     out.flush()
-    result = demo.run(steps=args.steps, mode=args.mode)
+    result = demo.run(steps=args.steps, mode=args.mode, profile=args.profile)
     out.write(
         f"\nmode {result.mode}, linker {result.linker}, floatX {result.floatX}\n"
         f"compile time     {result.compile_seconds:8.3f} s\n"
@@ -167,6 +167,8 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
             out.write(f"  {finding}\n")
     else:
         out.write("float32 check    no float64 in the compiled graphs\n")
+    if result.profile is not None:
+        out.write("\n" + result.profile.text(n_apply=5, n_ops=5) + "\n")
     return 0
 
 
@@ -251,6 +253,46 @@ def _print_findings(findings: Sequence[modecfg.checks.Finding], out: TextIO) -> 
             out.write(f"  fix: {finding.fix}\n")
 
 
+def cmd_profile(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from modecfg._script import run_script
+    from modecfg.profiles import ProfileReport, reports
+    from modecfg.profiles.render import to_html, to_json, to_trace
+    from modecfg.profiles.session import all_stats
+
+    modecfg.config.set("profile", True, source="modecfg profile")
+    code = 0
+    try:
+        run_script(args.script, args.args)
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 0
+    except Exception as exc:
+        err.write(f"error: {args.script} raised {type(exc).__name__}: {exc}\n")
+        code = 2
+    found = reports()
+    for stats in all_stats():  # printed here: not again at exit
+        stats.fct_callcount = 0
+        stats.compile_time = 0.0
+    if not found:
+        out.write("no function was profiled (did the script compile any?)\n")
+        return code or 1
+    cfg = modecfg.config
+    n_apply, n_ops = int(cfg.profiling.n_apply), int(cfg.profiling.n_ops)
+    for report in found:
+        out.write(report.text(n_apply, n_ops) + "\n\n")
+    if len(found) > 1:
+        out.write(ProfileReport.merged(found).text(n_apply, n_ops) + "\n")
+    for path, make in ((args.json, to_json), (args.trace, to_trace)):
+        if path:
+            with open(path, "w", encoding="utf-8") as fh:
+                json.dump(make(found), fh, indent=1)
+            out.write(f"wrote {path}\n")
+    if args.html:
+        with open(args.html, "w", encoding="utf-8") as fh:
+            fh.write(to_html(found, n_apply, n_ops))
+        out.write(f"wrote {args.html}\n")
+    return code
+
+
 def cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
     modecfg.replay(args.dump)  # raises the dump's NanGuardError again, reported by main()
     out.write(f"{args.dump}: the call no longer produces a bad value\n")
@@ -294,6 +336,13 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("script")
     s.add_argument("args", nargs=argparse.REMAINDER)
 
+    s = sub.add_parser("profile", help="run a script and profile every function it compiles")
+    s.add_argument("--json", metavar="FILE", help="write the reports as JSON (modecfg/profiles/schema.json)")
+    s.add_argument("--trace", metavar="FILE", help="write Chrome trace events (Perfetto, chrome://tracing)")
+    s.add_argument("--html", metavar="FILE", help="write a self-contained HTML report")
+    s.add_argument("script")
+    s.add_argument("args", nargs=argparse.REMAINDER)
+
     s = sub.add_parser("replay", help="re-run a NaN-guard dump (a pickle: replay only dumps you trust)")
     s.add_argument("dump")
 
@@ -301,6 +350,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--mode", help="a registered mode (default: the mode flag)")
     s.add_argument("--steps", type=int, default=200)
     s.add_argument("--flags", help="flags for this run, over every other source (name=value,...)")
+    s.add_argument("--profile", action="store_true", help="profile the training step; show its top rows")
     return p
 
 
@@ -335,6 +385,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
                 return cmd_doctor(args, out)
             if args.command == "replay":
                 return cmd_replay(args, out)
+            if args.command == "profile":
+                return cmd_profile(args, out, err)
             if args.command == "check-float32":
                 return cmd_check_float32(args, out, err)
         except _Usage as exc:

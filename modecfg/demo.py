@@ -32,6 +32,7 @@ class DemoResult(NamedTuple):
     first_cost: float
     last_cost: float
     float64: tuple[Any, ...]  # modecfg.check_float32 findings of the compiled functions
+    profile: Any = None  # the ProfileReport of the training step, with profile=True
 
 
 class Model(NamedTuple):
@@ -90,7 +91,11 @@ def build_graph(n_features: int = N_FEATURES, seed: int = 0) -> dict[str, Any]:
 
 
 def compile_model(
-    mode: Any = None, seed: int = 0, n_examples: int = N_EXAMPLES, n_features: int = N_FEATURES
+    mode: Any = None,
+    seed: int = 0,
+    n_examples: int = N_EXAMPLES,
+    n_features: int = N_FEATURES,
+    profile: bool | None = None,
 ) -> Model:
     """Build and compile the model with ``modecfg.function`` in ``mode`` (None: the mode flag)."""
     from modecfg.modes import function
@@ -98,17 +103,19 @@ def compile_model(
     data_x, data_y = build_problem(seed, n_examples, n_features)
     g = build_graph(n_features, seed)
     start = time.perf_counter()
-    train = function(g["inputs"], g["outputs"], updates=g["updates"], mode=mode)
+    train = function(
+        g["inputs"], g["outputs"], updates=g["updates"], mode=mode, profile=profile, name="train"
+    )
     predict = function([g["x"]], g["prediction"], mode=mode)
     return Model(train, predict, g["w"], g["b"], data_x, data_y, time.perf_counter() - start)
 
 
-def run(steps: int = 200, seed: int = 0, mode: Any = None) -> DemoResult:
+def run(steps: int = 200, seed: int = 0, mode: Any = None, profile: bool = False) -> DemoResult:
     """Compile and train; measure compile time, time per step and final accuracy."""
     from modecfg.checks import check_float32
     from modecfg.modes.build import describe_linker
 
-    model = compile_model(mode, seed)
+    model = compile_model(mode, seed, profile=profile or None)
     times = []
     costs = []
     for _ in range(steps):
@@ -128,4 +135,11 @@ def run(steps: int = 200, seed: int = 0, mode: Any = None) -> DemoResult:
         first_cost=costs[0] if costs else float("nan"),
         last_cost=costs[-1] if costs else float("nan"),
         float64=tuple(check_float32(model.train) + check_float32(model.predict)),
+        profile=_report(model.train) if profile else None,
     )
+
+
+def _report(fn: Any) -> Any:
+    from modecfg.profiles import report
+
+    return report(fn)

@@ -18,5 +18,6 @@ COMPILEDIR = ROOT / ".cache" / "pytensor"
 for _var in (*ENV_FLAG_VARS, *RC_PATH_VARS):
     os.environ.pop(_var, None)
 os.environ["MODECFGRC"] = ""  # set but empty: no rc files at all, not even ~/.theanorc
-os.environ["MODECFG_FLAGS"] = f"base_compiledir={COMPILEDIR}"
+# Profiles made by tests would be printed at exit, after pytest's summary: keep it last.
+os.environ["MODECFG_FLAGS"] = f"base_compiledir={COMPILEDIR},profiling.destination={os.devnull}"
 os.environ.setdefault("NUMBA_CACHE_DIR", str(ROOT / ".cache" / "numba"))

@@ -15,7 +15,7 @@ def test_all_matches_the_public_names() -> None:
         n
         for n in dir(modecfg)
         if not n.startswith("_") and not isinstance(getattr(modecfg, n), types.ModuleType)
-    } | {"checks", "linkers", "modes"}
+    } | {"checks", "linkers", "modes", "profiles"}
     assert set(modecfg.__all__) - {"__version__"} == public
     for name in modecfg.__all__:
         assert hasattr(modecfg, name), name
@@ -32,7 +32,7 @@ def test_no_submodule_shadows_a_public_name() -> None:
     for package in (modecfg, modecfg.modes, modecfg.linkers, modecfg.checks):
         for name in package.__all__:
             value = getattr(package, name)
-            if name not in ("checks", "linkers", "modes"):
+            if name not in ("checks", "linkers", "modes", "profiles"):
                 assert not isinstance(value, types.ModuleType), f"{package.__name__}.{name} is a module"
 
 

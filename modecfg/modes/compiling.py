@@ -54,7 +54,20 @@ def function(inputs: Any, outputs: Any = None, mode: Any = None, **kwargs: Any) 
     """
     import pytensor
 
+    built = get_mode(mode)
+    profile = kwargs.get("profile")
+    memory = False
+    if profile is True or (profile is None and config.profile):
+        from modecfg.modes.build import describe_linker
+        from modecfg.profiles.session import new_stats, timing_mode
+
+        built, note = timing_mode(built)
+        kwargs["profile"] = new_stats(kwargs.get("name"), describe_linker(built.linker), note)
+        memory = bool(config.profile_memory)
     # Every compile takes the lock, not only those that change pytensor.config: one
     # without overrides must not see another's while it runs.
     with _compile_lock, pytensor_flags_applied():
-        return pytensor.function(inputs, outputs, mode=get_mode(mode), **kwargs)
+        if memory:  # PyTensor records shapes only when its own profile flag is on too
+            with pytensor.config.change_flags(profile=True, profile_memory=True):
+                return pytensor.function(inputs, outputs, mode=built, **kwargs)
+        return pytensor.function(inputs, outputs, mode=built, **kwargs)

@@ -13,8 +13,10 @@ __all__ = ["ProfileMode"]
 
 class _ProfilingMaker(FunctionMaker):  # type: ignore[misc]
     def __init__(self, *args: Any, profile: Any = None, name: Any = None, **kwargs: Any) -> None:
-        if not profile:
-            profile = ProfileStats(message=name or "ProfileMode")
+        if not isinstance(profile, ProfileStats):
+            from modecfg.profiles.session import new_stats
+
+            profile = new_stats(name or "ProfileMode", "cvm or the linker flag", "compiled in ProfileMode")
         super().__init__(*args, profile=profile, name=name, **kwargs)
 
 

@@ -1,0 +1,143 @@
+"""Profile reports as files: JSON (a documented schema), Chrome trace events, HTML.
+
+* JSON follows ``schema.json`` beside this module (``schema()``): version 1 is stable,
+  fields are only ever added.
+* The trace is the Chrome trace-event format that Perfetto and chrome://tracing open:
+  one track per function, one complete event per node with its mean time per call,
+  laid out in the order PyTensor ran the nodes (a representative call, not a recording).
+* HTML is one self-contained file: tables and an SVG chart of where the time goes, no
+  script and no network needed to view it.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import time
+from collections.abc import Sequence
+from importlib import resources
+from typing import Any
+
+from modecfg.profiles.report import SCHEMA_VERSION, ProfileReport
+
+__all__ = ["schema", "to_html", "to_json", "to_trace"]
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema of ``to_json``'s output."""
+    text = resources.files("modecfg.profiles").joinpath("schema.json").read_text(encoding="utf-8")
+    return json.loads(text)  # type: ignore[no-any-return]
+
+
+def to_json(reports: Sequence[ProfileReport]) -> dict[str, Any]:
+    merged = ProfileReport.merged(reports)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "generated": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "functions": [r.to_dict() for r in reports],
+        "merged": merged.to_dict(),
+    }
+
+
+def to_trace(reports: Sequence[ProfileReport]) -> dict[str, Any]:
+    events: list[dict[str, Any]] = [
+        {"name": "process_name", "ph": "M", "pid": 1, "tid": 0, "args": {"name": "modecfg profile"}}
+    ]
+    for tid, report in enumerate(reports, 1):
+        events.append({"name": "thread_name", "ph": "M", "pid": 1, "tid": tid, "args": {"name": report.name}})
+        clock = 0.0
+        for row in sorted(report.applies, key=lambda r: r.rank):
+            duration = row.per_call * 1e6  # microseconds
+            events.append(
+                {
+                    "name": row.op,
+                    "cat": "apply",
+                    "ph": "X",
+                    "ts": round(clock, 3),
+                    "dur": round(duration, 3),
+                    "pid": 1,
+                    "tid": tid,
+                    "args": {"calls": row.calls, "share": round(row.share, 6), "source": row.source or ""},
+                }
+            )
+            clock += duration
+    return {"traceEvents": events, "displayTimeUnit": "ms"}
+
+
+_CSS = """
+body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
+table{border-collapse:collapse;margin:1em 0}
+td,th{padding:.2em .6em;border-bottom:1px solid #ddd;text-align:right}
+td.l,th.l{text-align:left}code{font-size:12px}h2{margin-top:2em}.note{color:#a50}
+"""
+
+
+def _bar_chart(report: ProfileReport, n: int) -> str:
+    rows = sorted(report.applies, key=lambda r: r.rank)[:n]
+    if not rows:
+        return ""
+    width, bar_h, label_w = 760, 18, 260
+    height = bar_h * len(rows) + 10
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img">']
+    top = max(r.share for r in rows) or 1.0
+    for i, row in enumerate(rows):
+        y = i * bar_h + 5
+        w = (width - label_w - 60) * row.share / top
+        label = html.escape(row.op[:40])
+        parts.append(f'<text x="0" y="{y + 13}" font-size="12">{label}</text>')
+        parts.append(f'<rect x="{label_w}" y="{y}" width="{w:.1f}" height="{bar_h - 4}" fill="#4a7ebb"/>')
+        parts.append(f'<text x="{label_w + w + 4:.1f}" y="{y + 13}" font-size="12">{row.share:.1%}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], left: Sequence[int] = ()) -> str:
+    head = "".join(
+        f'<th class="{"l" if i in left else ""}">{html.escape(h)}</th>' for i, h in enumerate(headers)
+    )
+    body = []
+    for row in rows:
+        cells = "".join(
+            f'<td class="{"l" if i in left else ""}">{html.escape(str(c))}</td>' for i, c in enumerate(row)
+        )
+        body.append(f"<tr>{cells}</tr>")
+    return f"<table><tr>{head}</tr>{''.join(body)}</table>"
+
+
+def to_html(reports: Sequence[ProfileReport], n_apply: int = 20, n_ops: int = 20) -> str:
+    shown = list(reports) + ([ProfileReport.merged(reports)] if len(reports) > 1 else [])
+    sections = []
+    for report in shown:
+        applies = [
+            (r.rank, f"{r.time * 1e3:.3f} ms", f"{r.share:.1%}", f"{r.cumulative:.1%}", r.calls,
+             f"{r.per_call * 1e6:.2f} us", r.op, ", ".join(f"{d}{s}" for s, d in r.inputs), r.source or "")
+            for r in sorted(report.applies, key=lambda r: r.rank)[:n_apply]
+        ]  # fmt: skip
+        ops = [
+            (f"{o.time * 1e3:.3f} ms", f"{o.share:.1%}", o.calls, o.nodes, o.op) for o in report.ops[:n_ops]
+        ]
+        classes = [
+            (f"{c.time * 1e3:.3f} ms", f"{c.share:.1%}", c.calls, c.nodes, c.op_class) for c in report.classes
+        ]
+        note = f'<p class="note">{html.escape(report.note)}</p>' if report.note else ""
+        sections.append(
+            f"<h2>{html.escape(report.name)}</h2>"
+            f"<p>{report.calls} call(s); {report.call_time * 1e3:.3f} ms in calls, "
+            f"{report.profiled_time * 1e3:.3f} ms in nodes; compile {report.compile_time * 1e3:.1f} ms "
+            f"(rewrites {report.rewrite_time * 1e3:.1f} ms)</p>{note}"
+            f"{_bar_chart(report, n_apply)}"
+            "<h3>Apply nodes</h3>"
+            + _table(
+                ["#", "time", "share", "cumul.", "calls", "per call", "op", "inputs", "source"],
+                applies,
+                left=(6, 7, 8),
+            )
+            + "<h3>Ops</h3>"
+            + _table(["time", "share", "calls", "nodes", "op"], ops, left=(4,))
+            + "<h3>Op classes</h3>"
+            + _table(["time", "share", "calls", "nodes", "class"], classes, left=(4,))
+        )
+    return (
+        '<!DOCTYPE html><html><head><meta charset="utf-8"><title>modecfg profile</title>'
+        f"<style>{_CSS}</style></head><body><h1>modecfg profile</h1>{''.join(sections)}</body></html>\n"
+    )

@@ -1,0 +1,248 @@
+"""Profiling reports: rows, shares, counts, lines, JSON schema, trace events, HTML."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import modecfg
+from modecfg.profiles import ProfileReport, report
+from modecfg.profiles.render import schema, to_html, to_json, to_trace
+
+pytensor = pytest.importorskip("pytensor")
+pt = pytest.importorskip("pytensor.tensor")
+jsonschema = pytest.importorskip("jsonschema")
+
+ROOT = Path(__file__).resolve().parents[2]
+CALLS = 4
+DOT_LINE = next(
+    i for i, t in enumerate(Path(__file__).read_text().splitlines(), 1) if t.endswith("# the product")
+)
+
+
+@pytest.fixture(scope="module")
+def profiled() -> object:
+    a = pt.matrix("a")
+    b = pt.matrix("b")
+    product = pt.dot(a, b)  # the product
+    out = pt.sqr(product).sum()  # cheap next to the product
+    f = modecfg.function([a, b], out, profile=True, name="dominated by a product")
+    rng = np.random.default_rng(0)
+    A, B = rng.random((300, 300)), rng.random((300, 300))
+    for _ in range(CALLS):
+        f(A, B)
+    return f
+
+
+def test_the_matrix_product_is_the_top_row(profiled: object) -> None:
+    r = report(profiled)
+    top = r.applies[0]
+    assert "Dot" in top.op or "Gemm" in top.op
+    assert top.share > 0.5
+    assert top.source is not None and top.source.startswith(f"{__file__}:{DOT_LINE}:")
+
+
+def test_shares_add_up_and_the_cumulative_reaches_one(profiled: object) -> None:
+    r = report(profiled)
+    assert sum(row.share for row in r.applies) == pytest.approx(1.0)
+    assert r.applies[-1].cumulative == pytest.approx(1.0)
+    assert sum(op.share for op in r.ops) == pytest.approx(1.0)
+    assert sum(c.share for c in r.classes) == pytest.approx(1.0)
+    assert [row.rank for row in r.applies] == list(range(1, len(r.applies) + 1))
+
+
+def test_call_counts_match_the_calls_made(profiled: object) -> None:
+    r = report(profiled)
+    assert r.calls == CALLS
+    assert all(row.calls == CALLS for row in r.applies)
+    assert r.compile_time > 0 and r.rewrite_time > 0
+
+
+def test_rows_carry_dtypes_and_time_per_call(profiled: object) -> None:
+    top = report(profiled).applies[0]
+    assert [d for _, d in top.inputs][:2] == ["float64", "float64"]
+    assert top.per_call == pytest.approx(top.time / top.calls)
+
+
+def test_the_json_validates_against_its_schema(profiled: object) -> None:
+    data = to_json([report(profiled)])
+    jsonschema.validate(data, schema())
+    json.loads(json.dumps(data))  # plain JSON: no NaN, no objects
+    assert data["functions"][0]["name"] == "dominated by a product"
+
+
+def test_the_trace_is_valid_trace_event_json(profiled: object) -> None:
+    data = json.loads(json.dumps(to_trace([report(profiled)])))
+    events = data["traceEvents"]
+    complete = [e for e in events if e["ph"] == "X"]
+    assert len(complete) == len(report(profiled).applies)
+    for event in complete:
+        assert {"name", "ph", "ts", "dur", "pid", "tid"} <= event.keys()
+        assert event["dur"] >= 0 and event["ts"] >= 0
+    starts = [e["ts"] for e in complete]
+    assert starts == sorted(starts)  # laid out one after the other
+    assert any(e["ph"] == "M" and e["name"] == "thread_name" for e in events)
+
+
+class _Collect(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.text: list[str] = []
+        self.tags: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: object) -> None:
+        self.tags.append(tag)
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def test_the_html_report_parses_and_holds_every_top_row(profiled: object) -> None:
+    r = report(profiled)
+    page = to_html([r], n_apply=10)
+    parser = _Collect()
+    parser.feed(page)
+    text = "".join(parser.text)
+    for row in r.applies[:10]:
+        assert row.op in text
+    assert "svg" in parser.tags and "table" in parser.tags
+    assert "http://" not in page.replace("http://www.w3.org/2000/svg", "") and "<script" not in page
+
+
+def test_n_apply_limits_the_rows_shown(profiled: object) -> None:
+    text = report(profiled).text(n_apply=1)
+    assert "more (profiling.n_apply)" in text
+    assert text.count(" at ") <= 1
+
+
+def test_ignore_first_call_leaves_the_first_call_out() -> None:
+    x = pt.vector("x")
+    with modecfg.config.override(profiling__ignore_first_call=True):
+        pytensor.config.profiling__ignore_first_call = True  # read by PyTensor's ProfileStats
+        try:
+            f = modecfg.function([x], pt.exp(x).sum(), profile=True)
+        finally:
+            pytensor.config.profiling__ignore_first_call = False
+    for _ in range(3):
+        f(np.ones(5))
+    r = report(f)
+    assert r.calls == 2 and all(row.calls == 2 for row in r.applies)
+
+
+def test_profile_memory_reports_a_peak_and_the_largest_variables() -> None:
+    x = pt.matrix("x")
+    modecfg.config.profile = True  # PyTensor records shapes only under both flags
+    modecfg.config.profile_memory = True
+    try:
+        f = modecfg.function([x], (pt.exp(x) * 2 + x).sum(), name="memory")
+        f(np.ones((100, 50)))
+    finally:
+        modecfg.config.reset("profile")
+        modecfg.config.reset("profile_memory")
+    r = ProfileReport.from_stats(f.profile, min_memory_size=0)
+    assert r.peak_memory is not None and r.peak_memory >= 100 * 50 * 8
+    assert r.largest and r.largest[0].bytes == 100 * 50 * 8
+
+
+def test_a_jit_linker_is_profiled_with_one_that_times_nodes() -> None:
+    if not modecfg.linkers.table()[8].available:  # numba
+        pytest.skip("numba is not installed")
+    import warnings
+
+    from modecfg.profiles import session
+
+    x = pt.vector("x")
+    session._said = False
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        f = modecfg.function([x], pt.exp(x).sum(), mode="NUMBA", profile=True)
+        modecfg.function([x], pt.exp(x).sum(), mode="NUMBA", profile=True)
+    said = [w for w in caught if "cannot time nodes" in str(w.message)]
+    assert len(said) == 1  # once
+    f(np.ones(3))
+    r = report(f)
+    assert "profiled with" in r.note and r.applies
+
+
+def test_merged_report_ranks_every_function_together(profiled: object) -> None:
+    x = pt.vector("x")
+    g = modecfg.function([x], pt.exp(x).sum(), profile=True, name="small")
+    g(np.ones(3))
+    merged = ProfileReport.merged([report(profiled), report(g)])
+    assert {row.function for row in merged.applies} == {"dominated by a product", "small"}
+    assert merged.calls == CALLS + 1
+    assert sum(row.share for row in merged.applies) == pytest.approx(1.0)
+
+
+def test_unprofiled_functions_say_so() -> None:
+    x = pt.vector("x")
+    with pytest.raises(ValueError, match="not compiled with profiling"):
+        report(modecfg.function([x], x + 1))
+
+
+def test_the_profile_command_writes_every_format(tmp_path: Path) -> None:
+    script = tmp_path / "train.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import sys
+            import numpy as np
+            import pytensor, pytensor.tensor as pt
+            a = pt.matrix("a")
+            f = pytensor.function([a], pt.dot(a, a).sum())
+            for _ in range(3):
+                f(np.ones((50, 50)))
+            assert sys.argv[1:] == ["--epochs", "1"]
+            """
+        )
+    )
+    files = {kind: tmp_path / f"p.{kind}" for kind in ("json", "trace", "html")}
+    cmd = [sys.executable, "-m", "modecfg", "profile", "--json", str(files["json"]), "--trace",
+           str(files["trace"]), "--html", str(files["html"]), str(script), "--epochs", "1"]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MODECFGRC": ""}
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=180, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "Profile of" in proc.stdout and "calls" in proc.stdout
+    assert proc.stderr.count("Profile of") == 0  # not printed a second time at exit
+    jsonschema.validate(json.loads(files["json"].read_text()), schema())
+    assert json.loads(files["trace"].read_text())["traceEvents"]
+    assert "<svg" in files["html"].read_text()
+
+
+def test_the_summary_is_printed_at_exit_to_the_destination(tmp_path: Path) -> None:
+    out = tmp_path / "profile.txt"
+    code = (
+        "import numpy as np, modecfg, pytensor.tensor as pt\n"
+        "x = pt.vector('x')\n"
+        "f = modecfg.function([x], pt.exp(x).sum(), profile=True, name='at exit')\n"
+        "f(np.ones(3))\n"
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "MODECFGRC": "",
+        "MODECFG_FLAGS": f"profiling.destination={out}",
+    }
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "Profile of at exit: 1 call(s)" in out.read_text()
+
+
+def test_the_demo_shows_its_top_rows() -> None:
+    from modecfg.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        assert main(["demo", "--steps", "5", "--profile"], out, err) == 0, err.getvalue()
+    finally:
+        modecfg.config.reset("floatX")
+    assert "Profile of train: " in out.getvalue()
