@@ -12,7 +12,7 @@ import math
 import os
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -36,7 +36,7 @@ def _origin_dict(origin: modecfg.Origin) -> dict[str, Any]:
     return {"layer": str(origin.layer), "source": origin.source, "line": origin.line}
 
 
-def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
+def cmd_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     cfg = modecfg.config
     names = [n for n in cfg if args.all or not cfg.is_default(n)]
     if args.json:
@@ -62,7 +62,7 @@ def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
-def cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
+def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     exp = modecfg.config.explain(args.flag)
     if args.json:
         json.dump(
@@ -88,7 +88,7 @@ def cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
-def cmd_validate(args: argparse.Namespace, out: TextIO) -> int:
+def cmd_validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     report = modecfg.diagnose(rc_files=args.rc or None)
     for source in report.sources:
         out.write(f"read {source}\n")
@@ -96,8 +96,8 @@ def cmd_validate(args: argparse.Namespace, out: TextIO) -> int:
         out.write("no flag variables or rc files are set: everything is at its default\n")
     for note in report.notes:
         out.write(f"warning: {note}\n")
-    for err in report.errors:
-        out.write(f"error: {err}\n")
+    for problem in report.errors:
+        out.write(f"error: {problem}\n")
     if report.ok:
         out.write("configuration OK\n")
         return 0
@@ -137,7 +137,7 @@ def cmd_migrate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
-def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
+def cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from modecfg import demo
 
     cfg = modecfg.config
@@ -172,7 +172,7 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
-def cmd_linkers(args: argparse.Namespace, out: TextIO) -> int:
+def cmd_linkers(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     rows = modecfg.linkers.table()
     if args.json:
         json.dump([row._asdict() for row in rows], out, indent=2)
@@ -191,7 +191,7 @@ def cmd_linkers(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
-def cmd_modes(args: argparse.Namespace, out: TextIO) -> int:
+def cmd_modes(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     cfg = modecfg.config
     out.write(f"{'mode':<14} {'optimizer':<26} {'linker':<16} what it is for\n")
     for row in modecfg.modes.table():
@@ -204,7 +204,7 @@ def cmd_modes(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
-def cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:
+def cmd_doctor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from modecfg.doctor import diagnose_machine
 
     report = diagnose_machine()
@@ -293,7 +293,7 @@ def cmd_profile(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return code
 
 
-def cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
+def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     modecfg.replay(args.dump)  # raises the dump's NanGuardError again, reported by main()
     out.write(f"{args.dump}: the call no longer produces a bad value\n")
     return 0
@@ -311,32 +311,41 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     s = sub.add_parser("show", help="each flag's value and where it came from")
+    s.set_defaults(handler=cmd_show)
     s.add_argument("--all", action="store_true", help="every flag, defaults included")
     s.add_argument("--json", action="store_true", help="machine-readable output")
 
     s = sub.add_parser("explain", help="one flag: value, origin, every layer, doc, choices")
+    s.set_defaults(handler=cmd_explain)
     s.add_argument("flag")
     s.add_argument("--json", action="store_true")
 
     s = sub.add_parser("validate", help="check the environment and rc files; non-zero exit on problems")
+    s.set_defaults(handler=cmd_validate)
     s.add_argument("--rc", action="append", metavar="FILE", help="check this rc file instead (repeatable)")
 
     s = sub.add_parser("migrate", help="turn a legacy .theanorc or flag string into the modern form")
+    s.set_defaults(handler=cmd_migrate)
     s.add_argument("file", nargs="?", help="an rc file (default: THEANO_FLAGS, then ~/.theanorc)")
     s.add_argument("--flags", help="a flag string to migrate instead of a file")
     s.add_argument("--to", choices=["ini", "toml", "flags"], help="output format")
 
     s = sub.add_parser("linkers", help="the linker table: what each linker is, and if it runs here")
+    s.set_defaults(handler=cmd_linkers)
     s.add_argument("--json", action="store_true")
 
-    sub.add_parser("modes", help="the registered modes: optimizer, linker, what each is for")
-    sub.add_parser("doctor", help="compiler, BLAS, numba, jax, GPUs; usable linkers and devices")
+    s = sub.add_parser("modes", help="the registered modes: optimizer, linker, what each is for")
+    s.set_defaults(handler=cmd_modes)
+    s = sub.add_parser("doctor", help="compiler, BLAS, numba, jax, GPUs; usable linkers and devices")
+    s.set_defaults(handler=cmd_doctor)
 
     s = sub.add_parser("check-float32", help="run a script and report every float64 its graphs let in")
+    s.set_defaults(handler=cmd_check_float32)
     s.add_argument("script")
     s.add_argument("args", nargs=argparse.REMAINDER)
 
     s = sub.add_parser("profile", help="run a script and profile every function it compiles")
+    s.set_defaults(handler=cmd_profile)
     s.add_argument("--json", metavar="FILE", help="write the reports as JSON (modecfg/profiles/schema.json)")
     s.add_argument("--trace", metavar="FILE", help="write Chrome trace events (Perfetto, chrome://tracing)")
     s.add_argument("--html", metavar="FILE", help="write a self-contained HTML report")
@@ -344,9 +353,11 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("args", nargs=argparse.REMAINDER)
 
     s = sub.add_parser("replay", help="re-run a NaN-guard dump (a pickle: replay only dumps you trust)")
+    s.set_defaults(handler=cmd_replay)
     s.add_argument("dump")
 
     s = sub.add_parser("demo", help="train the logistic regression under the current configuration")
+    s.set_defaults(handler=cmd_demo)
     s.add_argument("--mode", help="a registered mode (default: the mode flag)")
     s.add_argument("--steps", type=int, default=200)
     s.add_argument("--flags", help="flags for this run, over every other source (name=value,...)")
@@ -367,28 +378,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
 
         warnings.showwarning = show
         try:
-            if args.command == "show":
-                return cmd_show(args, out)
-            if args.command == "explain":
-                return cmd_explain(args, out)
-            if args.command == "validate":
-                return cmd_validate(args, out)
-            if args.command == "migrate":
-                return cmd_migrate(args, out, err)
-            if args.command == "demo":
-                return cmd_demo(args, out)
-            if args.command == "linkers":
-                return cmd_linkers(args, out)
-            if args.command == "modes":
-                return cmd_modes(args, out)
-            if args.command == "doctor":
-                return cmd_doctor(args, out)
-            if args.command == "replay":
-                return cmd_replay(args, out)
-            if args.command == "profile":
-                return cmd_profile(args, out, err)
-            if args.command == "check-float32":
-                return cmd_check_float32(args, out, err)
+            handler: Callable[[argparse.Namespace, TextIO, TextIO], int] = args.handler
+            return handler(args, out, err)
         except _Usage as exc:
             parser.error(str(exc))
         except ConfigErrors as exc:
@@ -398,4 +389,4 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
         except ModecfgError as exc:
             err.write(f"error: {exc}\n")
             return exc.exit_code
-    raise AssertionError(f"unhandled command {args.command}")  # pragma: no cover
+    raise AssertionError("unreachable")  # pragma: no cover
