@@ -78,16 +78,26 @@ class Bridge(Protocol):
     def sync(self) -> None: ...
 
 
-class _FlagDescriptor:
+class _Descriptor:
+    """Base of the data descriptors on Config classes.
+
+    They define ``__set__`` only to be *data* descriptors (which win over the instance
+    ``__dict__``); every assignment goes through ``Section.__setattr__`` instead.
+    """
+
+    __slots__ = ()
+
+    def __set__(self, obj: Any, value: Any) -> None:  # pragma: no cover - __setattr__ wins
+        raise AssertionError("Section.__setattr__ handles assignment")
+
+
+class _FlagDescriptor(_Descriptor):
     """A data descriptor standing for one flag on a section class."""
 
     __slots__ = ("attr", "name", "state")
 
     def __init__(self, name: str, attr: str, state: _State) -> None:
         self.name, self.attr, self.state = name, attr, state
-
-    def __set__(self, obj: Any, value: Any) -> None:  # pragma: no cover - __setattr__ wins
-        obj._cfg_root._assign(self.name, value, caller_origin(Layer.ASSIGNMENT))
 
 
 class _Overridden(_FlagDescriptor):
@@ -119,8 +129,20 @@ class _LazyDefault(_FlagDescriptor):
         return self.state.base(self.name)
 
 
-class _Alias:
+class _Alias(_Descriptor):
     """``config.traceback__limit``: PyTensor's spelling of ``config.traceback.limit``."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        return self if obj is None else obj[self.name]
+
+
+class _Pending(_Descriptor):
+    """Stands for a top-level attribute until the sources have been read."""
 
     __slots__ = ("name",)
 
@@ -130,28 +152,8 @@ class _Alias:
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         if obj is None:
             return self
-        return obj[self.name]
-
-    def __set__(self, obj: Any, value: Any) -> None:  # pragma: no cover - __setattr__ wins
-        obj._assign(self.name, value, caller_origin(Layer.ASSIGNMENT))
-
-
-class _Pending:
-    """Stands for a top-level attribute until the sources have been read."""
-
-    __slots__ = ("attr",)
-
-    def __init__(self, attr: str) -> None:
-        self.attr = attr
-
-    def __get__(self, obj: Any, objtype: Any = None) -> Any:
-        if obj is None:
-            return self
         obj._ready()
-        return getattr(obj, self.attr)
-
-    def __set__(self, obj: Any, value: Any) -> None:  # pragma: no cover - __setattr__ wins
-        raise AssertionError("unreachable")
+        return getattr(obj, self.name)
 
 
 class Section:
