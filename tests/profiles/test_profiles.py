@@ -154,7 +154,7 @@ def test_profile_memory_reports_a_peak_and_the_largest_variables() -> None:
 
 
 def test_a_jit_linker_is_profiled_with_one_that_times_nodes() -> None:
-    if not modecfg.linkers.table()[8].available:  # numba
+    if modecfg.linkers.why_unavailable("numba"):
         pytest.skip("numba is not installed")
     import warnings
 
