@@ -26,6 +26,9 @@ class Layer(enum.StrEnum):
     def rank(self) -> int:
         return _RANK[self]
 
+    def __repr__(self) -> str:
+        return repr(self.value)
+
     def __lt__(self, other: object) -> bool:
         return self.rank < Layer(other).rank  # type: ignore[arg-type]
 
