@@ -47,6 +47,19 @@ def _numpy_blas() -> str:
         return f"unknown ({exc})"
 
 
+def _pytensor_blas() -> str:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # PyTensor warns when it finds none: said below
+        import pytensor
+
+        flags = pytensor.config.blas__ldflags
+    if flags:
+        return flags
+    return "nothing: C code does matrix products through numpy (slower; conda's PyTensor links a BLAS)"
+
+
 def _gpus() -> str:
     smi = shutil.which("nvidia-smi")
     if smi is None:
@@ -66,6 +79,7 @@ def diagnose_machine() -> Report:
     ]
     report["BLAS"] = [
         ("blas.ldflags", f"{config.blas.ldflags}   (None: PyTensor detects it)"),
+        ("PyTensor links", _pytensor_blas()),
         ("numpy uses", _numpy_blas()),
     ]
     jax_devices = "-"
