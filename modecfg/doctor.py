@@ -54,7 +54,7 @@ def _pytensor_blas() -> str:
         warnings.simplefilter("ignore")  # PyTensor warns when it finds none: said below
         import pytensor
 
-        flags = pytensor.config.blas__ldflags
+        flags = str(pytensor.config.blas__ldflags or "")
     if flags:
         return flags
     return "nothing: C code does matrix products through numpy (slower; conda's PyTensor links a BLAS)"
