@@ -151,7 +151,10 @@ def cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     out.write("configuration (flags not at their default, and where each came from):\n")
     shown = [n for n in cfg if not cfg.is_default(n)] or ["floatX", "mode", "linker"]
     for name in dict.fromkeys([*shown, "floatX", "mode", "linker"]):
-        out.write(f"  {name:<24} {cfg[name]!s:<14} {cfg.origin(name)}\n")
+        value = str(cfg[name])
+        if name == "linker" and value == "auto":
+            value = f"auto = {modecfg.linkers.best_linker()}"
+        out.write(f"  {name:<24} {value:<14} {cfg.origin(name)}\n")
     out.flush()
     result = demo.run(steps=args.steps, mode=args.mode, profile=args.profile)
     out.write(
