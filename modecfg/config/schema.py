@@ -5,8 +5,9 @@ flag's typed value, or raises ``ValueError`` with a message meant for the user.
 pydantic does the work; its validators are built per flag, lazily, the first time a
 flag needs one. Text that needs no parsing takes a shortcut that does not import
 pydantic (which costs more than reading the whole configuration): one of an
-enumerated flag's choices, a boolean word, plain digits for an integer, any text for
-a string or path flag. The test suite checks that every shortcut agrees with pydantic.
+enumerated flag's choices, a boolean word, a plain decimal number within the flag's
+bounds, any text for a string or path flag. Anything else, and every out-of-bounds
+number, goes to pydantic. The test suite checks that every shortcut agrees with it.
 
 ``flags_model()`` is the whole configuration as one nested pydantic model (sections
 are sub-models), for JSON Schema and typed snapshots.
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -108,16 +110,33 @@ def shortcut(spec: Flag, raw: str) -> Any:
     base = spec.base
     if base is bool:
         return BOOL_WORDS.get(text.lower(), _NO_SHORTCUT)
-    if spec.range is not None:
-        return _NO_SHORTCUT
-    if base is str:
+    if base is str and spec.range is None:
         return spec.check(raw) if spec.check is not None else raw
-    if base is Path and text:
+    if base is Path and text and spec.range is None:
         path = Path(raw)
         return spec.check(path) if spec.check is not None else path
-    if base is int and text.lstrip("-").isdigit() and text.count("-") <= 1 and text[0] != "+":
-        return int(text)
-    return _NO_SHORTCUT
+    number: int | float
+    if base is int and _INT.fullmatch(text):
+        number = int(text)
+    elif base is float and _FLOAT.fullmatch(text):
+        number = float(text)
+    else:
+        return _NO_SHORTCUT
+    if spec.range is not None and not _within(number, spec.range):
+        return _NO_SHORTCUT  # out of range: pydantic says so, in its words
+    return number
+
+
+_INT = re.compile(r"-?\d+")
+_FLOAT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+
+
+def _within(value: float, bounds: Any) -> bool:
+    return (
+        (bounds.ge is None or value >= bounds.ge)
+        and (bounds.gt is None or value > bounds.gt)
+        and (bounds.le is None or value <= bounds.le)
+    )
 
 
 def validate(spec: Flag, raw: object, *, toml: bool = False) -> Any:

@@ -109,6 +109,7 @@ SAMPLES = [
     "float32", "float64", "None", " None ", "True", "false", "YES", "off", "1", "0", "-1", "17", " 8 ", "-0",
     "08", "1.5", "abc", "", " ", "cuda", "cuda0", "gpu", "FAST_RUN", "DEBUG_MODE", "cvm", "c|py", "/tmp/x",
     "~/y", "initial:previous", "bogus", "o4", "raise", "--1", "1-", "inf", "1e3",
+    ".75", "-0.5", "1e8", "1E+12", "2.", "+3", "0.0", "1e10", "5e-3", "1_000", "0x1", " 7.5 ", "3", "-3",
 ]  # fmt: skip
 
 
