@@ -30,8 +30,6 @@ from modecfg.config import config
 
 __all__ = ["install", "remember"]
 
-_locating = threading.local()
-
 
 def _describe(node: Any, values: list[Any] | None) -> str:
     op = str(node.op)
@@ -43,29 +41,17 @@ def _describe(node: Any, values: list[Any] | None) -> str:
 
 def _rerun(fgraph: Any, values: list[Any]) -> tuple[Any, list[Any] | None]:
     """The first node of the untouched graph that fails on ``values``, and its inputs."""
-    from pytensor.link.basic import PerformLinker
+    from modecfg.modes.rerun import NodeFailed, run_untouched
 
     original = getattr(fgraph, "_modecfg_original", None)
     if original is None or len(values) != len(original.inputs):
         return None, None
-    linker = PerformLinker(allow_gc=False).accept(original.clone(check_integrity=False))
-    run, inputs, _ = linker.make_thunk()
-    for container, value in zip(inputs, values, strict=True):
-        container.storage[0] = value
-    _locating.found = None
-    _locating.active = True
     try:
-        run()
-    except Exception:
-        pass
-    finally:
-        _locating.active = False
-    found, _locating.found = _locating.found, None
-    if found is None:
-        return None, None
-    node, thunk = found
-    cells = getattr(thunk, "inputs", None)
-    return node, ([cell[0] for cell in cells] if cells is not None else None)
+        for _ in run_untouched(original, values):
+            pass
+    except NodeFailed as failed:
+        return failed.node, failed.inputs
+    return None, None
 
 
 _CALL_CODE: Any = None  # Function.__call__.__code__, set by install()
@@ -128,9 +114,6 @@ def _raise_with_op(original: Any, fgraph: Any, node: Any, thunk: Any = None, exc
                    storage_map: Any = None) -> Any:  # fmt: skip
     if exc_info is None:
         exc_info = sys.exc_info()
-    if getattr(_locating, "active", False):  # inside a re-run: remember the node, stop
-        _locating.found = (node, thunk)
-        raise exc_info[1].with_traceback(exc_info[2])
     try:
         original(fgraph, node, thunk, exc_info, storage_map)
     except BaseException as exc:

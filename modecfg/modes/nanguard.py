@@ -114,7 +114,7 @@ class BadValue(NamedTuple):
 
 def first_bad_value(graph: Any, values: list[Any], limits: _Limits) -> BadValue | None:
     """Run ``graph`` (untouched, with Python thunks) on ``values``; the first bad input or node."""
-    from pytensor.link.basic import PerformLinker
+    from modecfg.modes.rerun import NodeFailed, run_untouched
 
     for var, value in zip(graph.inputs, values, strict=True):
         kind = bad_kind(value, limits)
@@ -123,31 +123,24 @@ def first_bad_value(graph: Any, values: list[Any], limits: _Limits) -> BadValue 
             arr = np.asarray(value)
             return BadValue(kind, f"{what} {var.name or var}", None, (), (), source_line(var),
                             _count(arr, kind, limits.threshold), arr.size)  # fmt: skip
-    linker = PerformLinker(allow_gc=False).accept(graph.clone(check_integrity=False))
-    _, inputs, _, thunks, order = linker.make_all()
-    for container, value in zip(inputs, values, strict=True):
-        container.storage[0] = value
-    for thunk, node in zip(thunks, order, strict=True):
-        try:
-            thunk()
-        except Exception as exc:  # the unoptimized graph fails where the fast one did not
-            _log.debug("re-run stopped at %s: %r", node, exc)
-            return None
-        for out in thunk.outputs:
-            kind = bad_kind(out[0], limits)
-            if kind:
-                arr = np.asarray(out[0])
-                ins = [cell[0] for cell in thunk.inputs]
-                return BadValue(
-                    kind,
-                    str(node.op),
-                    node,
-                    tuple(np.shape(v) for v in ins),
-                    tuple(str(getattr(v, "dtype", type(v).__name__)) for v in ins),
-                    source_line(node),
-                    _count(arr, kind, limits.threshold),
-                    arr.size,
-                )
+    try:
+        for node, ins, outs in run_untouched(graph, values):
+            for out in outs:
+                kind = bad_kind(out, limits)
+                if kind:
+                    arr = np.asarray(out)
+                    return BadValue(
+                        kind,
+                        str(node.op),
+                        node,
+                        tuple(np.shape(v) for v in ins),
+                        tuple(str(getattr(v, "dtype", type(v).__name__)) for v in ins),
+                        source_line(node),
+                        _count(arr, kind, limits.threshold),
+                        arr.size,
+                    )
+    except NodeFailed as failed:  # the unoptimized graph fails where the fast one did not
+        _log.debug("re-run stopped: %s", failed)
     return None
 
 

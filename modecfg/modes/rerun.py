@@ -1,0 +1,39 @@
+"""Re-run a call on the graph as the user wrote it, node by node, with Python thunks.
+
+Shared by error location (:mod:`modecfg.modes.locate`) and the NaN guard
+(:mod:`modecfg.modes.nanguard`): both need the first node of the untouched graph
+that fails, or that produces a bad value, for the inputs of a call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+__all__ = ["NodeFailed", "run_untouched"]
+
+
+class NodeFailed(Exception):
+    """A node of the re-run raised; ``node``, its ``inputs`` values and the ``error``."""
+
+    def __init__(self, node: Any, inputs: list[Any], error: Exception) -> None:
+        super().__init__(f"{node.op} failed: {error!r}")
+        self.node, self.inputs, self.error = node, inputs, error
+
+
+def run_untouched(graph: Any, values: list[Any]) -> Iterator[tuple[Any, list[Any], list[Any]]]:
+    """Run ``graph`` (a clone of it) on ``values``; after each node, yield it with its
+    input and output values. A node that raises ends the run with :class:`NodeFailed`."""
+    from pytensor.link.basic import PerformLinker
+
+    linker = PerformLinker(allow_gc=False).accept(graph.clone(check_integrity=False))
+    _, inputs, _, thunks, order = linker.make_all()
+    for container, value in zip(inputs, values, strict=True):
+        container.storage[0] = value
+    for thunk, node in zip(thunks, order, strict=True):
+        ins = [cell[0] for cell in thunk.inputs]
+        try:
+            thunk()
+        except Exception as exc:
+            raise NodeFailed(node, ins, exc) from exc
+        yield node, ins, [cell[0] for cell in thunk.outputs]
