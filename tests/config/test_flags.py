@@ -132,3 +132,21 @@ def test_every_shortcut_agrees_with_pydantic(spec: Flag) -> None:
                 continue
             got = ("ok", got)
         assert got == expected, (spec.name, raw)
+
+
+def test_a_device_that_is_not_one_says_what_is() -> None:
+    with pytest.raises(modecfg.FlagValueError, match="'tpu0' is not a device; use cpu, cuda or cudaN"):
+        modecfg.load(env={"THEANO_FLAGS": "device=tpu0"})
+
+
+def test_mode_names_must_be_usable_as_flag_values() -> None:
+    from modecfg.modes.registry import register_name
+
+    for bad in ("", " padded", "a,b"):
+        with pytest.raises(ValueError, match="cannot be a mode name"):
+            register_name(bad, "bad")
+
+
+def test_flag_names_are_strings() -> None:
+    with pytest.raises(TypeError, match="flag names are strings, not int"):
+        modecfg.load(env={})[42]  # type: ignore[index]

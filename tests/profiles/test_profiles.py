@@ -246,3 +246,17 @@ def test_the_demo_shows_its_top_rows() -> None:
     finally:
         modecfg.config.reset("floatX")
     assert "Profile of train: " in out.getvalue()
+
+
+def test_the_profile_command_reports_a_crashing_script(tmp_path: Path) -> None:
+    from modecfg.cli import main
+
+    script = tmp_path / "broken.py"
+    script.write_text("raise RuntimeError('boom')\n")
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        assert main(["profile", str(script)], out, err) == 2
+    finally:
+        modecfg.config.reset("profile")  # the command turns the flag on for the script
+    assert "RuntimeError: boom" in err.getvalue()
+    assert "no function was profiled" in out.getvalue()
