@@ -258,11 +258,12 @@ def _print_findings(findings: Sequence[modecfg.checks.Finding], out: TextIO) -> 
 
 def cmd_profile(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from modecfg._script import run_script
-    from modecfg.profiles import ProfileReport, reports
+    from modecfg.profiles import ProfileReport
     from modecfg.profiles.render import to_html, to_json, to_trace
-    from modecfg.profiles.session import all_stats
+    from modecfg.profiles.session import all_stats, reports
 
     modecfg.config.set("profile", True, source="modecfg profile")
+    before = len(all_stats())  # report the script's functions only
     code = 0
     try:
         run_script(args.script, args.args)
@@ -271,8 +272,8 @@ def cmd_profile(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except Exception as exc:
         err.write(f"error: {args.script} raised {type(exc).__name__}: {exc}\n")
         code = 2
-    found = reports()
-    for stats in all_stats():  # printed here: not again at exit
+    found = reports(since=before)
+    for stats in all_stats()[before:]:  # printed here: not again at exit
         stats.fct_callcount = 0
         stats.compile_time = 0.0
     if not found:

@@ -64,14 +64,15 @@ def all_stats() -> list[Any]:
     return list(profiling._atexit_print_list)
 
 
-def reports() -> list[Any]:
-    """A ProfileReport per profiled function that ran or compiled, in creation order."""
+def reports(since: int = 0) -> list[Any]:
+    """A ProfileReport per profiled function that ran or compiled, in creation order
+    (``since``: leave out the first ones, e.g. those made before a script ran)."""
     from modecfg.profiles.report import ProfileReport
 
     min_size = int(config.profiling.min_memory_size)
     return [
         ProfileReport.from_stats(s, min_memory_size=min_size)
-        for s in all_stats()
+        for s in all_stats()[since:]
         if s.fct_callcount or s.compile_time
     ]
 
