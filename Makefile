@@ -1,7 +1,7 @@
 # Two commands on a fresh machine: `make demo` and `make test`.
 # Each creates .venv and installs the project into it the first time.
 PYTHON ?= python3
-VENV   := .venv
+VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 

@@ -3,11 +3,17 @@
 >>> import modecfg
 >>> modecfg.config.floatX
 'float64'
+
+The layers, lowest first: errors and the registries; the configuration
+(:mod:`modecfg.config`); the PyTensor layer (:mod:`modecfg._pytensor`); modes, linkers,
+checks, profiles and test values; this public API and the CLI. They are wired together
+in one place, :mod:`modecfg._wiring`, when modecfg is imported.
 """
 
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from modecfg import checks, linkers, modes, profiles
+from modecfg._wiring import wire as _wire
 from modecfg.checks import check_float32
 from modecfg.config import (
     Config,
@@ -36,6 +42,7 @@ from modecfg.errors import (
     ModecfgWarning,
     NanGuardError,
     ObsoleteFlagWarning,
+    PyTensorIntegrationWarning,
     RcFileError,
     ReadOnlyFlagError,
     TestValueError,
@@ -46,6 +53,8 @@ from modecfg.modes import function, get_mode, register_mode, replay
 
 if _TYPE_CHECKING:
     from modecfg.modes.monitor import MonitorMode
+
+_wire()
 
 __version__ = "0.1.0"
 
@@ -71,6 +80,7 @@ __all__ = [
     "ObsoleteFlagWarning",
     "Origin",
     "Override",
+    "PyTensorIntegrationWarning",
     "RcFileError",
     "ReadOnlyFlagError",
     "TestValueError",

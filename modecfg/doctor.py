@@ -67,8 +67,26 @@ def _gpus() -> str:
     return _first_line([smi, "-L"])
 
 
+def _integration() -> list[tuple[str, str]]:
+    """Each point where modecfg meets PyTensor: on or off, and why (imports PyTensor)."""
+    import warnings
+
+    from modecfg._pytensor.patches import TESTED, status, version_problem
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # what is off is listed here
+        import pytensor  # noqa: F401  (loading it puts the integration points in)
+    low, high = TESTED
+    rows = [("PyTensor", version_problem() or f"{_version('pytensor')}, in the tested range "
+             f">= {low[0]}.{low[1]}, < {high[0]}.{high[1]}")]  # fmt: skip
+    for row in status():
+        rows.append((row.patch.name, f"{row.state}: {row.patch.target} - {row.reason}"))
+    return rows
+
+
 def diagnose_machine() -> Report:
-    from modecfg.modes.device import gpu_devices, why_no_gpu
+    from modecfg._pytensor.backends import gpu_devices
+    from modecfg.modes.device import why_no_gpu
 
     cxx = str(config.cxx)
     report: Report = {}
@@ -94,6 +112,7 @@ def diagnose_machine() -> Report:
         ("torch", _version("torch")),
     ]
     report["GPUs"] = [("nvidia-smi", _gpus())]
+    report["integration with PyTensor"] = _integration()
     report["linkers"] = [
         (row.name, "usable" if row.available else f"not usable: {row.why_not}") for row in table(cxx)
     ] + [("auto", f"means {best_linker(cxx)} here")]

@@ -20,7 +20,8 @@ Every error names what was wrong, where it came from and what is valid::
 
     ModecfgWarning (UserWarning)
     ├── ObsoleteFlagWarning                  a legacy Theano/Aesara flag or value
-    └── Float64Warning                       float64 in a float32 graph
+    ├── Float64Warning                       float64 in a float32 graph
+    └── PyTensorIntegrationWarning           an integration point left off (PyTensor differs)
 
 The command line turns a :class:`ModecfgError` into its message and ``exit_code``.
 """
@@ -47,6 +48,7 @@ __all__ = [
     "ModecfgWarning",
     "NanGuardError",
     "ObsoleteFlagWarning",
+    "PyTensorIntegrationWarning",
     "RcFileError",
     "ReadOnlyFlagError",
     "TestValueError",
@@ -180,3 +182,8 @@ class ObsoleteFlagWarning(ModecfgWarning):
 
 class Float64Warning(ModecfgWarning):
     """float64 entered a graph compiled with floatX=float32 and warn_float64=warn."""
+
+
+class PyTensorIntegrationWarning(ModecfgWarning):
+    """The installed PyTensor is outside the tested range, or differs where modecfg meets it:
+    the integration points that could not be verified are left off (``modecfg doctor``)."""

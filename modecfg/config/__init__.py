@@ -2,6 +2,10 @@
 
 ``config`` is the process-wide configuration, read from the environment and rc files
 the first time it is used; ``load`` builds an independent one from explicit sources.
+
+This layer stands on the errors and the registries alone: it never imports PyTensor
+nor any part of modecfg above it. What the configuration tells PyTensor goes through
+the Bridge that :mod:`modecfg` attaches (see :mod:`modecfg._pytensor.mirror`).
 """
 
 from __future__ import annotations
@@ -11,7 +15,6 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from modecfg.config.bridge import PyTensorBridge
 from modecfg.config.live import Config, Explanation, Override, build
 from modecfg.config.origin import Layer, Origin, Setting
 from modecfg.config.resolve import Note, Resolution, gather, resolve
@@ -82,9 +85,7 @@ def diagnose(
     return Diagnosis(tuple(res.errors), tuple(res.notes), tuple(res.read))
 
 
-_bridge = PyTensorBridge()
-config: Config = build(lambda: _resolution(os.environ, None, None), bridge=_bridge)
-_bridge.attach(config)
+config: Config = build(lambda: _resolution(os.environ, None, None))
 
 
 def change_flags(flags: Mapping[str, Any] | None = None, /, **kwargs: Any) -> Override:

@@ -7,7 +7,9 @@ the pydantic validators and the typed pydantic model lazily, so that reading a v
 never pays for importing pydantic.
 
 ``pytensor=True`` marks flags PyTensor 3 also understands; they are mirrored into
-``pytensor.config`` under the ``__`` spelling. ``fixed=True`` marks flags PyTensor
+``pytensor.config`` under the ``__`` spelling. ``pytensor_since`` / ``pytensor_until``
+bound the PyTensor releases that have the flag (within the supported 3.x range): the
+mirror leaves a flag out where the installed PyTensor does not know it. ``fixed=True`` marks flags PyTensor
 reads once and never again: changing one after PyTensor has used it is a
 :class:`~modecfg.errors.ReadOnlyFlagError`.
 
@@ -16,12 +18,14 @@ Obsolete Theano / Aesara flags are not declared here but in :mod:`modecfg.config
 
 from __future__ import annotations
 
-import functools
 import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+
+from modecfg._registry.linkers import canonical_linker, detect_cxx, linker_names
+from modecfg._registry.modes import canonical_mode, mode_names
 
 if TYPE_CHECKING:
     from modecfg.config.live import Config
@@ -69,7 +73,8 @@ class Flag:
 
     __slots__ = (
         "attr", "base", "check", "choices_from", "default", "describe", "doc", "fixed",
-        "legacy_value", "literals", "name", "optional", "pytensor", "range", "section", "type",
+        "legacy_value", "literals", "name", "optional", "pytensor", "pytensor_since", "pytensor_until",
+        "range", "section", "type",
     )  # fmt: skip
 
     def __init__(
@@ -80,6 +85,8 @@ class Flag:
         doc: str,
         *,
         pytensor: bool = False,
+        pytensor_since: tuple[int, int] | None = None,
+        pytensor_until: tuple[int, int] | None = None,
         fixed: bool = False,
         range: Range | None = None,
         choices_from: Callable[[], Sequence[str]] | None = None,
@@ -92,6 +99,8 @@ class Flag:
         self.default = default
         self.doc = doc
         self.pytensor = pytensor
+        self.pytensor_since = pytensor_since
+        self.pytensor_until = pytensor_until
         self.fixed = fixed
         self.range = range
         self.choices_from = choices_from
@@ -113,6 +122,27 @@ class Flag:
     @property
     def pytensor_name(self) -> str:
         return self.name.replace(".", "__")
+
+    def in_pytensor(self, version: tuple[int, int] | None) -> bool:
+        """True if PyTensor ``version`` (major, minor) has this flag (None: unknown, assume so)."""
+        if not self.pytensor:
+            return False
+        if version is None:
+            return True
+        if self.pytensor_since is not None and version < self.pytensor_since:
+            return False
+        return self.pytensor_until is None or version < self.pytensor_until
+
+    def pytensor_releases(self) -> str:
+        """The PyTensor releases that have this flag, in words ('' for every 3.x)."""
+        since, until = self.pytensor_since, self.pytensor_until
+        if since and until:
+            return f"PyTensor {since[0]}.{since[1]} to {until[0]}.{until[1] - 1}"
+        if since:
+            return f"PyTensor {since[0]}.{since[1]} and later"
+        if until:
+            return f"PyTensor before {until[0]}.{until[1]}"
+        return ""
 
     @property
     def is_lazy(self) -> bool:
@@ -188,26 +218,18 @@ def iter_flags() -> Iterator[Flag]:
 
 
 def _mode_names() -> Sequence[str]:
-    from modecfg.modes.registry import mode_names
-
     return mode_names()
 
 
 def _check_mode(value: str) -> str:
-    from modecfg.modes.registry import canonical_mode
-
     return canonical_mode(value)
 
 
 def _linker_names() -> Sequence[str]:
-    from modecfg.linkers.names import linker_names
-
     return linker_names()
 
 
 def _check_linker(value: str) -> str:
-    from modecfg.linkers.names import canonical_linker
-
     return canonical_linker(value)
 
 
@@ -250,19 +272,6 @@ def _check_prealloc(value: str) -> str:
 
 def _expand_path(value: Path) -> Path:
     return value.expanduser()
-
-
-@functools.cache
-def detect_cxx() -> str:
-    """The C++ compiler PyTensor would pick: g++ (clang++ on macOS/FreeBSD), else ''."""
-    names = ["clang++", "g++"] if sys.platform == "darwin" or sys.platform.startswith("freebsd") else ["g++"]
-    import shutil
-
-    for name in names:
-        found = shutil.which(name)
-        if found:
-            return found
-    return ""
 
 
 def _default_cxx(cfg: Config) -> str:
@@ -358,6 +367,9 @@ flag("base_compiledir", Path, Lazy(lambda cfg: Path("~/.pytensor").expanduser(),
 flag("compiledir", Path | None, None,
      "Directory of compiled modules. None: base_compiledir/compiledir_format.",
      pytensor=True, fixed=True)
+flag("generated_src_dir", str, "",
+     "Directory for the generated Python source of compiled functions; empty: one file per "
+     "function in the temp directory, never removed.", pytensor=True, pytensor_since=(3, 3))
 
 flag("tensor.cmp_sloppy", int, 0, "Relax float comparisons in tests: 0, 1 or 2.",
      pytensor=True, fixed=True, range=Range(ge=0, le=2))
@@ -374,7 +386,8 @@ flag("traceback.compile_limit", int, 0,
 flag("warn.ignore_bug_before", Literal[
     "None", "all", "0.3", "0.4", "0.4.1", "0.5", "0.6", "0.7", "0.8", "0.8.1", "0.8.2", "0.9",
     "0.10", "1.0", "1.0.1", "1.0.2", "1.0.3", "1.0.4", "1.0.5"], "0.9",
-     "Do not warn about old bugs fixed before this version.", pytensor=True, fixed=True)
+     "Do not warn about old bugs fixed before this version.", pytensor=True, fixed=True,
+     pytensor_until=(3, 2))
 flag("exception_verbosity", Literal["low", "medium", "high"], "low",
      "Detail in errors raised by compiled functions.", pytensor=True)
 

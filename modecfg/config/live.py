@@ -46,7 +46,7 @@ from modecfg.errors import ConfigErrors, ObsoleteFlagWarning, ReadOnlyFlagError
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-__all__ = ["Config", "Explanation", "Override", "build"]
+__all__ = ["Bridge", "Config", "Explanation", "Override", "attach_bridge", "build"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -767,6 +767,18 @@ def _warn_notes(notes: Iterable[Note]) -> None:
             continue
         seen.add(note.flag)
         warn(str(note), ObsoleteFlagWarning)
+
+
+def attach_bridge(config: Config, bridge: Bridge | None) -> None:
+    """Tell ``bridge`` about every change of ``config`` from now on (None: detach).
+
+    Values already read are handed over at once with ``bridge.sync()``; a config not
+    read yet syncs when it is first read.
+    """
+    state = config._cfg_state
+    state.bridge = bridge
+    if bridge is not None and state.ready:
+        bridge.sync()
 
 
 def build(loader: Callable[[], Resolution] | Resolution, bridge: Bridge | None = None) -> Config:

@@ -12,7 +12,9 @@ The operation's Python implementation computes the values (its C code where it h
 Python one). An operation that has neither, and the inner graphs of scan, get no test
 value: that is said once per operation type, and the nodes after them are skipped
 without more messages. Nothing of this costs anything until the flag is first turned
-on in the process: only then is ``Op.__call__`` wrapped.
+on in the process: only then are ``Op.__call__`` and ``scan`` wrapped (the patches
+"test values" of :mod:`modecfg._pytensor.patches`, which call :func:`after_op_call`
+and :func:`after_scan`).
 """
 
 from __future__ import annotations
@@ -29,15 +31,12 @@ from modecfg._warn import warn
 from modecfg.config import config
 from modecfg.errors import ModecfgWarning, TestValueError
 
-__all__ = ["TestValueWarning", "compute_test_values", "install", "installed", "watch"]
+__all__ = ["TestValueWarning", "after_op_call", "after_scan", "compute_test_values"]
 
 _log = logging.getLogger("modecfg.testvalues")
 _UNAVAILABLE = "_modecfg_no_test_value"  # tag attribute: no value, and no more messages
 _said: set[str] = set()  # op types already reported as unable to compute
 _lock = threading.Lock()
-_installed = False
-_scan_code: Any = None
-_ScalarOp: Any = ()  # pytensor.scalar.ScalarOp, set by install()
 
 
 class TestValueWarning(ModecfgWarning):
@@ -47,21 +46,24 @@ class TestValueWarning(ModecfgWarning):
     __test__ = False  # not a test class, whatever pytest thinks of the name
 
 
-def installed() -> bool:
-    return _installed
-
-
 def _describe(values: list[Any]) -> str:
     return ", ".join(f"{getattr(v, 'dtype', type(v).__name__)}{tuple(np.shape(v))}" for v in values)
 
 
 def _inside_scan() -> bool:
     """True while scan builds its inner graph (its placeholders have no values)."""
-    if _scan_code is None:
-        return False
+    from modecfg._pytensor.state import original
+
+    try:
+        scan = original("scan test values")
+    except KeyError:  # the scan patch is off: scan is PyTensor's own
+        import importlib
+
+        scan = importlib.import_module("pytensor.scan.basic").scan
+    scan_code = scan.__code__
     frame: Any = sys._getframe(2)
     while frame is not None:
-        if frame.f_code is _scan_code:
+        if frame.f_code is scan_code:
             return True
         frame = frame.f_back
     return False
@@ -131,7 +133,9 @@ def compute_test_values(node: Any, mode: str | None = None) -> None:
     mode = mode or str(config.compute_test_value)
     if mode == "off" or hasattr(node.outputs[0].tag, "test_value"):
         return
-    if isinstance(node.op, _ScalarOp):
+    from pytensor.scalar.basic import ScalarOp
+
+    if isinstance(node.op, ScalarOp):
         # The scalar graphs inside Elemwise and Composite (built by gradients and
         # rewrites) are inner graphs: nothing to start from.
         _mark_unavailable(node)
@@ -189,72 +193,20 @@ def compute_test_values(node: Any, mode: str | None = None) -> None:
         out.tag.test_value = value
 
 
-def install() -> None:
-    """Wrap ``Op.__call__`` (once, the first time the flag is on): PyTensor must be loaded."""
-    global _installed, _scan_code, _ScalarOp
-    with _lock:
-        if _installed:
-            return
-        import importlib
-
-        from pytensor.graph.op import Op
-        from pytensor.scalar.basic import ScalarOp
-
-        _ScalarOp = ScalarOp
-        # (pytensor.scan is also a function, hiding the package from `import ... as`)
-        _scan_code = importlib.import_module("pytensor.scan.basic").scan.__code__
-        original = Op.__call__
-
-        def __call__(self: Any, *inputs: Any, **kwargs: Any) -> Any:
-            result = original(self, *inputs, **kwargs)
-            if config.compute_test_value != "off":
-                first = result[0] if isinstance(result, list) else result
-                node = getattr(first, "owner", None)
-                if node is not None:
-                    compute_test_values(node)
-            return result
-
-        __call__.__doc__ = original.__doc__
-        Op.__call__ = __call__
-        _wrap_scan()
-        _installed = True
+def after_op_call(result: Any) -> None:
+    """``Op.__call__`` returned ``result``: its node gets its test values."""
+    first = result[0] if isinstance(result, list) else result
+    node = getattr(first, "owner", None)
+    if node is not None:
+        compute_test_values(node)
 
 
-def _wrap_scan() -> None:
-    """After ``pytensor.scan`` returns, its outputs get their test values (via Scan.perform)."""
-    import importlib
-
-    import pytensor
-
-    scan_basic = importlib.import_module("pytensor.scan.basic")
-    original = scan_basic.scan
-
-    def scan(*args: Any, **kwargs: Any) -> Any:
-        result = original(*args, **kwargs)
-        if config.compute_test_value != "off":
-            pending = [result]
-            while pending:
-                item = pending.pop()
-                if isinstance(item, list | tuple):
-                    pending.extend(item)
-                elif getattr(item, "owner", None) is not None:
-                    _value_of(item)
-        return result
-
-    scan.__doc__ = original.__doc__
-    scan.__wrapped__ = original  # type: ignore[attr-defined]
-    for module in (scan_basic, pytensor):  # `pytensor.scan` is how users reach it
-        setattr(module, "scan", scan)  # noqa: B010
-
-
-def watch() -> None:
-    """Install the wrapper as soon as the flag is on in any layer (called when PyTensor loads)."""
-    state = config._cfg_state
-
-    def changed() -> None:
-        if "pytensor" in sys.modules:
-            install()
-
-    state.watch("compute_test_value", changed)
-    if config.compute_test_value != "off":
-        install()
+def after_scan(result: Any) -> None:
+    """``scan`` returned ``result``: its outputs get their test values (via Scan.perform)."""
+    pending = [result]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, list | tuple):
+            pending.extend(item)
+        elif getattr(item, "owner", None) is not None:
+            _value_of(item)

@@ -1,14 +1,15 @@
-"""The linker table. Nothing here imports PyTensor."""
+"""The linker table, judged by this configuration's C++ compiler. Nothing here imports PyTensor.
 
-from modecfg.linkers.names import (
-    LinkerInfo,
-    best_linker,
-    canonical_linker,
-    linker_names,
-    resolve_linker,
-    table,
-    why_unavailable,
-)
+The table itself lives in the bottom layer (:mod:`modecfg._registry.linkers`), where the
+``linker`` flag is checked against it; these functions read the ``cxx`` flag when no
+compiler is given.
+"""
+
+from __future__ import annotations
+
+from modecfg._registry import linkers as _registry
+from modecfg._registry.linkers import LinkerInfo, canonical_linker, linker_names
+from modecfg.config import config
 
 __all__ = [
     "LinkerInfo",
@@ -19,3 +20,27 @@ __all__ = [
     "table",
     "why_unavailable",
 ]
+
+
+def _cxx(cxx: str | None) -> str:
+    return str(config.cxx) if cxx is None else cxx
+
+
+def why_unavailable(name: str, cxx: str | None = None) -> str:
+    """Why linker ``name`` cannot run here ('' when it can). ``cxx`` defaults to the flag."""
+    return _registry.why_unavailable(name, _cxx(cxx))
+
+
+def table(cxx: str | None = None) -> tuple[LinkerInfo, ...]:
+    """The rows of the linker table, with whether each linker is usable on this machine."""
+    return _registry.table(_cxx(cxx))
+
+
+def best_linker(cxx: str | None = None) -> str:
+    """What 'auto' means here: the fastest usable linker of cvm, numba, vm, py."""
+    return _registry.best_linker(_cxx(cxx))
+
+
+def resolve_linker(name: str, cxx: str | None = None) -> str:
+    """``name`` itself if usable ('auto' resolved), else a LinkerUnavailableError."""
+    return _registry.resolve_linker(name, _cxx(cxx))

@@ -6,7 +6,7 @@ Nothing here imports PyTensor until a mode is built or a function compiled;
 
 from typing import TYPE_CHECKING, Any
 
-from modecfg.modes.registry import (
+from modecfg._registry.modes import (
     ModeEntry,
     canonical_mode,
     describe_mode,
@@ -57,7 +57,7 @@ def function(inputs: Any, outputs: Any = None, mode: Any = None, **kwargs: Any) 
 
 def replay(path: Any) -> Any:
     """Re-run a NaN-guard dump: its NanGuardError again. A dump is a pickle: trust it first."""
-    from modecfg.modes.dump import replay as _replay
+    from modecfg.modes.replaying import replay as _replay
 
     return _replay(path)
 

@@ -7,7 +7,11 @@ the compiles inside it. Built modes are cached by those values.
 
 Two PyTensor 3.0 defects are kept away from users here: ``linker=vm`` with FAST_RUN
 (PyTensor's table holds a tuple, an AttributeError) never reaches PyTensor's table,
-and DebugMode gets the numpy 2 fix of :mod:`modecfg.modes.fixes`.
+and DebugMode gets the numpy 2 fix of :mod:`modecfg._pytensor.debugmode`.
+
+PyTensor's backend modes (JAX, PYTORCH, MLX, NUMBA, C, CVM) are built as PyTensor builds
+them, whether or not the backend is installed: a function compiled with one fails then,
+naming what to install (:func:`modecfg.modes.compiling.function`, and PyTensor itself).
 """
 
 from __future__ import annotations
@@ -15,17 +19,25 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from modecfg._registry.modes import entries, find_mode, mode_names
 from modecfg._warn import warn
 from modecfg.config import config
 from modecfg.errors import ModecfgError, UnknownModeError
-from modecfg.linkers.names import resolve_linker
+from modecfg.linkers import resolve_linker
 from modecfg.modes.device import device_linker
-from modecfg.modes.registry import entries, find_mode, mode_names
 
 if TYPE_CHECKING:
     from pytensor.compile.mode import Mode
 
-__all__ = ["ModeInfo", "build_mode", "describe_linker", "get_mode", "resolved_linker", "table"]
+__all__ = [
+    "ModeInfo",
+    "backend_missing",
+    "build_mode",
+    "describe_linker",
+    "get_mode",
+    "resolved_linker",
+    "table",
+]
 
 _SHAPING_FLAGS = (
     "mode", "linker", "optimizer", "optimizer_including", "optimizer_excluding",
@@ -113,7 +125,7 @@ def _build(name: str) -> Any:
 
         return ProfileMode(linker=resolved_linker(), optimizer=optimizer)
     if name == "DebugMode":
-        from modecfg.modes.fixes import fix_debugmode
+        from modecfg._pytensor.debugmode import debug_mode_class
 
         dm = config.DebugMode
         checks = [p for p in str(dm.check_preallocated_output).split(":") if p]
@@ -121,7 +133,7 @@ def _build(name: str) -> Any:
         # Composite, made by local_careduce_fusion for C) starts from the first element
         # instead of the identity: sum(w**2) becomes w[0] + sum(w[1:]**2). DebugMode
         # compares Python with C and would report PyTensor's bug on every such graph.
-        return fix_debugmode()(
+        return debug_mode_class()(
             optimizer=optimizer.excluding("local_careduce_fusion"),
             stability_patience=dm.patience,
             check_c_code=bool(dm.check_c) and not _no_compiler(),
@@ -139,16 +151,26 @@ def _build(name: str) -> Any:
 
         return MonitorMode(optimizer=optimizer)
     if name in _BACKENDS:
-        resolve_linker(_BACKENDS[name], str(config.cxx))  # a clear error if it cannot run here
         backend = getattr(ptmode, name)
         return ptmode.Mode(linker=backend.linker, optimizer=_query(backend.provided_optimizer))
     raise AssertionError(f"no builder for the built-in mode {name!r}")  # pragma: no cover
 
 
-def _no_compiler() -> bool:
-    from modecfg.linkers.names import why_unavailable
+def backend_missing(mode: Any) -> str:
+    """Why ``mode``'s backend (numba, jax, pytorch, mlx) cannot run here; '' when it can."""
+    from modecfg.linkers import why_unavailable
 
-    return bool(why_unavailable("c", str(config.cxx)))
+    name = describe_linker(mode.linker)
+    if name not in ("numba", "jax", "pytorch", "mlx"):
+        return ""
+    why = why_unavailable(name)
+    return f"this mode compiles with the {name} linker, which cannot run here: {why}" if why else ""
+
+
+def _no_compiler() -> bool:
+    from modecfg.linkers import why_unavailable
+
+    return bool(why_unavailable("c"))
 
 
 class ModeInfo(NamedTuple):
@@ -178,6 +200,7 @@ def table() -> list[ModeInfo]:
                 ModeInfo(entry.name, "-", "-", entry.purpose, bool(entry.deprecated), False, str(exc))
             )
             continue
+        why = backend_missing(mode)
         rows.append(
             ModeInfo(
                 entry.name,
@@ -185,8 +208,8 @@ def table() -> list[ModeInfo]:
                 describe_linker(mode.linker),
                 entry.purpose,
                 bool(entry.deprecated),
-                True,
-                "",
+                not why,
+                why,
             )
         )
     return rows
@@ -211,5 +234,6 @@ def describe_linker(linker: Any) -> str:
             return "vm (Python thunks)"
         return "cvm" if linker.use_cloop else "vm"
     return {"CLinker": "c", "OpWiseCLinker": "c|py", "PerformLinker": "py", "NumbaLinker": "numba",
-            "JAXLinker": "jax", "WrapLinker": "wrap (monitor)", "_DummyLinker": "debug (own)",
+            "JAXLinker": "jax", "PytorchLinker": "pytorch", "MLXLinker": "mlx",
+            "WrapLinker": "wrap (monitor)", "_DummyLinker": "debug (own)",
             "WrapLinkerMany": "wrap (monitor)"}.get(name, name)  # fmt: skip

@@ -8,41 +8,25 @@ compile. The compiled function is PyTensor's own: nothing is added to its calls.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
+from modecfg._pytensor.mirror import pytensor_flags_applied
 from modecfg.config import config
-from modecfg.config.bridge import pytensor_accepts, pytensor_text
-from modecfg.config.flags import FLAGS
-from modecfg.modes.build import get_mode
+from modecfg.modes.build import backend_missing, get_mode
 
-__all__ = ["function", "pytensor_flags_applied"]
+__all__ = ["function"]
 
 # pytensor.config is process-wide: modecfg's compiles take turns.
 _compile_lock = threading.RLock()
 
 
-@contextmanager
-def pytensor_flags_applied() -> Iterator[None]:
-    """``pytensor.config`` showing this context's overrides, for as long as the block runs."""
-    import pytensor
+def _check_backend(mode: Any) -> None:
+    """A mode whose backend is not installed fails here, naming what to install."""
+    why = backend_missing(mode)
+    if why:
+        from modecfg.errors import LinkerUnavailableError
 
-    params = pytensor.config._config_var_dict
-    changes = {}
-    for name, value in config.overrides().items():
-        spec = FLAGS[name]
-        param = params.get(spec.pytensor_name)
-        if param is None or not param.mutable or not pytensor_accepts(spec, value):
-            continue  # modecfg-only, or fixed by PyTensor (modes apply those themselves)
-        text = pytensor_text(value)
-        if pytensor_text(getattr(pytensor.config, spec.pytensor_name)) != text:
-            changes[spec.pytensor_name] = text
-    if not changes:
-        yield
-        return
-    with pytensor.config.change_flags(**changes):
-        yield
+        raise LinkerUnavailableError(why, flag="mode")
 
 
 def function(inputs: Any, outputs: Any = None, mode: Any = None, **kwargs: Any) -> Any:
@@ -55,6 +39,7 @@ def function(inputs: Any, outputs: Any = None, mode: Any = None, **kwargs: Any) 
     import pytensor
 
     built = get_mode(mode)
+    _check_backend(built)
     profile = kwargs.get("profile")
     memory = False
     if profile is True or (profile is None and config.profile):

@@ -8,10 +8,9 @@ runs on the CPU instead.
 
 from __future__ import annotations
 
-import functools
 import importlib.util
-from typing import Any
 
+from modecfg._pytensor.backends import gpu_devices, select_gpu
 from modecfg._warn import warn
 from modecfg.config import config
 from modecfg.errors import DeviceUnavailableError, ModecfgWarning
@@ -21,19 +20,6 @@ __all__ = ["DeviceFallbackWarning", "device_linker", "gpu_devices", "why_no_gpu"
 
 class DeviceFallbackWarning(ModecfgWarning):
     """A GPU device was asked for and could not be used; the graph runs on the CPU."""
-
-
-@functools.cache
-def gpu_devices() -> tuple[Any, ...]:
-    """The GPUs JAX can see (empty if JAX is missing or has no CUDA)."""
-    if importlib.util.find_spec("jax") is None:
-        return ()
-    import jax
-
-    try:
-        return tuple(jax.devices("gpu"))
-    except RuntimeError:  # "Unknown backend: 'gpu' requested", a CPU-only jaxlib
-        return ()
 
 
 def why_no_gpu(device: str) -> str:
@@ -74,7 +60,7 @@ def device_linker() -> str | None:
             f"{why}. Set device=cpu, or fallback_to_cpu=True to run on the CPU with a warning",
             flag="device",
         )
-    _select(device)
+    select_gpu(int(device[4:] or 0))
     if config.floatX != "float32" and device not in _warned:
         _warned.add(device)
         warn(
@@ -82,9 +68,3 @@ def device_linker() -> str | None:
             ModecfgWarning,
         )
     return "jax"
-
-
-def _select(device: str) -> None:  # pragma: no cover - needs a GPU
-    import jax
-
-    jax.config.update("jax_default_device", gpu_devices()[int(device[4:] or 0)])

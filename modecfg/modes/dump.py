@@ -3,6 +3,7 @@
 A dump holds the graph as the user wrote it (before rewrites, updates as outputs), the
 inputs of the call, the shared values from before it, and the flags in force. It is
 written atomically (a temporary file renamed into place) under ``NanGuardMode.dump_dir``
+(:mod:`modecfg.modes.replaying` re-runs one)
 (default: ``modecfg-nanguard`` in the temp directory).
 
 **A dump is a pickle.** Loading one runs code chosen by whoever wrote it, exactly as
@@ -23,7 +24,7 @@ from modecfg.config import config
 from modecfg.config.flags import FLAGS
 from modecfg.errors import DumpError
 
-__all__ = ["load_dump", "replay", "write_dump"]
+__all__ = ["load_dump", "write_dump"]
 
 MAGIC = b"MODECFG-NANGUARD-DUMP 1\n"
 _counter = itertools.count()
@@ -94,29 +95,3 @@ def load_dump(path: str | os.PathLike[str]) -> dict[str, Any]:
     if not isinstance(payload, dict) or not {"inputs", "outputs", "values"} <= payload.keys():
         raise DumpError(f"{os.fspath(path)}: the dump is corrupted (its contents are not a NaN-guard call)")
     return payload
-
-
-def replay(path: str | os.PathLike[str]) -> Any:
-    """Re-run the call of a dump under NanGuardMode (action=raise): its NanGuardError again.
-
-    Returns the outputs if the call no longer fails. A dump is a pickle: replay only
-    dumps you trust.
-    """
-
-    payload = load_dump(path)
-    inputs, outputs, values = payload["inputs"], payload["outputs"], payload["values"]
-    n = payload["n_outputs"]
-    targets = payload["target_indices"]
-    explicit = [(var, val) for var, val in zip(inputs, values, strict=True) if not hasattr(var, "get_value")]
-    for var, val in zip(inputs, values, strict=True):
-        if hasattr(var, "get_value"):
-            var.set_value(val, borrow=False)
-    updates = [(inputs[i], out) for i, out in zip(targets, outputs[n:], strict=True)]
-    flags = {k: v for k, v in payload["flags"].items() if k in FLAGS and not FLAGS[k].fixed}
-    flags["NanGuardMode.action"] = "raise"
-    flags["mode"] = "NanGuardMode"
-    with config.override(flags):
-        from modecfg.modes.compiling import function
-
-        fn = function([var for var, _ in explicit], outputs[:n], updates=updates, on_unused_input="ignore")
-        return fn(*[val for _, val in explicit])

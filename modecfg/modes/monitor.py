@@ -2,7 +2,9 @@
 
 PyTensor calls them as ``f(fgraph, i, node, fn)``; Theano called them as
 ``f(i, node, fn)``. Both signatures are accepted, so Theano-era debugging code (the
-``detect_nan`` of the classic FAQ) works unchanged.
+``detect_nan`` of the classic FAQ) works unchanged. A MonitorMode pickles with the
+function compiled in it when its callbacks do (module-level functions do): the adapter
+for Theano's signature is a module-level class for that reason.
 """
 
 from __future__ import annotations
@@ -12,12 +14,37 @@ from collections.abc import Callable
 from typing import Any
 
 from pytensor.compile.debug.monitormode import MonitorMode as _PyTensorMonitorMode
+from pytensor.compile.mode import Mode
+from pytensor.link.basic import WrapLinker
+from pytensor.link.c.basic import OpWiseCLinker
 
 from modecfg.config import config
 
-__all__ = ["MonitorMode", "adapt_callback"]
+__all__ = ["MonitorMode", "TheanoCallback", "adapt_callback"]
 
 Callback = Callable[..., Any]
+
+
+class TheanoCallback:
+    """A callback written as ``f(i, node, fn)``, called as PyTensor calls them."""
+
+    __slots__ = ("func",)
+    _modecfg_adapted = True
+
+    def __init__(self, func: Callback) -> None:
+        self.func = func
+
+    def __call__(self, fgraph: Any, i: int, node: Any, fn: Any) -> Any:
+        return self.func(i, node, fn)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TheanoCallback) and other.func == self.func
+
+    def __hash__(self) -> int:
+        return hash(self.func)
+
+    def __repr__(self) -> str:
+        return f"TheanoCallback({self.func!r})"
 
 
 def adapt_callback(func: Callback | None, role: str) -> Callback | None:
@@ -34,12 +61,7 @@ def adapt_callback(func: Callback | None, role: str) -> Callback | None:
     if takes_varargs or len(required) <= 4 <= len(positional):
         return func  # PyTensor's (fgraph, i, node, fn)
     if len(required) <= 3 <= len(positional):
-
-        def theano_style(fgraph: Any, i: int, node: Any, fn: Any) -> Any:
-            return func(i, node, fn)
-
-        theano_style._modecfg_adapted = True  # type: ignore[attr-defined]
-        return theano_style
+        return TheanoCallback(func)
     raise TypeError(
         f"MonitorMode {role} must take (fgraph, i, node, fn) as in PyTensor or (i, node, fn) "
         f"as in Theano; {getattr(func, '__name__', func)!r} takes {len(required)} arguments"
@@ -66,3 +88,6 @@ class MonitorMode(_PyTensorMonitorMode):  # type: ignore[misc]
             linker=linker,
             db=db,
         )
+        # PyTensor wraps ``self.eval`` in a local closure (WrapLinkerMany), which cannot
+        # pickle; one wrapper needs no closure: the bound method pickles with the mode.
+        Mode.__setstate__(self, (WrapLinker([OpWiseCLinker()], self.eval), self.provided_optimizer))

@@ -114,7 +114,7 @@ class BadValue(NamedTuple):
 
 def first_bad_value(graph: Any, values: list[Any], limits: _Limits) -> BadValue | None:
     """Run ``graph`` (untouched, with Python thunks) on ``values``; the first bad input or node."""
-    from modecfg.modes.rerun import NodeFailed, run_untouched
+    from modecfg._pytensor.rerun import NodeFailed, run_untouched
 
     for var, value in zip(graph.inputs, values, strict=True):
         kind = bad_kind(value, limits)
@@ -158,7 +158,16 @@ class GuardedFunction:
         self.target_indices: list[int] = []  # where the updated shared variables are among the inputs
 
     def __getattr__(self, name: str) -> Any:
+        # Only for names the instance lacks; never while it is being built (unpickling,
+        # copying), when ``_inner`` is not there yet.
+        if name == "_inner" or (name.startswith("__") and name.endswith("__")):
+            raise AttributeError(name)
         return getattr(self._inner, name)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # The inner Function pickles as PyTensor pickles it; unpickled, its maker (a
+        # _GuardMaker) builds the guarded function again, so the guard survives.
+        return (_guarded, (self._inner,))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         values = self._inner(*args, **kwargs)
@@ -204,7 +213,11 @@ class GuardedFunction:
         action = config.NanGuardMode.action
         dump = None
         if action != "warn" or not self._dumped:
-            dump = write_dump(self, graph, call_inputs, found, bad_outputs)
+            try:
+                dump = write_dump(self, graph, call_inputs, found, bad_outputs)
+            except Exception as exc:  # the dump must never hide the guard's own error
+                _log.warning("the NaN-guard dump could not be written: %r", exc)
+                dump = f"not written ({type(exc).__name__}: {exc})"
             self._dumped = True
         message = _message(found, bad_outputs, dump, kept=action != "warn", targets=self._targets)
         if action == "warn":
@@ -212,7 +225,7 @@ class GuardedFunction:
             return self._finish(values)
         error = NanGuardError(message)
         error.bad = found  # type: ignore[attr-defined]
-        error.dump_path = dump  # type: ignore[attr-defined]
+        error.dump_path = None if dump is None or dump.startswith("not written") else dump  # type: ignore[attr-defined]
         error.bad_outputs = bad_outputs  # type: ignore[attr-defined]
         if action == "pdb":
             _log.error("%s", message)
@@ -238,7 +251,9 @@ def _message(found: BadValue | None, bad_outputs: list[str], dump: str | None, k
             if kept
             else f"the updates of {names} were written (action=warn)"
         )
-    if dump is not None:
+    if dump is not None and dump.startswith("not written"):
+        lines.append(f"dump: {dump}")
+    elif dump is not None:
         lines.append(f"dump: {dump} (modecfg replay {dump}; a dump is a pickle: replay only dumps you trust)")
     return "\n".join(lines)
 
@@ -268,12 +283,22 @@ class _GuardMaker(FunctionMaker):  # type: ignore[misc]
         super().__init__(inputs, outs, mode, *args, **kwargs)
 
     def create(self, *args: Any, **kwargs: Any) -> GuardedFunction:
-        inner = super().create(*args, **kwargs)
+        return self.guard(super().create(*args, **kwargs))
+
+    def guard(self, inner: Any) -> GuardedFunction:
+        """The guarded function around ``inner``, a Function this maker created."""
         guarded = GuardedFunction(
             inner, self._guard_n, self._guard_targets, self._guard_unpack_single, self._guard_return_none
         )
         guarded.target_indices = list(self._guard_target_indices)
         return guarded
+
+
+def _guarded(fn: Any) -> Any:
+    """Unpickling: the function rebuilt by PyTensor, guarded (None if unpickle_function is off)."""
+    if fn is None or isinstance(fn, GuardedFunction):
+        return fn
+    return fn.maker.guard(fn)
 
 
 class NanGuardMode(Mode):  # type: ignore[misc]

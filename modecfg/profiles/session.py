@@ -5,7 +5,7 @@ is on, or in the deprecated ProfileMode. PyTensor times nodes only on its VM lin
 a mode whose linker cannot (numba, jax) is profiled with the closest one that can
 (cvm, else vm), and that is said once. Every profile, whichever door the function came
 through, is printed at exit as modecfg's summary to ``profiling.destination`` (PyTensor's
-own long dump is replaced).
+own long dump is replaced: the "profile printer" of :mod:`modecfg._pytensor.patches`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def timing_mode(mode: Any) -> tuple[Any, str]:
     from pytensor.compile.mode import Mode
     from pytensor.link.basic import JITLinker
 
-    from modecfg.linkers.names import why_unavailable
+    from modecfg.linkers import why_unavailable
 
     if not isinstance(mode.linker, JITLinker):
         return mode, ""
@@ -97,10 +97,3 @@ def print_at_exit() -> None:
     else:
         with open(destination, "w", encoding="utf-8") as fh:
             fh.write(text)
-
-
-def install() -> None:
-    """PyTensor prints modecfg's summary at exit instead of its own."""
-    from pytensor.compile.debug import profiling
-
-    profiling._atexit_print_fn = print_at_exit

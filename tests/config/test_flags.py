@@ -51,10 +51,28 @@ def test_the_boolean_shortcut_agrees_with_pydantic() -> None:
         adapter.validate_python("maybe")
 
 
-def test_pytensor_flags_exist_in_pytensor() -> None:
+def _version() -> tuple[int, int]:
+    major, minor = pytensor.__version__.split(".")[:2]
+    return int(major), int(minor)
+
+
+def test_pytensor_flags_exist_in_pytensor_where_declared() -> None:
     known = set(pytensor.config._config_var_dict)
-    missing = [f.name for f in FLAGS.values() if f.pytensor and f.pytensor_name not in known]
-    assert missing == []
+    here = [f for f in FLAGS.values() if f.in_pytensor(_version())]
+    assert [f.name for f in here if f.pytensor_name not in known] == []
+    gone = [f.name for f in FLAGS.values() if f.pytensor and not f.in_pytensor(_version())]
+    assert [name for name in gone if FLAGS[name].pytensor_name in known] == []
+
+
+def test_a_flag_this_pytensor_lacks_is_not_mirrored_and_is_said() -> None:
+    from modecfg._pytensor import mirror
+
+    spec = FLAGS["generated_src_dir"] if _version() < (3, 3) else FLAGS["warn.ignore_bug_before"]
+    assert not spec.in_pytensor(_version())
+    assert not mirror.pytensor_accepts(spec, spec.default)
+    mirror._said_missing.discard(spec.name)
+    with pytest.warns(modecfg.ModecfgWarning, match=f"{spec.name} is a PyTensor .* no effect"):
+        mirror.PyTensorBridge._say_missing([spec])
 
 
 def test_every_pytensor_flag_is_declared() -> None:
@@ -92,7 +110,7 @@ def test_choices_of_mode_and_linker_come_from_their_registries() -> None:
 
 
 def test_a_registered_mode_name_becomes_a_valid_mode() -> None:
-    from modecfg.modes.registry import _MODES, register_name
+    from modecfg._registry.modes import _MODES, register_name
 
     with pytest.raises(modecfg.FlagValueError):
         modecfg.load(env={"MODECFG_FLAGS": "mode=MyTestMode"})
@@ -140,7 +158,7 @@ def test_a_device_that_is_not_one_says_what_is() -> None:
 
 
 def test_mode_names_must_be_usable_as_flag_values() -> None:
-    from modecfg.modes.registry import register_name
+    from modecfg._registry.modes import register_name
 
     for bad in ("", " padded", "a,b"):
         with pytest.raises(ValueError, match="cannot be a mode name"):

@@ -190,7 +190,7 @@ def test_nothing_is_wrapped_until_the_flag_is_first_on() -> None:
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT), "MODECFGRC": ""}
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
-    assert proc.stdout.split() == ["pytensor.graph.op", "modecfg.debug.testvalues"], proc.stderr
+    assert proc.stdout.split() == ["pytensor.graph.op", "modecfg._pytensor.replacements"], proc.stderr
 
 
 def test_the_flag_set_in_the_environment_installs_at_import() -> None:

@@ -67,7 +67,7 @@ def test_the_modes_table_lists_every_registered_mode() -> None:
     assert rows["ProfileMode"].deprecated and not rows["FAST_RUN"].deprecated
     assert rows["FAST_RUN"].linker == modecfg.linkers.best_linker()
     for row in rows.values():
-        assert row.available or "cannot run on this machine" in row.why_not
+        assert row.available or "cannot run" in row.why_not
 
 
 # -- PyTensor 3.0 defects ------------------------------------------------------------------
@@ -88,7 +88,7 @@ def test_debugmode_updates_a_0d_shared_variable_in_place_under_numpy_2() -> None
 def test_pytensors_own_debugmode_is_left_as_it_is() -> None:
     from pytensor.compile.debug.debugmode import DebugMode, _Linker
 
-    from modecfg.modes.fixes import fix_debugmode
+    from modecfg._pytensor.debugmode import debug_mode_class
 
     def names(code: types.CodeType) -> set[str]:
         found = set(code.co_names)
@@ -97,13 +97,13 @@ def test_pytensors_own_debugmode_is_left_as_it_is() -> None:
                 found |= names(const)
         return found
 
-    assert fix_debugmode() is not DebugMode
-    assert issubclass(fix_debugmode(), DebugMode)
+    assert debug_mode_class() is not DebugMode
+    assert issubclass(debug_mode_class(), DebugMode)
     assert "itemset" in names(_Linker.make_all.__code__)  # PyTensor's class is untouched
 
 
 def test_rename_attribute_reaches_nested_code() -> None:
-    from modecfg.modes.fixes import rename_attribute
+    from modecfg._pytensor.debugmode import rename_attribute
 
     def outer() -> object:
         def inner(a: np.ndarray) -> None:
@@ -202,7 +202,7 @@ def test_profile_mode_is_deprecated_and_profiles() -> None:
 def test_a_registered_mode_works_by_name_everywhere() -> None:
     from pytensor.compile.mode import Mode
 
-    from modecfg.modes.registry import _MODES
+    from modecfg._registry.modes import _MODES
 
     built = []
 
@@ -230,7 +230,7 @@ def test_a_registered_mode_works_by_name_everywhere() -> None:
 def test_a_mode_instance_can_be_registered_too() -> None:
     from pytensor.compile.mode import Mode
 
-    from modecfg.modes.registry import _MODES
+    from modecfg._registry.modes import _MODES
 
     modecfg.register_mode("TestInstance", Mode(linker="vm", optimizer="fast_run"))
     try:

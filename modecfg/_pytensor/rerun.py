@@ -1,6 +1,6 @@
 """Re-run a call on the graph as the user wrote it, node by node, with Python thunks.
 
-Shared by error location (:mod:`modecfg.modes.locate`) and the NaN guard
+Shared by error location (:mod:`modecfg._pytensor.locate`) and the NaN guard
 (:mod:`modecfg.modes.nanguard`): both need the first node of the untouched graph
 that fails, or that produces a bad value, for the inputs of a call.
 """

@@ -1,4 +1,4 @@
-"""The PyTensor bridge: modecfg's config is the truth, ``pytensor.config`` its mirror.
+"""The config mirror: modecfg's config is the truth, ``pytensor.config`` its mirror.
 
 PyTensor reads its flags once, when it is imported, and fixes several of them for the
 life of the process. So the bridge meets PyTensor at its import: a meta-path hook
@@ -12,11 +12,17 @@ scoped overrides are not (``pytensor.config`` is process-wide) and are applied b
 modecfg around the compiles it performs. If PyTensor was imported before modecfg,
 the values are copied over when the configuration is first read, and those PyTensor
 has already fixed are reported with a warning.
+
+Once PyTensor is loaded, the bridge asks :func:`modecfg._pytensor.patches.install` to
+put modecfg's integration points in place. Nothing here may make ``import pytensor``
+fail: every step of modecfg's own is guarded, and a failure is logged and warned about.
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 import sys
 import threading
 from collections.abc import Iterator, Sequence
@@ -25,9 +31,11 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
 
 from modecfg._warn import warn
+from modecfg.config import config as _config
 from modecfg.config.flags import FLAGS, Flag
 from modecfg.config.flagstring import format_flags
-from modecfg.errors import ConfigError, ModecfgWarning, ReadOnlyFlagError
+from modecfg.config.live import attach_bridge
+from modecfg.errors import ModecfgWarning, PyTensorIntegrationWarning, ReadOnlyFlagError
 
 if TYPE_CHECKING:
     import logging
@@ -35,7 +43,7 @@ if TYPE_CHECKING:
 
     from modecfg.config.live import Config
 
-__all__ = ["PyTensorBridge"]
+__all__ = ["PyTensorBridge", "pytensor_accepts", "pytensor_flags_applied", "pytensor_text"]
 
 
 def _log() -> logging.Logger:
@@ -61,8 +69,29 @@ def pytensor_text(value: Any) -> str:
     return str(value)
 
 
+@functools.cache
+def _installed_version() -> tuple[int, int] | None:
+    from importlib import metadata
+
+    try:
+        text = metadata.version("pytensor")
+    except metadata.PackageNotFoundError:
+        return None
+    found = re.match(r"(\d+)\.(\d+)", text)
+    return (int(found[1]), int(found[2])) if found else None
+
+
+def pytensor_version() -> tuple[int, int] | None:
+    """(major, minor) of the PyTensor this process uses (loaded, else installed)."""
+    module = sys.modules.get("pytensor")
+    found = re.match(r"(\d+)\.(\d+)", str(getattr(module, "__version__", "")))
+    return (int(found[1]), int(found[2])) if found else _installed_version()
+
+
 def pytensor_accepts(spec: Flag, value: Any) -> bool:
     if not spec.pytensor or (value is None and spec.name in ("blas.ldflags", "compiledir")):
+        return False
+    if not spec.in_pytensor(pytensor_version()):
         return False
     if spec.name == "mode":
         return value in _PYTENSOR_MODES
@@ -71,19 +100,23 @@ def pytensor_accepts(spec: Flag, value: Any) -> bool:
     return True
 
 
+_said_missing: set[str] = set()
+
+
 class PyTensorBridge:
     """Keeps ``pytensor.config`` in step with one Config (the process-wide one)."""
 
-    def __init__(self) -> None:
-        self.config: Config | None = None
+    def __init__(self, config: Config) -> None:
+        self.config: Config | None = config
         self._lock = threading.Lock()
         self._hook: _ImportHook | None = None
 
     # -- set-up --------------------------------------------------------------------
 
-    def attach(self, config: Config) -> None:
-        """Mirror ``config``: now if PyTensor is loaded, else when it is imported."""
-        self.config = config
+    def attach(self) -> None:
+        """Start mirroring: now if PyTensor is loaded, else when it is imported."""
+        assert self.config is not None
+        attach_bridge(self.config, self)
         if "pytensor" in sys.modules:
             self.after_import()  # values are synced at the first read of the config
             return
@@ -92,6 +125,12 @@ class PyTensorBridge:
             sys.meta_path.insert(0, self._hook)
 
     def detach(self) -> None:
+        """Stop mirroring and stop waiting for PyTensor's import."""
+        self._unhook()
+        if self.config is not None and self.config._cfg_state.bridge is self:
+            attach_bridge(self.config, None)
+
+    def _unhook(self) -> None:
         if self._hook is not None and self._hook in sys.meta_path:
             sys.meta_path.remove(self._hook)
         self._hook = None
@@ -100,12 +139,28 @@ class PyTensorBridge:
         """PYTENSOR_FLAGS for PyTensor's import: every mirrored value some layer set."""
         cfg = self.config
         assert cfg is not None
+        found = self._set_values(cfg)
+        self._say_missing([spec for spec, _ in found])
         pairs = [
             (spec.pytensor_name, pytensor_text(value))
-            for spec, value in self._set_values(cfg)
+            for spec, value in found
             if pytensor_accepts(spec, value)
         ]
         return format_flags(pairs)
+
+    @staticmethod
+    def _say_missing(specs: list[Flag]) -> None:
+        """A flag set for PyTensor that this PyTensor release does not have is said, not dropped silently."""
+        version = pytensor_version()
+        for spec in specs:
+            if spec.pytensor and not spec.in_pytensor(version) and spec.name not in _said_missing:
+                _said_missing.add(spec.name)
+                assert version is not None
+                warn(
+                    f"{spec.name} is a {spec.pytensor_releases()} flag and this is PyTensor "
+                    f"{version[0]}.{version[1]}: the value set has no effect",
+                    ModecfgWarning,
+                )
 
     @staticmethod
     def _set_values(cfg: Config) -> list[tuple[Flag, Any]]:
@@ -120,7 +175,7 @@ class PyTensorBridge:
         saved = {k: os.environ.get(k) for k in ("PYTENSOR_FLAGS", "PYTENSORRC")}
         try:
             flags = self.pytensor_flags()
-        except ConfigError as exc:
+        except Exception as exc:  # a bad rc file must not break the user's import
             _log().warning("PyTensor is imported with its own configuration: %s", exc)
             yield
             return
@@ -141,7 +196,9 @@ class PyTensorBridge:
         cfg = self.config
         if cfg is None or "pytensor" not in sys.modules:
             return
-        for spec, value in self._set_values(cfg):
+        found = self._set_values(cfg)
+        self._say_missing([spec for spec, _ in found])
+        for spec, value in found:
             self.mirror(spec, value, early=True)
 
     # -- the Bridge protocol used by Config ----------------------------------------
@@ -194,10 +251,19 @@ class PyTensorBridge:
                 _log().warning("could not mirror %s=%r into pytensor.config: %s", spec.name, value, exc)
 
     def after_import(self) -> None:
-        """PyTensor is loaded: it now finds modecfg's modes by name."""
-        from modecfg.modes import hooks
+        """PyTensor is loaded: modecfg's integration points go in (those that verify)."""
+        from modecfg._pytensor.hooks import hooks
+        from modecfg._pytensor.patches import install
 
-        hooks.install()
+        try:
+            install()
+            for callback in hooks.after_import:
+                callback()
+        except Exception as exc:  # never the user's import: say it and carry on without
+            _log().exception("modecfg could not integrate with PyTensor")
+            warn(f"modecfg could not integrate with PyTensor ({exc!r}); PyTensor runs as it is",
+                 PyTensorIntegrationWarning)  # fmt: skip
+            return
         _log().debug("PyTensor imported with modecfg's configuration and modes")
 
 
@@ -234,10 +300,32 @@ class _Loader:
         return self._inner.create_module(spec)  # type: ignore[no-any-return]
 
     def exec_module(self, module: ModuleType) -> None:
-        self._bridge.detach()
+        self._bridge._unhook()
         with self._bridge.pytensor_environment():
             self._inner.exec_module(module)
         self._bridge.after_import()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
+
+
+@contextmanager
+def pytensor_flags_applied() -> Iterator[None]:
+    """``pytensor.config`` showing this context's overrides, for as long as the block runs."""
+    import pytensor
+
+    params = pytensor.config._config_var_dict
+    changes = {}
+    for name, value in _config.overrides().items():
+        spec = FLAGS[name]
+        param = params.get(spec.pytensor_name)
+        if param is None or not param.mutable or not pytensor_accepts(spec, value):
+            continue  # modecfg-only, or fixed by PyTensor (modes apply those themselves)
+        text = pytensor_text(value)
+        if pytensor_text(getattr(pytensor.config, spec.pytensor_name)) != text:
+            changes[spec.pytensor_name] = text
+    if not changes:
+        yield
+        return
+    with pytensor.config.change_flags(**changes):
+        yield

@@ -1,4 +1,4 @@
-"""The PyTensor bridge, in fresh interpreters: PyTensor's import must be the first one."""
+"""The config mirror, in fresh interpreters: PyTensor's import must be the first one."""
 
 from __future__ import annotations
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
+import sys
 import sysconfig
 from typing import NamedTuple
 
@@ -17,6 +18,7 @@ __all__ = [
     "LinkerInfo",
     "best_linker",
     "canonical_linker",
+    "detect_cxx",
     "linker_names",
     "resolve_linker",
     "table",
@@ -65,6 +67,19 @@ _INSTALL = {
 }
 
 
+@functools.cache
+def detect_cxx() -> str:
+    """The C++ compiler PyTensor would pick: g++ (clang++ on macOS/FreeBSD), else ''."""
+    names = ["clang++", "g++"] if sys.platform == "darwin" or sys.platform.startswith("freebsd") else ["g++"]
+    import shutil
+
+    for name in names:
+        found = shutil.which(name)
+        if found:
+            return found
+    return ""
+
+
 def linker_names() -> tuple[str, ...]:
     """Every valid value of the ``linker`` flag ('auto': the fastest usable one)."""
     return _NAMES
@@ -96,14 +111,14 @@ def _compiler_missing(cxx: str) -> str:
 
 
 def why_unavailable(name: str, cxx: str | None = None) -> str:
-    """Why linker ``name`` cannot run here ('' when it can). ``cxx`` defaults to the config's."""
+    """Why linker ``name`` cannot run here ('' when it can).
+
+    ``cxx`` is the C++ compiler to judge the C linkers by (None: the one found on PATH;
+    :mod:`modecfg.linkers` passes the ``cxx`` flag).
+    """
     row = _BY_NAME[name]
     if row.needs == "c++":
-        if cxx is None:
-            from modecfg.config import config
-
-            cxx = str(config.cxx)
-        return _compiler_missing(cxx)
+        return _compiler_missing(detect_cxx() if cxx is None else cxx)
     if row.needs:
         return _module_missing(row.needs)
     return ""

@@ -4,7 +4,8 @@ After rewriting, the node that fails is often not one the user wrote: a fused
 ``Composite`` of five user expressions, with no trace of where they came from. So:
 
 * before rewriting, every compile keeps an untouched copy of its graph (a clone, on
-  the optimized graph's ``_modecfg_original``; see :mod:`modecfg.modes.hooks`);
+  the optimized graph's ``_modecfg_original``; see the compile hook in
+  :mod:`modecfg._pytensor.replacements`);
 * when a compiled function fails, PyTensor calls ``raise_with_op``; modecfg's version
   lets PyTensor annotate the error as usual (``exception_verbosity``), then looks for
   the user's line: on the failing node itself if it still has one, else by re-running
@@ -19,16 +20,14 @@ runs unless a call fails.
 
 from __future__ import annotations
 
-import functools
 import linecache
 import sys
-import threading
 from typing import Any
 
 from modecfg._source import user_frame
 from modecfg.config import config
 
-__all__ = ["install", "remember"]
+__all__ = ["raise_with_location", "remember"]
 
 
 def _describe(node: Any, values: list[Any] | None) -> str:
@@ -41,7 +40,7 @@ def _describe(node: Any, values: list[Any] | None) -> str:
 
 def _rerun(fgraph: Any, values: list[Any]) -> tuple[Any, list[Any] | None]:
     """The first node of the untouched graph that fails on ``values``, and its inputs."""
-    from modecfg.modes.rerun import NodeFailed, run_untouched
+    from modecfg._pytensor.rerun import NodeFailed, run_untouched
 
     original = getattr(fgraph, "_modecfg_original", None)
     if original is None or len(values) != len(original.inputs):
@@ -54,14 +53,14 @@ def _rerun(fgraph: Any, values: list[Any]) -> tuple[Any, list[Any] | None]:
     return None, None
 
 
-_CALL_CODE: Any = None  # Function.__call__.__code__, set by install()
-
-
 def _calling_function(fgraph: Any) -> Any:
     """The compiled Function whose call failed (its ``__call__`` is on the stack)."""
+    from pytensor.compile.executor import Function
+
+    call_code = Function.__call__.__code__
     frame: Any = sys._getframe(1)
     while frame is not None:
-        if frame.f_code is _CALL_CODE:
+        if frame.f_code is call_code:
             fn = frame.f_locals.get("self")
             if fn is not None and getattr(fn.maker, "fgraph", None) is fgraph:
                 return fn
@@ -110,8 +109,9 @@ def _note(exc: BaseException, fgraph: Any, node: Any, thunk: Any, storage_map: A
     exc.modecfg_location = (filename, lineno)  # type: ignore[attr-defined]
 
 
-def _raise_with_op(original: Any, fgraph: Any, node: Any, thunk: Any = None, exc_info: Any = None,
-                   storage_map: Any = None) -> Any:  # fmt: skip
+def raise_with_location(original: Any, fgraph: Any, node: Any, thunk: Any = None, exc_info: Any = None,
+                        storage_map: Any = None) -> Any:  # fmt: skip
+    """Call PyTensor's ``raise_with_op`` (``original``) and add the user's line to what it raises."""
     if exc_info is None:
         exc_info = sys.exc_info()
     try:
@@ -131,27 +131,3 @@ def _raise_with_op(original: Any, fgraph: Any, node: Any, thunk: Any = None, exc
 def remember(fgraph: Any) -> None:
     """Keep an untouched copy of ``fgraph`` before it is rewritten (see the module docstring)."""
     fgraph._modecfg_original = fgraph.clone(check_integrity=False)
-
-
-_installed = False
-_install_lock = threading.Lock()
-
-
-def install() -> None:
-    """Hook PyTensor's error path (once)."""
-    global _installed, _CALL_CODE
-    with _install_lock:
-        if _installed:
-            return
-        import pytensor.compile.executor as executor
-        import pytensor.link.basic as basic
-        import pytensor.link.utils as utils
-        import pytensor.link.vm as vm
-
-        _CALL_CODE = executor.Function.__call__.__code__
-        original = utils.raise_with_op
-        hook = functools.partial(_raise_with_op, original)
-        for module in (utils, basic, vm, executor):
-            if getattr(module, "raise_with_op", None) is original:
-                module.raise_with_op = hook
-        _installed = True

@@ -1,0 +1,99 @@
+"""DebugMode under numpy 2: a fix for a PyTensor 3.0 defect, as picklable classes.
+
+When a function updates a 0-d shared variable in place, DebugMode's linker restores the
+destroyed input with ``ndarray.itemset``, which numpy 2 removed, and the first call
+fails with an AttributeError. For a 0-d array ``a.fill(v)`` does exactly what
+``a.itemset(v)`` did, so :class:`DebugMode` here uses a linker whose ``make_all`` is
+PyTensor's own code with that one name changed (nothing is parsed or executed from
+text). PyTensor's classes are left untouched. The fix verifies that the call is where
+it expects it; where it is not (numpy 1, or a PyTensor that no longer has it),
+:func:`debug_mode_class` returns PyTensor's DebugMode itself.
+
+The classes are defined at module level so that a function compiled in this DebugMode
+pickles as PyTensor's does. Imported only when a DebugMode is built.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+import numpy as np
+from pytensor.compile.debug import debugmode as _dm
+
+__all__ = ["DebugMode", "debug_mode_class", "fix_applies", "rename_attribute"]
+
+
+def rename_attribute(code: types.CodeType, old: str, new: str) -> tuple[types.CodeType, int]:
+    """``code`` with attribute name ``old`` read as ``new``, in it and its nested code.
+
+    Returns the new code and how many code objects changed.
+    """
+    changed = 0
+    consts = []
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            const, n = rename_attribute(const, old, new)
+            changed += n
+        consts.append(const)
+    names = code.co_names
+    if old in names:
+        names = tuple(new if n == old else n for n in names)
+        changed += 1
+    return code.replace(co_consts=tuple(consts), co_names=names), changed
+
+
+def _fixed_make_all() -> Any:
+    """PyTensor's ``_Linker.make_all`` reading ``fill`` for ``itemset``, or None if not needed."""
+    if hasattr(np.ndarray, "itemset"):  # numpy 1: nothing to fix
+        return None
+    make_all = _dm._Linker.make_all
+    code, changed = rename_attribute(make_all.__code__, "itemset", "fill")
+    if changed != 1:  # not the code this fix was written for: leave it alone
+        return None
+    fixed = types.FunctionType(
+        code, make_all.__globals__, make_all.__name__, make_all.__defaults__, make_all.__closure__
+    )
+    fixed.__kwdefaults__ = make_all.__kwdefaults__
+    fixed.__qualname__ = make_all.__qualname__
+    return fixed
+
+
+_MAKE_ALL = _fixed_make_all()
+
+
+def fix_applies() -> bool:
+    """True when PyTensor's DebugMode needs the fix here and the fix found its place."""
+    return _MAKE_ALL is not None
+
+
+class _Linker(_dm._Linker):  # type: ignore[misc]
+    """DebugMode's linker, restoring 0-d inputs with ``fill``."""
+
+    if _MAKE_ALL is not None:
+        make_all = _MAKE_ALL
+
+    def accept(self, fgraph: Any, no_recycling: Any = None, profile: Any = None) -> Any:
+        if self.fgraph is not None and self.fgraph is not fgraph:  # PyTensor asserts its own class
+            return type(self)(maker=self.maker).accept(fgraph, no_recycling, profile)
+        return super().accept(fgraph, no_recycling, profile)
+
+
+class _Maker(_dm._Maker):  # type: ignore[misc]
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # PyTensor's maker made its own _Linker; this one's differs by make_all only.
+        self.linker.__class__ = _Linker
+
+
+class DebugMode(_dm.DebugMode):  # type: ignore[misc]
+    """PyTensor's DebugMode, working under numpy 2."""
+
+    @property
+    def function_maker(self) -> type[Any]:
+        return _Maker
+
+
+def debug_mode_class() -> type[Any]:
+    """The DebugMode to build: this module's where the fix applies, else PyTensor's."""
+    return DebugMode if fix_applies() else _dm.DebugMode

@@ -1,0 +1,38 @@
+"""What the layers above do at PyTensor's integration points.
+
+The PyTensor layer owns the patches; the behaviour behind some of them belongs to
+layers above it (modes, checks, profiles, test values), which this layer must not
+import. They plug in here, and :mod:`modecfg` does the plugging, in one place. An
+empty slot means "do what PyTensor does".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["Hooks", "hooks"]
+
+
+class Hooks:
+    """One slot per integration point that calls upward."""
+
+    __slots__ = (
+        "after_import", "before_rewrites", "get_mode", "print_profiles", "scan_test_values", "test_values",
+    )  # fmt: skip
+
+    def __init__(self) -> None:
+        # Called once PyTensor is loaded and the patches are in (after install()).
+        self.after_import: list[Callable[[], None]] = []
+        # Every compile's graph, before PyTensor rewrites it (float32 enforcement).
+        self.before_rewrites: list[Callable[[Any], None]] = []
+        # A registered mode by name (None: the ``mode`` flag), for PyTensor's mode table.
+        self.get_mode: Callable[[str | None], Any] | None = None
+        # modecfg's profile summary, printed at exit instead of PyTensor's.
+        self.print_profiles: Callable[[], None] | None = None
+        # A node made by ``Op.__call__`` / what ``scan`` returned, while test values are on.
+        self.test_values: Callable[[Any], None] | None = None
+        self.scan_test_values: Callable[[Any], None] | None = None
+
+
+hooks = Hooks()

@@ -1,0 +1,391 @@
+"""Every change modecfg makes to PyTensor: one declarative list, verified, undoable.
+
+A :class:`Patch` names its target (a module and an attribute, possibly of a class),
+every other module that binds the same object under the same name (``from
+pytensor.link.utils import raise_with_op`` makes a second reference that patching the
+first would miss), the replacement, and why. :func:`install`
+
+1. compares PyTensor's version with the range CI tests (:data:`TESTED`);
+2. verifies every patch **before touching anything**: the target exists and is what
+   the replacement expects (a function with these parameters, a dict), and every
+   loaded holder holds that very object;
+3. applies the verified patches and leaves the others off; one
+   :class:`~modecfg.errors.PyTensorIntegrationWarning` names what is off and why.
+
+It never raises: PyTensor is imported while it runs, and the user's ``import pytensor``
+must not fail because of modecfg. :func:`uninstall` puts every original back, in every
+holder. A replacement that someone captured meanwhile (``atexit`` holds the profile
+printer) calls the original once its patch is off. :func:`status` says, for each
+integration point, whether it is on and why (``modecfg doctor`` shows it).
+
+Replacements live in :mod:`modecfg._pytensor.replacements`, as module-level functions
+and classes: nothing attached to PyTensor is a closure or a local class, so it pickles.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import logging
+import re
+import sys
+import threading
+import warnings
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from modecfg._pytensor.state import applied as _applied
+from modecfg._pytensor.state import is_on, original
+from modecfg._pytensor.state import originals as _originals
+from modecfg.errors import PyTensorIntegrationWarning
+
+__all__ = [
+    "PATCHES",
+    "TESTED",
+    "Patch",
+    "PatchStatus",
+    "enable",
+    "install",
+    "installed",
+    "is_on",
+    "original",
+    "status",
+    "uninstall",
+]
+
+_log = logging.getLogger("modecfg.pytensor")
+
+# The PyTensor versions CI runs modecfg's suite against: >= 3.0 and < 3.4.
+TESTED: tuple[tuple[int, int], tuple[int, int]] = ((3, 0), (3, 4))
+
+
+class Patch(NamedTuple):
+    """One integration point: ``module.attr`` (``attr`` may be ``Class.method``) replaced."""
+
+    name: str
+    module: str
+    attr: str
+    replacement: str  # a factory in modecfg._pytensor.replacements: original -> replacement
+    why: str
+    holders: tuple[str, ...] = ()  # other modules binding the same object under the same name
+    params: tuple[str, ...] | None = None  # leading parameters the replacement relies on
+    kind: type | None = None  # the original's type when it is not a function
+    on_demand: bool = False  # applied by enable(), when first needed, not by install()
+
+    @property
+    def target(self) -> str:
+        return f"{self.module}.{self.attr}"
+
+
+PATCHES: tuple[Patch, ...] = (
+    Patch(
+        name="mode table",
+        module="pytensor.compile.mode",
+        attr="predefined_modes",
+        holders=("pytensor.compile",),
+        kind=dict,
+        replacement="mode_table",
+        why="pytensor.function(mode='NanGuardMode'), get_mode() and the mode flag reach modecfg's "
+        "modes; PyTensor's other entries stay",
+    ),
+    Patch(
+        name="register_mode",
+        module="pytensor.compile.mode",
+        attr="register_mode",
+        holders=("pytensor.compile", "pytensor.compile.debug.debugmode"),
+        params=("name", "mode"),
+        replacement="register_mode",
+        why="PyTensor's register_mode refuses every name the mode table answers, DEBUG_MODE "
+        "(registered when DebugMode is imported) among them: it checks PyTensor's own entries",
+    ),
+    Patch(
+        name="compile hook",
+        module="pytensor.compile.maker",
+        attr="FunctionMaker.prepare_fgraph",
+        params=("inputs", "outputs", "additional_outputs", "fgraph"),
+        replacement="prepare_fgraph",
+        why="every compile keeps the graph as written (error locations, the NaN guard), checks it "
+        "for float64 under floatX=float32, and carries user lines through the rewrites",
+    ),
+    Patch(
+        name="error locations",
+        module="pytensor.link.utils",
+        attr="raise_with_op",
+        holders=(
+            "pytensor.link.basic",
+            "pytensor.link.c.basic",
+            "pytensor.link.vm",
+            "pytensor.compile.executor",
+            "pytensor.compile.debug.debugmode",
+        ),
+        params=("fgraph", "node", "thunk", "exc_info", "storage_map"),
+        replacement="raise_with_op",
+        why="errors of compiled functions name the line of user code that made the failing node",
+    ),
+    Patch(
+        name="profile printer",
+        module="pytensor.compile.debug.profiling",
+        attr="_atexit_print_fn",
+        params=(),
+        replacement="atexit_print",
+        why="profiles are summarized at exit by modecfg, to profiling.destination",
+    ),
+    Patch(
+        name="test values",
+        module="pytensor.graph.op",
+        attr="Op.__call__",
+        params=("self",),
+        on_demand=True,
+        replacement="op_call",
+        why="compute_test_value: each node is evaluated as the graph is written (on once the "
+        "flag is first touched)",
+    ),
+    Patch(
+        name="scan test values",
+        module="pytensor.scan.basic",
+        attr="scan",
+        holders=(
+            "pytensor.scan",
+            "pytensor",
+            "pytensor.scan.views",
+            "pytensor.scan.checkpoints",
+            "pytensor.tensor.pad",
+        ),
+        on_demand=True,
+        replacement="scan",
+        why="compute_test_value: scan's outputs get their values when scan returns (on once the "
+        "flag is first touched)",
+    ),
+)
+_BY_NAME = {p.name: p for p in PATCHES}
+
+
+class PatchStatus(NamedTuple):
+    """Where one integration point stands: ``state`` is on, off, waiting or failed."""
+
+    patch: Patch
+    state: str
+    reason: str
+
+
+class _Applied(NamedTuple):
+    owner: Any  # the module or class whose attribute was replaced
+    raw: Any  # what owner held (a staticmethod stays one)
+    original: Any
+    replacement: Any
+    holders: tuple[str, ...]  # the holders patched
+
+
+class _Mismatch(Exception):
+    pass
+
+
+_lock = threading.RLock()
+_problems: dict[str, str] = {}
+_version_problem = ""
+_installed = False
+_warned = False
+
+
+def installed() -> bool:
+    return _installed
+
+
+def pytensor_version() -> tuple[int, ...] | None:
+    module = sys.modules.get("pytensor")
+    text = str(getattr(module, "__version__", ""))
+    found = re.match(r"(\d+)\.(\d+)", text)
+    return (int(found[1]), int(found[2])) if found else None
+
+
+def _check_version() -> str:
+    version = pytensor_version()
+    low, high = TESTED
+    if version is None:
+        return "PyTensor's version cannot be read"
+    if not low <= version < high:
+        text = getattr(sys.modules["pytensor"], "__version__", "?")
+        return (
+            f"PyTensor {text} is outside the range modecfg is tested with "
+            f"(>= {low[0]}.{low[1]}, < {high[0]}.{high[1]})"
+        )
+    return ""
+
+
+def _resolve(patch: Patch) -> tuple[Any, str, Any]:
+    """(owner, attribute, raw object) of a patch's target; _Mismatch if it is not there."""
+    try:
+        module = sys.modules.get(patch.module) or importlib.import_module(patch.module)
+    except Exception as exc:
+        raise _Mismatch(f"{patch.module} cannot be imported ({exc!r})") from None
+    *path, attr = patch.attr.split(".")
+    owner: Any = module
+    for part in path:
+        owner = getattr(owner, part, None)
+        if owner is None:
+            raise _Mismatch(f"{patch.module} has no {part}")
+    raw = owner.__dict__.get(attr) if isinstance(owner, type) else getattr(owner, attr, None)
+    if raw is None:
+        raise _Mismatch(f"{patch.target} does not exist")
+    return owner, attr, raw
+
+
+def _verify(patch: Patch) -> tuple[Any, str, Any, Any]:
+    """Check one patch against the installed PyTensor, touching nothing."""
+    owner, attr, raw = _resolve(patch)
+    obj: Any = raw.__func__ if isinstance(raw, staticmethod | classmethod) else raw
+    if patch.kind is not None:
+        if not isinstance(obj, patch.kind):
+            raise _Mismatch(f"{patch.target} is a {type(obj).__name__}, not a {patch.kind.__name__}")
+    elif not callable(obj):
+        raise _Mismatch(f"{patch.target} is not callable")
+    if patch.params is not None:
+        try:
+            names = tuple(inspect.signature(obj).parameters)
+        except (TypeError, ValueError):
+            raise _Mismatch(f"{patch.target} has no readable signature") from None
+        if names[: len(patch.params)] != patch.params or (not patch.params and names):
+            raise _Mismatch(
+                f"{patch.target} takes ({', '.join(names)}), where modecfg expects "
+                f"({', '.join(patch.params)}{', ...' if patch.params else ''})"
+            )
+    for holder in patch.holders:
+        module = sys.modules.get(holder)
+        if module is None:
+            continue  # not loaded: it binds the replacement when it is imported
+        held = getattr(module, attr, None)
+        if held is not None and held is not obj:
+            raise _Mismatch(f"{holder}.{attr} is not {patch.target}: patching one would miss the other")
+    return owner, attr, raw, obj
+
+
+def _apply(patch: Patch, owner: Any, attr: str, raw: Any, obj: Any) -> None:
+    from modecfg._pytensor import replacements
+
+    replacement = getattr(replacements, patch.replacement)(obj)
+    _originals[patch.name] = obj
+    patched = []
+    for holder in patch.holders:
+        module = sys.modules.get(holder)
+        if module is not None and getattr(module, attr, None) is obj:
+            patched.append(holder)
+    setattr(owner, attr, staticmethod(replacement) if isinstance(raw, staticmethod) else replacement)
+    for holder in patched:
+        setattr(sys.modules[holder], attr, replacement)
+    _applied[patch.name] = _Applied(owner, raw, obj, replacement, tuple(patched))
+
+
+def _try(patches: list[Patch]) -> list[str]:
+    """Verify all of ``patches``, then apply those that verified; the problems found."""
+    verified = []
+    problems = []
+    for patch in patches:
+        try:
+            verified.append((patch, *_verify(patch)))
+        except _Mismatch as exc:
+            _problems[patch.name] = str(exc)
+            problems.append(f"{patch.name} ({patch.target}): {exc}")
+    for patch, owner, attr, raw, obj in verified:
+        try:
+            _apply(patch, owner, attr, raw, obj)
+            _problems.pop(patch.name, None)
+        except Exception as exc:  # pragma: no cover - verified just before
+            _problems[patch.name] = f"could not be applied ({exc!r})"
+            problems.append(f"{patch.name}: could not be applied ({exc!r})")
+    return problems
+
+
+def _say(problems: list[str]) -> None:
+    global _warned
+    if not problems:
+        return
+    for problem in problems:
+        _log.warning("integration with PyTensor left off: %s", problem)
+    if _warned:
+        return
+    _warned = True
+    warnings.warn(
+        "modecfg left some of its integration with PyTensor off, and PyTensor runs as it is "
+        "there (modecfg doctor lists them): " + "; ".join(problems),
+        PyTensorIntegrationWarning,
+        stacklevel=2,
+    )
+
+
+def install(wanted: Callable[[Patch], bool] | None = None) -> list[PatchStatus]:
+    """Put every verified integration point in place (PyTensor must be loaded). Never raises.
+
+    On-demand patches wait for :func:`enable`. ``wanted`` selects patches (tests).
+    """
+    global _installed, _version_problem
+    with _lock:
+        try:
+            problems = []
+            if not _installed:
+                _version_problem = _check_version()
+                if _version_problem:
+                    problems.append(_version_problem + "; only the points verified below are on")
+            todo = [
+                p for p in PATCHES
+                if not p.on_demand and p.name not in _applied and (wanted is None or wanted(p))
+            ]  # fmt: skip
+            problems += _try(todo)
+            _installed = True
+        except Exception as exc:  # pragma: no cover - the machinery itself failed
+            problems = [f"modecfg's integration failed ({exc!r})"]
+        _say(problems)
+    return status()
+
+
+def enable(name: str) -> bool:
+    """Apply an on-demand patch now (verified first); whether it is on."""
+    with _lock:
+        if name in _applied:
+            return True
+        if "pytensor" not in sys.modules:
+            return False
+        _say(_try([_BY_NAME[name]]))
+        return name in _applied
+
+
+def uninstall() -> None:
+    """Put back every original object PyTensor had, in every module that held it."""
+    global _installed
+    with _lock:
+        for name in reversed([p.name for p in PATCHES]):
+            applied = _applied.pop(name, None)
+            if applied is None:
+                continue
+            attr = _BY_NAME[name].attr.rsplit(".", 1)[-1]
+            setattr(applied.owner, attr, applied.raw)
+            for holder in _BY_NAME[name].holders:  # those loaded since bound the replacement too
+                module = sys.modules.get(holder)
+                if module is not None and getattr(module, attr, None) is applied.replacement:
+                    setattr(module, attr, applied.original)
+            if isinstance(applied.original, dict):  # entries registered meanwhile stay registered
+                for key in dict.keys(applied.replacement):
+                    applied.original.setdefault(key, dict.__getitem__(applied.replacement, key))
+        _problems.clear()
+        _installed = False
+
+
+def status() -> list[PatchStatus]:
+    """Each integration point: on, off (and why), waiting (on demand) or failed."""
+    rows = []
+    for patch in PATCHES:
+        if patch.name in _applied:
+            rows.append(PatchStatus(patch, "on", patch.why))
+        elif patch.name in _problems:
+            rows.append(PatchStatus(patch, "off", _problems[patch.name]))
+        elif "pytensor" not in sys.modules:
+            rows.append(PatchStatus(patch, "waiting", "PyTensor is not imported yet"))
+        elif patch.on_demand:
+            rows.append(PatchStatus(patch, "waiting", "applied when first needed: " + patch.why))
+        else:
+            rows.append(PatchStatus(patch, "off", "not installed"))
+    return rows
+
+
+def version_problem() -> str:
+    """Why the installed PyTensor is outside the tested range ('' when it is inside)."""
+    return _version_problem

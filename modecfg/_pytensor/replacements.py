@@ -1,0 +1,163 @@
+"""What modecfg puts in PyTensor's place: the replacements of :data:`~modecfg._pytensor.patches.PATCHES`.
+
+Each patch names a factory here that takes the original object and returns its
+replacement. Replacements are module-level functions and classes (they pickle), and
+each calls the original whenever its patch is off, so that one captured somewhere
+(``atexit`` keeps the profile printer) behaves as PyTensor's after ``uninstall()``.
+Imported only once PyTensor is loaded.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from pytensor.graph.features import Feature
+
+from modecfg._pytensor import locate
+from modecfg._pytensor.hooks import hooks
+from modecfg._pytensor.modetable import ModeTable
+from modecfg._pytensor.state import is_on, original
+from modecfg._source import user_frame
+from modecfg.config import config
+
+__all__ = ["CarryTraces"]
+
+
+# -- the mode table ------------------------------------------------------------------
+
+
+def mode_table(table: dict[Any, Any]) -> ModeTable:
+    return ModeTable(table)
+
+
+def register_mode(_original: Any) -> Any:
+    return _register_mode
+
+
+def _register_mode(name: str, mode: Any) -> None:
+    """Add a ``Mode`` that ``function`` finds by ``name``; a name PyTensor holds already is refused.
+
+    (PyTensor's own version refuses every name modecfg's mode table answers, and
+    PyTensor's DebugMode registers DEBUG_MODE, one of them, when it is imported.)
+    """
+    if not is_on("register_mode"):
+        return original("register_mode")(name, mode)  # type: ignore[no-any-return]
+    from pytensor.compile import mode as ptmode
+
+    table = ptmode.predefined_modes
+    if dict.__contains__(table, name):
+        raise ValueError(f"Mode name already taken: {name}")
+    dict.__setitem__(table, name, mode)
+
+
+# -- the compile hook ----------------------------------------------------------------
+
+
+class CarryTraces(Feature):  # type: ignore[misc]
+    """Gives a rewrite's new variable the user line of the one it replaces.
+
+    Many rewrites (fusion, BLAS) make nodes with no trace. The line goes to
+    ``tag.modecfg_trace``, not ``tag.trace``: it is the line of the expression the node
+    computes, good for profiles, but errors re-run the call to find the exact one.
+    Attached for the rewrites only: a compiled function's graph does not keep it.
+    """
+
+    def on_change_input(self, fgraph: Any, node: Any, i: int, r: Any, new_r: Any,
+                        reason: Any = None) -> None:  # fmt: skip
+        tag = new_r.tag
+        if getattr(tag, "trace", None) or getattr(tag, "modecfg_trace", None):
+            return
+        frame, _ = user_frame(r)
+        frame = frame or getattr(r.tag, "modecfg_trace", None)
+        if frame is not None:
+            tag.modecfg_trace = frame
+
+
+def prepare_fgraph(_original: Any) -> Any:
+    return _prepare_fgraph
+
+
+def _prepare_fgraph(inputs: Any, outputs: Any, additional_outputs: Any, fgraph: Any,
+                    *args: Any, **kwargs: Any) -> Any:  # fmt: skip
+    """What every compile does with the user's graph before PyTensor rewrites it."""
+    prepare = original("compile hook")
+    if not is_on("compile hook"):
+        return prepare(inputs, outputs, additional_outputs, fgraph, *args, **kwargs)
+    locate.remember(fgraph)
+    for hook in hooks.before_rewrites:
+        hook(fgraph)
+    carry = CarryTraces()
+    fgraph.attach_feature(carry)
+    try:
+        if config.compute_test_value == "off":
+            return prepare(inputs, outputs, additional_outputs, fgraph, *args, **kwargs)
+        # Rewrites build nodes whose inputs have no test values: not the user's graph.
+        with config.override(compute_test_value="off"):
+            return prepare(inputs, outputs, additional_outputs, fgraph, *args, **kwargs)
+    finally:
+        fgraph.remove_feature(carry)
+
+
+# -- error locations -------------------------------------------------------------------
+
+
+def raise_with_op(_original: Any) -> Any:
+    return _raise_with_op
+
+
+def _raise_with_op(fgraph: Any, node: Any, thunk: Any = None, exc_info: Any = None,
+                   storage_map: Any = None) -> Any:  # fmt: skip
+    """PyTensor's ``raise_with_op``, and the user's line added to the error it raises."""
+    if not is_on("error locations"):
+        return original("error locations")(fgraph, node, thunk, exc_info, storage_map)
+    return locate.raise_with_location(original("error locations"), fgraph, node, thunk, exc_info, storage_map)
+
+
+# -- the profile printer ---------------------------------------------------------------
+
+
+def atexit_print(_original: Any) -> Any:
+    return _atexit_print
+
+
+def _atexit_print() -> None:
+    """modecfg's profile summary at exit (PyTensor's own dump while the patch is off)."""
+    if is_on("profile printer") and hooks.print_profiles is not None:
+        hooks.print_profiles()
+    else:
+        original("profile printer")()
+
+
+# -- test values -----------------------------------------------------------------------
+
+
+def op_call(_original: Any) -> Any:
+    _op_call.__doc__ = _original.__doc__
+    return _op_call
+
+
+def _op_call(self: Any, *inputs: Any, **kwargs: Any) -> Any:
+    result = original("test values")(self, *inputs, **kwargs)
+    hook = hooks.test_values
+    if hook is not None and config.compute_test_value != "off" and is_on("test values"):
+        hook(result)
+    return result
+
+
+def scan(_original: Any) -> Any:
+    _scan.__doc__ = _original.__doc__
+    _scan.__wrapped__ = _original  # type: ignore[attr-defined]
+    try:
+        _scan.__signature__ = inspect.signature(_original)  # type: ignore[attr-defined]
+    except (TypeError, ValueError):  # pragma: no cover
+        pass
+    return _scan
+
+
+def _scan(*args: Any, **kwargs: Any) -> Any:
+    result = original("scan test values")(*args, **kwargs)
+    hook = hooks.scan_test_values
+    if hook is not None and config.compute_test_value != "off" and is_on("scan test values"):
+        hook(result)
+    return result

@@ -1,0 +1,81 @@
+"""Where the layers are wired together: the one place that knows them all.
+
+The PyTensor layer owns the patches; the behaviour behind some of them lives in the
+layers above (float32 enforcement, modes, profiles, test values). This module plugs
+that behaviour into the slots of :mod:`modecfg._pytensor.hooks` and starts the config
+mirror. The plugs import their module on first use, so importing modecfg stays cheap.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from modecfg._pytensor import PyTensorBridge, enable, hooks
+from modecfg.config import config
+
+__all__ = ["wire"]
+
+_bridge: PyTensorBridge | None = None
+
+
+def _enforce_float32(fgraph: Any) -> None:
+    from modecfg.checks.enforce import enforce
+
+    enforce(fgraph)
+
+
+def _get_mode(name: str | None) -> Any:
+    from modecfg.modes.build import get_mode
+
+    return get_mode(name)
+
+
+def _print_profiles() -> None:
+    from modecfg.profiles.session import print_at_exit
+
+    print_at_exit()
+
+
+def _test_values(result: Any) -> None:
+    from modecfg.debug.testvalues import after_op_call
+
+    after_op_call(result)
+
+
+def _scan_test_values(result: Any) -> None:
+    from modecfg.debug.testvalues import after_scan
+
+    after_scan(result)
+
+
+def _test_values_touched() -> None:
+    """The flag is assigned or overridden (the override is not entered yet): get ready for it.
+
+    Test values cost nothing until the flag is first touched: only then are their
+    patches applied (the replacements read the flag at each call).
+    """
+    if "pytensor" in sys.modules:
+        enable("test values")
+        enable("scan test values")
+
+
+def _pytensor_loaded() -> None:
+    if config.compute_test_value != "off":
+        _test_values_touched()
+
+
+def wire() -> None:
+    """Plug modecfg's behaviour into the PyTensor layer and start mirroring (once)."""
+    global _bridge
+    if _bridge is not None:
+        return
+    hooks.before_rewrites.append(_enforce_float32)
+    hooks.get_mode = _get_mode
+    hooks.print_profiles = _print_profiles
+    hooks.test_values = _test_values
+    hooks.scan_test_values = _scan_test_values
+    hooks.after_import.append(_pytensor_loaded)
+    config._cfg_state.watch("compute_test_value", _test_values_touched)
+    _bridge = PyTensorBridge(config)
+    _bridge.attach()

@@ -1,0 +1,256 @@
+"""The patch list: every point verified and on, complete, undoable, and harmless when PyTensor differs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from modecfg._pytensor import patches
+from tests.conftest import COMPILEDIR
+
+pytensor = pytest.importorskip("pytensor")
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _run(code: str, **env: str) -> dict[str, Any]:
+    """Run ``code`` in a fresh interpreter; it prints one JSON object as its last line."""
+    full_env = {k: v for k, v in os.environ.items() if not k.endswith(("_FLAGS", "RC"))}
+    full_env.update(MODECFGRC="", PYTHONPATH=str(ROOT), PYTENSOR_FLAGS=f"base_compiledir={COMPILEDIR}")
+    full_env["MODECFG_FLAGS"] = f"base_compiledir={COMPILEDIR}"
+    full_env.update(env)
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    result["stderr"] = proc.stderr
+    return result
+
+
+def test_every_integration_point_verifies_against_the_installed_pytensor() -> None:
+    import modecfg  # noqa: F401  (wired: PyTensor is loaded, so the points are in)
+
+    for name in ("test values", "scan test values"):
+        assert patches.enable(name)
+    rows = {row.patch.name: row for row in patches.status()}
+    assert set(rows) == {p.name for p in patches.PATCHES}
+    assert {name: row.state for name, row in rows.items()} == dict.fromkeys(rows, "on")
+    assert patches.version_problem() == ""
+
+
+@pytest.mark.parametrize("patch", patches.PATCHES, ids=lambda p: p.name)
+def test_no_module_of_pytensor_still_holds_a_replaced_object(patch: patches.Patch) -> None:
+    """The holders listed are all there are: nothing calls PyTensor's original behind our back."""
+    import importlib
+
+    importlib.import_module("pytensor.compile.debug.debugmode")  # loaded lazily by PyTensor
+    assert patches.enable(patch.name) if patch.on_demand else patches.is_on(patch.name)
+    original = patches.original(patch.name)
+    attr = patch.attr.rsplit(".", 1)[-1]
+    still = [
+        name
+        for name, module in list(sys.modules.items())
+        if (name == "pytensor" or name.startswith("pytensor."))
+        and isinstance(module, types.ModuleType)
+        and getattr(module, attr, None) is original
+    ]
+    assert still == []
+
+
+def test_uninstall_restores_every_original_object_and_install_puts_them_back() -> None:
+    """Every attribute of every PyTensor module, and the patched classes, as they were."""
+    out = _run(
+        """
+        import json, sys, types
+        import pytensor, pytensor.compile.debug.debugmode
+        from pytensor.compile.maker import FunctionMaker
+        from pytensor.graph.op import Op
+
+        def snapshot():
+            seen = {}
+            for name, module in list(sys.modules.items()):
+                if name.split(".")[0] == "pytensor" and isinstance(module, types.ModuleType):
+                    for attr, value in list(vars(module).items()):
+                        seen[f"{name}.{attr}"] = id(value)
+            for cls in (FunctionMaker, Op):
+                for attr, value in vars(cls).items():
+                    seen[f"{cls.__name__}.{attr}"] = id(value)
+            return seen
+
+        def modes():
+            return sorted(dict.keys(pytensor.compile.mode.predefined_modes))
+
+        before, before_modes = snapshot(), modes()
+        import modecfg
+        from modecfg._pytensor import patches
+        for name in ("test values", "scan test values"):
+            patches.enable(name)
+        installed = snapshot()
+        changed = sorted(k for k in before if installed.get(k) != before[k])
+        patches.uninstall()
+        after = snapshot()
+        restored = [k for k in before if after.get(k) != before[k]]
+        patches.install()
+        again = sorted(k for k in before if snapshot().get(k) != before[k])
+        print(json.dumps({"changed": changed, "restored": restored, "again": again,
+                          "modes": modes() == before_modes, "state": [r.state for r in patches.status()]}))
+        """
+    )
+    # every patch target and every holder changed while installed...
+    assert "pytensor.link.utils.raise_with_op" in out["changed"]
+    assert "pytensor.compile.debug.debugmode.raise_with_op" in out["changed"]
+    assert "pytensor.scan.scan" in out["changed"] and "pytensor.scan" in out["changed"]
+    assert "FunctionMaker.prepare_fgraph" in out["changed"] and "Op.__call__" in out["changed"]
+    assert "pytensor.compile.predefined_modes" in out["changed"]
+    # ... and nothing else of PyTensor's; all of it is back after uninstall()
+    assert out["restored"] == []
+    assert out["modes"] is True
+    targets = {f"{p.module}.{p.attr.rsplit('.', 1)[-1]}" for p in patches.PATCHES}
+    holders = {f"{h}.{p.attr.rsplit('.', 1)[-1]}" for p in patches.PATCHES for h in p.holders}
+    classes = {p.attr for p in patches.PATCHES if "." in p.attr}
+    assert set(out["changed"]) <= targets | holders | classes
+    # install() again: the eager points are back, the on-demand ones wait to be needed
+    assert set(out["again"]) and "Op.__call__" not in out["again"]
+    assert out["state"].count("on") == sum(not p.on_demand for p in patches.PATCHES)
+
+
+def test_a_missing_or_changed_target_leaves_import_pytensor_working_and_warns_once() -> None:
+    out = _run(
+        """
+        import json, warnings
+        warnings.simplefilter("always")
+        import modecfg
+        from modecfg._pytensor import patches
+        # Simulate a PyTensor release that moved one internal and changed another's signature.
+        patches.PATCHES = (
+            *[p for p in patches.PATCHES if p.name != "error locations"],
+            patches.Patch("moved", "pytensor.link.utils", "no_such_function", "raise_with_op", "gone"),
+            patches._BY_NAME["error locations"]._replace(params=("fgraph", "node", "something_else")),
+        )
+        patches._BY_NAME = {p.name: p for p in patches.PATCHES}
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            import pytensor
+            import pytensor.tensor as pt
+            import pytensor.link.utils as utils
+            x = pt.vector("x")
+            value = pytensor.function([x], x * 2)([1.0]).tolist()
+            guarded = type(pytensor.function([x], x * 2, mode="NanGuardMode")).__name__
+        ours = [w for w in caught if issubclass(w.category, modecfg.PyTensorIntegrationWarning)]
+        states = {r.patch.name: [r.state, r.reason] for r in patches.status()}
+        print(json.dumps({"value": value, "guarded": guarded, "n": len(ours), "text": str(ours[0].message),
+                          "states": states, "untouched": utils.raise_with_op is patches._originals.get(
+                              "error locations", utils.raise_with_op)}))
+        """
+    )
+    assert out["value"] == [2.0]
+    assert out["guarded"] == "GuardedFunction"  # the verified points are on
+    assert out["n"] == 1
+    assert "no_such_function does not exist" in out["text"]
+    assert "raise_with_op takes (fgraph, node, thunk, exc_info, storage_map)" in out["text"]
+    assert out["states"]["moved"][0] == "off" and out["states"]["error locations"][0] == "off"
+    assert out["states"]["mode table"] == ["on", patches._BY_NAME["mode table"].why]
+    assert out["untouched"] is True
+
+
+def test_a_pytensor_outside_the_tested_range_is_named_and_verified_points_still_go_in() -> None:
+    out = _run(
+        """
+        import json, warnings
+        import modecfg
+        from modecfg._pytensor import patches
+        patches.TESTED = ((9, 0), (9, 1))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            import pytensor
+        ours = [str(w.message) for w in caught if issubclass(w.category, modecfg.PyTensorIntegrationWarning)]
+        print(json.dumps({"warnings": ours, "on": patches.is_on("mode table")}))
+        """
+    )
+    assert len(out["warnings"]) == 1
+    assert f"PyTensor {pytensor.__version__} is outside the range" in out["warnings"][0]
+    assert ">= 9.0, < 9.1" in out["warnings"][0]
+    assert out["on"] is True
+
+
+def test_a_failing_integration_never_breaks_import_pytensor() -> None:
+    out = _run(
+        """
+        import json, warnings
+        import modecfg
+        from modecfg._pytensor import patches
+        def broken(*args, **kwargs):
+            raise RuntimeError("simulated failure")
+        patches.install = broken
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            import pytensor, pytensor.tensor as pt
+            x = pt.vector("x")
+            value = pytensor.function([x], x + 1)([1.0]).tolist()
+        print(json.dumps({"value": value, "warned": [str(w.message) for w in caught
+                          if issubclass(w.category, modecfg.PyTensorIntegrationWarning)]}))
+        """
+    )
+    assert out["value"] == [2.0]
+    assert len(out["warned"]) == 1 and "simulated failure" in out["warned"][0]
+
+
+def test_importing_the_config_layer_alone_imports_no_pytensor_and_installs_nothing() -> None:
+    out = _run(
+        """
+        import json, sys, types
+        # modecfg's package without its __init__ (which wires the layers): the config layer alone
+        package = types.ModuleType("modecfg")
+        package.__path__ = [__import__("os").environ["MODECFG_PACKAGE"]]
+        sys.modules["modecfg"] = package
+        hooks_before = list(sys.meta_path)
+        from modecfg.config import config
+        floatX = config.floatX
+        config.floatX = "float32"
+        with config.override(traceback__limit=3):
+            limit = config.traceback.limit
+        print(json.dumps({
+            "floatX": [floatX, config.floatX], "limit": limit,
+            "pytensor": sorted(m for m in sys.modules if m.split(".")[0] == "pytensor"),
+            "above": sorted(m for m in sys.modules if m.startswith("modecfg.")
+                            and not m.startswith(("modecfg.config", "modecfg._registry", "modecfg.errors",
+                                                  "modecfg._warn", "modecfg._source"))),
+            "meta_path": sys.meta_path == hooks_before,
+        }))
+        """,
+        MODECFG_PACKAGE=str(ROOT / "modecfg"),
+    )
+    assert out["floatX"] == ["float64", "float32"] and out["limit"] == 3
+    assert out["pytensor"] == []
+    assert out["above"] == []
+    assert out["meta_path"] is True
+
+
+def test_pytensor_imported_before_modecfg_gets_the_integration_at_modecfg_import() -> None:
+    out = _run(
+        """
+        import json
+        import pytensor, pytensor.tensor as pt
+        import modecfg
+        from modecfg._pytensor import patches
+        x = pt.vector("x")
+        fn = pytensor.function([x], x * 2, mode="NanGuardMode")
+        print(json.dumps({"on": [r.patch.name for r in patches.status() if r.state == "on"],
+                          "type": type(fn).__name__}))
+        """
+    )
+    assert out["type"] == "GuardedFunction"
+    assert len(out["on"]) == sum(not p.on_demand for p in patches.PATCHES)

@@ -1,0 +1,219 @@
+"""Compiled functions pickle with modecfg imported whenever plain PyTensor's do, and beyond.
+
+Functions are compiled here once (module scope), pickled, and unpickled and called in
+fresh interpreters: one that never imports modecfg (a function compiled through
+PyTensor's door carries nothing of modecfg's), one that does (modecfg's own modes).
+NanGuardMode and MonitorMode functions are still guarded and monitored there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import modecfg
+from tests.conftest import COMPILEDIR
+
+pytensor = pytest.importorskip("pytensor")
+pt = pytest.importorskip("pytensor.tensor")
+
+ROOT = Path(__file__).resolve().parents[2]
+X = [0.5, -1.0, 2.0]
+
+# MonitorMode callbacks at module level, so that they pickle by reference; the fresh
+# interpreter imports this module and counts there.
+CALLS: list[str] = []
+
+
+def monitor_pre(fgraph: Any, i: int, node: Any, fn: Any) -> None:  # PyTensor's signature
+    CALLS.append(f"pre {node.op}")
+
+
+def monitor_post(i: int, node: Any, fn: Any) -> None:  # Theano's signature
+    CALLS.append(f"post {node.op}")
+
+
+def _graph() -> tuple[Any, Any, Any]:
+    x = pt.vector("x")
+    w = pytensor.shared(np.ones(3), name="w")
+    return x, w, pt.special.softmax(x * w) + pt.log(x * x)
+
+
+def _compile(case: str) -> Any:
+    from pytensor.compile.mode import Mode
+
+    x, w, out = _graph()
+    updates = [(w, w + 1)]
+    if case == "default":
+        return pytensor.function([x], out, updates=updates)
+    if case.startswith("linker="):
+        linker = case.split("=", 1)[1]
+        return pytensor.function([x], out, updates=updates, mode=Mode(linker=linker, optimizer="fast_run"))
+    if case == "MonitorMode":
+        mode = modecfg.MonitorMode(pre_func=monitor_pre, post_func=monitor_post)
+        return modecfg.function([x], out, updates=updates, mode=mode)
+    if case == "scan":
+        seq = pt.vector("seq")
+        total = pytensor.scan(
+            lambda s, acc: acc + s * w, sequences=[seq], outputs_info=[pt.zeros(3)], return_updates=False
+        )
+        return pytensor.function([seq], total[-1], updates=updates)
+    return pytensor.function([x], out, updates=updates, mode=case)
+
+
+PLAIN = [
+    "default",
+    "FAST_RUN",
+    "FAST_COMPILE",
+    "linker=cvm",
+    "linker=vm",
+    "linker=c|py",
+    "linker=numba",
+    "scan",
+]
+OURS = ["DebugMode", "NanGuardMode", "MonitorMode"]
+
+UNPICKLE = """
+import json, pickle, sys, warnings
+warnings.simplefilter("ignore")
+if {with_modecfg}:
+    import modecfg
+import numpy as np
+from pytensor.compile.sharedvalue import SharedVariable
+
+results = {{}}
+for case, blob in pickle.load(open(sys.argv[1], "rb")).items():
+    try:
+        fn = pickle.loads(blob)
+        shared = [i.variable for i in fn.maker.inputs if isinstance(i.variable, SharedVariable)]
+        arg = np.arange(1.0, 4.0) if case == "scan" else np.array({x})
+        out = fn(arg)
+        entry = {{"type": type(fn).__name__, "out": np.asarray(out).tolist(),
+                  "w": shared[0].get_value().tolist()}}
+        if case == "NanGuardMode":
+            try:
+                fn(np.array([0.0, 1.0, 1.0]))  # log(0): -inf
+                entry["guard"] = "nothing raised"
+            except Exception as exc:
+                entry["guard"] = type(exc).__name__
+            entry["w_after_bad_call"] = shared[0].get_value().tolist()
+        if case == "MonitorMode":
+            from tests._pytensor.test_pickling import CALLS
+            entry["calls"] = len(CALLS)
+        results[case] = entry
+    except Exception as exc:
+        results[case] = {{"error": f"{{type(exc).__name__}}: {{exc}}"}}
+results["modecfg imported"] = "modecfg" in sys.modules
+print(json.dumps(results))
+"""
+
+
+@pytest.fixture(scope="module")
+def compiled() -> dict[str, Any]:
+    return {case: _compile(case) for case in PLAIN + OURS}
+
+
+def _unpickle_elsewhere(blobs: dict[str, bytes], tmp: Path, with_modecfg: bool) -> dict[str, Any]:
+    path = tmp / "functions.pkl"
+    path.write_bytes(pickle.dumps(blobs))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT)
+    env["PYTENSOR_FLAGS"] = f"base_compiledir={COMPILEDIR}"  # the tests' compile cache
+    code = UNPICKLE.format(with_modecfg=with_modecfg, x=X)
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code), str(path)],
+        env=env, capture_output=True, text=True, timeout=600, cwd=tmp,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result
+
+
+@pytest.fixture(scope="module")
+def without_modecfg(compiled: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    blobs = {case: pickle.dumps(compiled[case]) for case in PLAIN}
+    return _unpickle_elsewhere(blobs, tmp_path_factory.mktemp("plain"), with_modecfg=False)
+
+
+@pytest.fixture(scope="module")
+def with_modecfg(compiled: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    blobs = {case: pickle.dumps(compiled[case]) for case in PLAIN + OURS}
+    return _unpickle_elsewhere(blobs, tmp_path_factory.mktemp("ours"), with_modecfg=True)
+
+
+def _expected(compiled: dict[str, Any], case: str) -> list[float]:
+    fn = compiled[case]
+    copy = pickle.loads(pickle.dumps(fn))  # the same call, without touching the fixture's state
+    arg = np.arange(1.0, 4.0) if case == "scan" else np.array(X)
+    return np.asarray(copy(arg)).tolist()  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("case", PLAIN)
+def test_a_function_compiled_with_modecfg_imported_unpickles_without_it(
+    case: str, compiled: dict[str, Any], without_modecfg: dict[str, Any]
+) -> None:
+    entry = without_modecfg[case]
+    assert "error" not in entry, entry
+    assert entry["type"] == "Function"
+    np.testing.assert_allclose(entry["out"], _expected(compiled, case))
+    assert entry["w"] == [2.0, 2.0, 2.0]  # the update ran there
+    assert without_modecfg["modecfg imported"] is False
+
+
+@pytest.mark.parametrize("case", PLAIN + OURS)
+def test_every_mode_and_linker_round_trips_in_a_fresh_process(
+    case: str, compiled: dict[str, Any], with_modecfg: dict[str, Any]
+) -> None:
+    entry = with_modecfg[case]
+    assert "error" not in entry, entry
+    np.testing.assert_allclose(entry["out"], _expected(compiled, case))
+    assert entry["w"] == [2.0, 2.0, 2.0]
+
+
+def test_a_nanguard_function_is_still_guarded_after_unpickling(with_modecfg: dict[str, Any]) -> None:
+    entry = with_modecfg["NanGuardMode"]
+    assert entry["type"] == "GuardedFunction"
+    assert entry["guard"] == "NanGuardError"
+    assert entry["w_after_bad_call"] == entry["w"]  # nothing written on the bad call
+
+
+def test_a_monitormode_function_still_calls_its_callbacks_after_unpickling(
+    compiled: dict[str, Any], with_modecfg: dict[str, Any]
+) -> None:
+    n_nodes = len(compiled["MonitorMode"].maker.fgraph.apply_nodes)
+    assert with_modecfg["MonitorMode"]["calls"] == 2 * n_nodes  # pre and post, every node
+
+
+def test_copy_and_deepcopy_of_a_guarded_function_keep_the_guard(compiled: dict[str, Any]) -> None:
+    import copy
+
+    fn = compiled["NanGuardMode"]
+    for clone in (copy.copy(fn), copy.deepcopy(fn)):
+        assert type(clone).__name__ == "GuardedFunction"
+        with pytest.raises(modecfg.NanGuardError):
+            clone(np.array([0.0, 1.0, 1.0]))
+
+
+def test_nanguard_reports_nan_in_graphs_with_inner_functions(tmp_path: Path) -> None:
+    x = pt.vector("x")
+    seq = pt.vector("seq")
+    total = pytensor.scan(
+        lambda s, acc: acc + pt.log(s), sequences=[seq], outputs_info=[pt.zeros(())], return_updates=False
+    )
+    with modecfg.config.override({"NanGuardMode.dump_dir": str(tmp_path)}):
+        soft = modecfg.function([x], pt.special.softmax(pt.log(x)), mode="NanGuardMode")
+        scanned = modecfg.function([seq], total[-1], mode="NanGuardMode")
+        with pytest.raises(modecfg.NanGuardError, match="NaN"):
+            soft(np.array([-1.0, 1.0]))
+        with pytest.raises(modecfg.NanGuardError):
+            scanned(np.array([1.0, -1.0]))
+    assert list(tmp_path.iterdir())  # the dumps were written: the graphs pickled

@@ -1,0 +1,103 @@
+"""The layers point one way and no import goes in a circle (the import graph by grimp).
+
+Lowest first: errors, the registries and two helpers; the configuration; the PyTensor
+layer; modes, linkers, checks, profiles, test values; the public API, the CLI and the
+wiring. Every import counts, also those inside functions; ``TYPE_CHECKING`` imports do
+not (they never run).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+grimp = pytest.importorskip("grimp")
+
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("modecfg.errors", "modecfg._registry", "modecfg._warn", "modecfg._source", "modecfg._script"),
+    ("modecfg.config",),
+    ("modecfg._pytensor",),
+    ("modecfg.modes", "modecfg.linkers", "modecfg.checks", "modecfg.profiles", "modecfg.debug"),
+    ("modecfg", "modecfg.__main__", "modecfg.cli", "modecfg.demo", "modecfg.doctor",
+     "modecfg._wiring"),
+)  # fmt: skip
+
+
+def _layer(module: str) -> int:
+    best = (-1, -1)  # (length of the longest matching prefix, layer)
+    for index, members in enumerate(LAYERS):
+        for member in members:
+            if module == member or module.startswith(member + "."):
+                best = max(best, (len(member), index))
+    assert best[1] >= 0, f"{module} belongs to no layer: add it to LAYERS"
+    return best[1]
+
+
+@pytest.fixture(scope="module")
+def graph() -> object:
+    return grimp.build_graph("modecfg", exclude_type_checking_imports=True)
+
+
+def _edges(graph: object) -> list[tuple[str, str]]:
+    return sorted(
+        (module, imported)
+        for module in graph.modules  # type: ignore[attr-defined]
+        for imported in graph.find_modules_directly_imported_by(module)  # type: ignore[attr-defined]
+        if imported.split(".")[0] == "modecfg"
+    )
+
+
+def test_every_module_belongs_to_a_layer(graph: object) -> None:
+    for module in graph.modules:  # type: ignore[attr-defined]
+        _layer(module)
+
+
+def test_no_layer_imports_a_layer_above_it(graph: object) -> None:
+    upward = [f"{a} -> {b}" for a, b in _edges(graph) if _layer(b) > _layer(a)]
+    assert upward == []
+
+
+def test_no_import_goes_in_a_circle(graph: object) -> None:
+    """Tarjan's strongly connected components: every one must be a single module."""
+    edges: dict[str, list[str]] = {}
+    for a, b in _edges(graph):
+        edges.setdefault(a, []).append(b)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in edges.get(node, ()):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for module in sorted(graph.modules):  # type: ignore[attr-defined]
+        if module not in index:
+            visit(module)
+    assert circles == []
+
+
+def test_the_layer_test_sees_an_upward_import() -> None:
+    """The check itself can fail: an import from config up into modes is caught."""
+    fake = grimp.ImportGraph()
+    fake.add_import(importer="modecfg.config.live", imported="modecfg.modes.build")
+    assert [(a, b) for a, b in _edges(fake) if _layer(b) > _layer(a)] == [
+        ("modecfg.config.live", "modecfg.modes.build")
+    ]
