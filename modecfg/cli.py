@@ -298,7 +298,7 @@ def cmd_profile(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    modecfg.replay(args.dump)  # raises the dump's NanGuardError again, reported by main()
+    modecfg.replay(args.dump, dump=args.write_dump)  # raises the dump's NanGuardError again
     out.write(f"{args.dump}: the call no longer produces a bad value\n")
     return 0
 
@@ -356,9 +356,10 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("script")
     s.add_argument("args", nargs=argparse.REMAINDER)
 
-    s = sub.add_parser("replay", help="re-run a NaN-guard dump (a pickle: replay only dumps you trust)")
+    s = sub.add_parser("replay", help="re-run a NaN-guard dump (checked before it is read)")
     s.set_defaults(handler=cmd_replay)
     s.add_argument("dump")
+    s.add_argument("--dump", dest="write_dump", action="store_true", help="write a new dump if it fails")
 
     s = sub.add_parser("demo", help="train the logistic regression under the current configuration")
     s.set_defaults(handler=cmd_demo)

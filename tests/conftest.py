@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from modecfg.config.sources import ENV_FLAG_VARS, RC_PATH_VARS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -21,3 +23,11 @@ os.environ["MODECFGRC"] = ""  # set but empty: no rc files at all, not even ~/.t
 # Profiles made by tests would be printed at exit, after pytest's summary: keep it last.
 os.environ["MODECFG_FLAGS"] = f"base_compiledir={COMPILEDIR},profiling.destination={os.devnull}"
 os.environ.setdefault("NUMBA_CACHE_DIR", str(ROOT / ".cache" / "numba"))
+
+
+@pytest.fixture(autouse=True)
+def _dump_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    """NanGuardMode.max_dumps caps the dumps of a process: each test starts with none written."""
+    from modecfg.modes import dump
+
+    monkeypatch.setattr(dump, "_written", 0)

@@ -24,6 +24,7 @@ import linecache
 import sys
 from typing import Any
 
+from modecfg._pytensor.gradients import grad_origin
 from modecfg._source import user_frame
 from modecfg.config import config
 
@@ -73,7 +74,8 @@ def _note(exc: BaseException, fgraph: Any, node: Any, thunk: Any, storage_map: A
 
     fn = _calling_function(fgraph)
     # A JIT backend (numba, jax) reports an arbitrary output node: only a re-run can say.
-    jit = fn is not None and isinstance(fn.maker.linker, JITLinker)
+    linker = None if fn is None else getattr(fn.maker.linker, "inner", fn.maker.linker)  # a guard's
+    jit = isinstance(linker, JITLinker)
     frame, stack = (None, []) if jit else user_frame(node)
     how = ""
     where_node = node
@@ -87,6 +89,15 @@ def _note(exc: BaseException, fgraph: Any, node: Any, thunk: Any, storage_map: A
             where_node, node_values = found, found_values
             frame, stack = user_frame(found)
             how = "; found by re-running the call without rewrites"
+    origin = grad_origin(where_node) if frame is None else None
+    if frame is None and origin is not None:
+        exc.add_note(
+            f"\nmodecfg: the operation that failed ({_describe(where_node, node_values)}{how}) is part "
+            f"of {origin.describe()}"
+        )
+        if origin.forward is not None:
+            exc.modecfg_location = (origin.forward.file, origin.forward.line)  # type: ignore[attr-defined]
+        return
     if frame is None:
         what = "the operation that failed inside the compiled code" if jit else "the failing operation"
         exc.add_note(

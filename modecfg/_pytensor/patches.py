@@ -131,6 +131,23 @@ PATCHES: tuple[Patch, ...] = (
         why="profiles are summarized at exit by modecfg, to profiling.destination",
     ),
     Patch(
+        name="gradients",
+        module="pytensor.gradient",
+        attr="grad",
+        holders=(
+            "pytensor",
+            "pytensor.tensor",
+            "pytensor.tensor.optimize",
+            "pytensor.tensor.extra_ops",
+            "pytensor.compile.builders",
+            "pytensor.scan.op",
+        ),
+        params=("cost", "wrt"),
+        replacement="grad",
+        why="nodes a gradient adds name the grad call and the user's expression they differentiate "
+        "(their own traces stop inside PyTensor)",
+    ),
+    Patch(
         name="test values",
         module="pytensor.graph.op",
         attr="Op.__call__",

@@ -10,11 +10,12 @@ Imported only once PyTensor is loaded.
 from __future__ import annotations
 
 import inspect
+import logging
 from typing import Any
 
 from pytensor.graph.features import Feature
 
-from modecfg._pytensor import locate
+from modecfg._pytensor import gradients, locate
 from modecfg._pytensor.hooks import hooks
 from modecfg._pytensor.modetable import ModeTable
 from modecfg._pytensor.state import is_on, original
@@ -22,6 +23,8 @@ from modecfg._source import user_frame
 from modecfg.config import config
 
 __all__ = ["CarryTraces"]
+
+_log = logging.getLogger("modecfg.pytensor")
 
 
 # -- the mode table ------------------------------------------------------------------
@@ -127,6 +130,25 @@ def _atexit_print() -> None:
         hooks.print_profiles()
     else:
         original("profile printer")()
+
+
+# -- gradients -------------------------------------------------------------------------
+
+
+def grad(_original: Any) -> Any:
+    _grad.__doc__ = _original.__doc__
+    _grad.__wrapped__ = _original  # type: ignore[attr-defined]
+    return _grad
+
+
+def _grad(cost: Any, wrt: Any, *args: Any, **kwargs: Any) -> Any:
+    result = original("gradients")(cost, wrt, *args, **kwargs)
+    if is_on("gradients"):
+        try:
+            gradients.tag_gradient(cost, wrt, result, gradients.calling_line())
+        except Exception:  # naming lines must never break a gradient
+            _log.debug("could not tag the gradient's nodes", exc_info=True)
+    return result
 
 
 # -- test values -----------------------------------------------------------------------

@@ -270,6 +270,17 @@ def _check_prealloc(value: str) -> str:
     return value
 
 
+def _finite(value: float) -> float:
+    import math
+
+    if not math.isfinite(value):
+        raise ValueError(
+            f"{value!r} is not finite; use a positive finite number, or NanGuardMode.big_is_error=False "
+            "to turn the big check off (NaN and Inf are still caught)"
+        )
+    return value
+
+
 def _expand_path(value: Path) -> Path:
     return value.expanduser()
 
@@ -399,9 +410,15 @@ flag("NanGuardMode.big_is_error", Bool, True,
 flag("NanGuardMode.action", Literal["raise", "warn", "pdb"], "raise",
      "What NanGuardMode does on a bad value.", pytensor=True)
 flag("NanGuardMode.big", float, 1e10,
-     "Absolute value above which NanGuardMode calls a value big.", range=Range(gt=0))
+     "Absolute value above which NanGuardMode calls a value big: a positive finite number "
+     "(NanGuardMode.big_is_error=False turns the big check off; NaN and Inf are still caught).",
+     range=Range(gt=0), check=_finite, describe="a positive finite number")
 flag("NanGuardMode.dump_dir", str, "",
-     "Directory for NaN-guard dumps; empty: modecfg-nanguard under the temp directory.")
+     "Directory for NaN-guard dumps; empty: nanguard under the user's cache directory "
+     "(private; a directory others own or may write is refused).")
+flag("NanGuardMode.max_dumps", int, 10,
+     "Dumps one process writes at most (a loop that skips bad batches fills no disk); 0: none.",
+     range=Range(ge=0))
 
 flag("DebugMode.patience", int, 10, "Rewrite the graph this many times to find inconsistency.",
      pytensor=True, range=Range(gt=0))

@@ -124,7 +124,7 @@ def shortcut(spec: Flag, raw: str) -> Any:
         return _NO_SHORTCUT
     if spec.range is not None and not _within(number, spec.range):
         return _NO_SHORTCUT  # out of range: pydantic says so, in its words
-    return number
+    return spec.check(number) if spec.check is not None else number
 
 
 _INT = re.compile(r"-?\d+")

@@ -55,11 +55,12 @@ def function(inputs: Any, outputs: Any = None, mode: Any = None, **kwargs: Any) 
     return _function(inputs, outputs, mode=mode, **kwargs)
 
 
-def replay(path: Any) -> Any:
-    """Re-run a NaN-guard dump: its NanGuardError again. A dump is a pickle: trust it first."""
+def replay(path: Any, *, dump: bool = False) -> Any:
+    """Re-run a NaN-guard dump: its NanGuardError again (the dump is checked first; no new dump
+    is written unless ``dump``)."""
     from modecfg.modes.replaying import replay as _replay
 
-    return _replay(path)
+    return _replay(path, dump=dump)
 
 
 def __getattr__(name: str) -> Any:

@@ -229,6 +229,8 @@ def _optimizer_text(mode: Any) -> str:
 def describe_linker(linker: Any) -> str:
     """A linker object by its table name (cvm, vm, numba, ...)."""
     name = type(linker).__name__
+    if name == "GuardLinker":  # NanGuardMode's: the linker it guards
+        return describe_linker(linker.inner)
     if name == "VMLinker":
         if not getattr(linker, "c_thunks", True):
             return "vm (Python thunks)"

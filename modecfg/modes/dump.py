@@ -1,22 +1,36 @@
 """NaN-guard dumps: one file with everything needed to re-run a failing call elsewhere.
 
 A dump holds the graph as the user wrote it (before rewrites, updates as outputs), the
-inputs of the call, the shared values from before it, and the flags in force. It is
-written atomically (a temporary file renamed into place) under ``NanGuardMode.dump_dir``
-(:mod:`modecfg.modes.replaying` re-runs one)
-(default: ``modecfg-nanguard`` in the temp directory).
+inputs of the call, the shared values from before it, and the flags in force.
+:mod:`modecfg.modes.replaying` re-runs one. Dumps are data a careful user can accept:
 
-**A dump is a pickle.** Loading one runs code chosen by whoever wrote it, exactly as
-``pickle.load`` does: replay only dumps you trust. A file without modecfg's header is
-refused before anything is unpickled.
+* **Where.** ``NanGuardMode.dump_dir``, by default ``nanguard`` under the user's cache
+  directory (``$XDG_CACHE_HOME/modecfg`` or ``~/.cache/modecfg``), created private
+  (0700). As ssh does with its key directories, a dump directory that another user owns,
+  that group or others may write, or that is a symbolic link is refused.
+* **Written whole.** A temporary file renamed into place; temporary files left by
+  writers that were killed are removed. ``NanGuardMode.max_dumps`` caps the dumps of one
+  process. When no dump can be written the guard still raises, saying why.
+* **Read carefully.** The header carries a SHA-256 digest of the rest, checked before
+  anything is unpickled; the unpickler admits only the classes a dump holds (numpy
+  arrays and dtypes, PyTensor's graph, op and type classes, a few builtins) and refuses
+  everything else; the contents are checked for the shape of a dump. Anything else is a
+  :class:`~modecfg.errors.DumpError`, never a raw exception, and nothing runs.
 """
 
 from __future__ import annotations
 
+import hashlib
+import importlib
+import inspect
+import io
 import itertools
 import os
 import pickle
+import re
+import stat
 import tempfile
+import threading
 import time
 from typing import Any
 
@@ -24,15 +38,41 @@ from modecfg.config import config
 from modecfg.config.flags import FLAGS
 from modecfg.errors import DumpError
 
-__all__ = ["load_dump", "write_dump"]
+__all__ = ["MAGIC", "dump_directory", "load_dump", "write_dump"]
 
-MAGIC = b"MODECFG-NANGUARD-DUMP 1\n"
+MAGIC = b"MODECFG-NANGUARD-DUMP 2\n"
+_DIGEST = re.compile(rb"sha256:([0-9a-f]{64})\n")
 _counter = itertools.count()
+_written = 0
+_lock = threading.Lock()
 
 
-def _dump_dir() -> str:
+def dump_directory() -> str:
+    """The directory dumps go to (not created): the flag, else the user's cache directory."""
     configured = str(config.NanGuardMode.dump_dir)
-    return configured or os.path.join(tempfile.gettempdir(), "modecfg-nanguard")
+    if configured:
+        return os.path.abspath(os.path.expanduser(configured))
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(cache, "modecfg", "nanguard")
+
+
+def _private_directory(directory: str) -> str:
+    """Create ``directory`` 0700 if missing; refuse one others could tamper with (its problem, or '')."""
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        info = os.lstat(directory)
+    except OSError as exc:
+        return f"cannot create {directory} ({exc.strerror})"
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
+        return f"{directory} is not a plain directory (a symbolic link or a file): refused"
+    if hasattr(os, "getuid") and info.st_uid != os.getuid():
+        return f"{directory} belongs to another user (uid {info.st_uid}): refused, as ssh would"
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return (
+            f"{directory} is writable by group or others (mode {stat.S_IMODE(info.st_mode):o}): "
+            f"refused, as ssh would; chmod 700 {directory}"
+        )
+    return ""
 
 
 def _flags() -> dict[str, str]:
@@ -45,53 +85,214 @@ def _flags() -> dict[str, str]:
     return text
 
 
-def write_dump(guarded: Any, graph: Any, values: list[Any], found: Any, bad_outputs: list[str]) -> str | None:
-    """Write the dump of a failing call; its path, or None if the graph is unknown."""
-    if graph is None:
-        return None
+def _remove_stale_temporaries(directory: str) -> None:
+    """Temporary files of writers that died (their pid is in the name) are removed."""
+    for entry in os.scandir(directory):
+        found = re.fullmatch(r"\.nanguard-(\d+)-.*\.tmp", entry.name)
+        if found is None or int(found[1]) == os.getpid():
+            continue
+        try:
+            os.kill(int(found[1]), 0)
+        except ProcessLookupError:
+            try:
+                os.unlink(entry.path)
+            except OSError:
+                pass
+        except OSError:  # alive, another user's: leave it
+            pass
+
+
+def write_dump(plan: Any, values: list[Any], found: Any, bad_outputs: list[str]) -> tuple[str | None, str]:
+    """Write the dump of a failing call: (its path, '') or (None, why there is none). Never raises."""
+    global _written
+    limit = int(config.NanGuardMode.max_dumps)
+    with _lock:
+        if _written >= limit:
+            return None, (
+                f"NanGuardMode.max_dumps={limit} reached in this process"
+                if limit
+                else "NanGuardMode.max_dumps is 0"
+            )
+        _written += 1
+    graph = plan.original
     payload = {
         "inputs": list(graph.inputs),
         "outputs": list(graph.outputs),
-        "n_outputs": guarded._n,
-        "target_indices": list(guarded.target_indices),
+        "n_outputs": plan.n_outputs,
+        "target_indices": list(plan.target_indices),
         "values": [v.copy() if hasattr(v, "copy") else v for v in values],
         "flags": _flags(),
         "found": None if found is None else found.describe(),
-        "bad_outputs": bad_outputs,
+        "bad_outputs": list(bad_outputs),
         "created": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
-    directory = _dump_dir()
-    os.makedirs(directory, exist_ok=True)
+    directory = dump_directory()
+    problem = _private_directory(directory)
+    if problem:
+        return None, problem
+    try:
+        body = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as exc:
+        return None, f"the call cannot be pickled ({type(exc).__name__}: {exc})"
     name = f"nanguard-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{next(_counter)}.pkl"
     path = os.path.join(directory, name)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".nanguard-", suffix=".tmp")
+    tmp = None
     try:
+        _remove_stale_temporaries(directory)
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".nanguard-{os.getpid()}-", suffix=".tmp")
         with os.fdopen(fd, "wb") as fh:
             fh.write(MAGIC)
-            pickle.dump(payload, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            fh.write(b"sha256:" + hashlib.sha256(body).hexdigest().encode() + b"\n")
+            fh.write(body)
+            fh.flush()
+            os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
+    except OSError as exc:
+        if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
-        raise
-    return path
+        return None, f"cannot write to {directory} ({exc.strerror})"
+    return path, ""
+
+
+# -- reading -----------------------------------------------------------------------------------
+
+# What a dump may hold: classes (types, never functions) of PyTensor's graph, op and type
+# modules; numpy's arrays, dtypes, scalars and random generators; a few builtins; and the
+# reconstructors numpy and the standard library pickle through. Nothing that touches files
+# or runs programs (numpy.memmap, PyTensor's module cache, subprocess helpers) is admitted.
+_PYTENSOR = (
+    "pytensor.graph.", "pytensor.tensor.", "pytensor.scalar.", "pytensor.scan.", "pytensor.sparse.",
+    "pytensor.typed_list.", "pytensor.xtensor.", "pytensor.compile.ops", "pytensor.compile.sharedvalue",
+    "pytensor.compile.builders", "pytensor.link.c.type", "pytensor.ifelse", "pytensor.raise_op",
+    "pytensor.gradient", "pytensor.breakpoint", "pytensor.printing", "pytensor.misc.frozendict",
+    "pytensor.assumptions.",
+)  # fmt: skip
+_CLASSES = {
+    ("pytensor.link.basic", "Container"),  # a shared variable's storage
+    ("pathlib", "PosixPath"),
+    ("pathlib", "WindowsPath"),
+    ("modecfg._pytensor.gradients", "GradOrigin"),  # what modecfg tags gradient nodes with
+    ("modecfg._source", "SourceLine"),
+}
+# Functions: the reconstructors numpy, the standard library and PyTensor pickle through, and
+# the type rules scalar ops keep (upcast_out, Sign._output_types_preference, ...).
+_CALLABLES = {
+    ("numpy.core.multiarray", "_reconstruct"),
+    ("numpy._core.multiarray", "_reconstruct"),
+    ("numpy.core.multiarray", "scalar"),
+    ("numpy._core.multiarray", "scalar"),
+    ("numpy.core.numeric", "_frombuffer"),
+    ("numpy._core.numeric", "_frombuffer"),
+    ("numpy.random._pickle", "__generator_ctor"),
+    ("numpy.random._pickle", "__bit_generator_ctor"),
+    ("numpy.random._pickle", "__randomstate_ctor"),
+    ("numpy.random.bit_generator", "__pyx_unpickle_SeedSequence"),
+    ("copyreg", "_reconstructor"),
+    ("pytensor.graph.basic", "_get_frozen_output"),
+}
+_FUNCTION_MODULES = ("pytensor.scalar.basic", "pytensor.scalar.math")
+_BUILTINS = {"set", "frozenset", "slice", "complex", "range", "tuple", "list", "dict", "object"}
+
+
+def _admitted(module: str, name: str, found: Any) -> bool:
+    import numpy as np
+
+    if inspect.isfunction(found):
+        return module in _FUNCTION_MODULES or (
+            module == "pytensor.tensor.type" and name.startswith("values_eq_approx")
+        )
+    if isinstance(found, np.ufunc):  # Elemwise keeps numpy's ufunc: pure arithmetic
+        return True
+    if not isinstance(found, type):
+        return False
+    if module.startswith("numpy"):
+        return (
+            found in (np.ndarray, np.dtype)
+            or issubclass(found, np.generic | np.dtype)
+            or module.startswith("numpy.random")
+        ) and not issubclass(found, np.memmap)
+    return (module + ".").startswith(_PYTENSOR) or (module, name) in _CLASSES
+
+
+class _Unpickler(pickle.Unpickler):
+    """Admits only what a dump holds; anything else is refused before it is called."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) in _CALLABLES or (module == "builtins" and name in _BUILTINS):
+            return super().find_class(module, name)
+        if module.split(".")[0] in ("numpy", "pytensor", "pathlib", "modecfg"):
+            try:
+                found: Any = importlib.import_module(module)
+                for part in name.split("."):
+                    found = getattr(found, part)
+            except (ImportError, AttributeError):
+                raise DumpError(f"the dump names {module}.{name}, which does not exist here") from None
+            if _admitted(module, name, found):
+                return found
+        raise DumpError(f"the dump asks for {module}.{name}, which no NaN-guard dump holds: refused")
+
+
+def _read(path: str) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise DumpError(f"{path}: cannot read the dump ({exc.strerror})") from None
+    if not data.startswith(MAGIC):
+        raise DumpError(f"{path} is not a modecfg NaN-guard dump (no modecfg header)")
+    found = _DIGEST.match(data, len(MAGIC))
+    if found is None:
+        raise DumpError(f"{path}: the dump is corrupted (its header has no digest)")
+    body = data[found.end() :]
+    if hashlib.sha256(body).hexdigest() != found[1].decode():
+        raise DumpError(
+            f"{path}: the dump is corrupted (its digest does not match: changed since it was written)"
+        )
+    return body
+
+
+def _check(path: str, payload: Any) -> dict[str, Any]:
+    """The payload if it has the shape of a dump, else a DumpError naming what is off."""
+
+    def bad(what: str) -> DumpError:
+        return DumpError(f"{path}: the dump is corrupted ({what})")
+
+    if not isinstance(payload, dict):
+        raise bad("its contents are not a NaN-guard call")
+    missing = {"inputs", "outputs", "values", "n_outputs", "target_indices", "flags"} - payload.keys()
+    if missing:
+        raise bad(f"missing {', '.join(sorted(missing))}")
+    from pytensor.graph.basic import Variable
+
+    inputs, outputs, values = payload["inputs"], payload["outputs"], payload["values"]
+    if not all(isinstance(x, list) for x in (inputs, outputs, values, payload["target_indices"])):
+        raise bad("inputs, outputs, values and target_indices must be lists")
+    if not all(isinstance(v, Variable) for v in (*inputs, *outputs)):
+        raise bad("its inputs and outputs are not graph variables")
+    if len(values) != len(inputs):
+        raise bad(f"{len(values)} values for {len(inputs)} inputs")
+    n = payload["n_outputs"]
+    targets = payload["target_indices"]
+    if not isinstance(n, int) or not 0 <= n <= len(outputs) or len(targets) != len(outputs) - n:
+        raise bad("its outputs and updates do not add up")
+    if not all(isinstance(i, int) and 0 <= i < len(inputs) for i in targets):
+        raise bad("an update names an input that does not exist")
+    flags = payload["flags"]
+    if not isinstance(flags, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in flags.items()
+    ):
+        raise bad("its flags are not text")
+    return payload
 
 
 def load_dump(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The contents of a dump. It is a pickle: load only dumps you trust."""
+    """The contents of a dump, checked (digest, allowed classes, structure) before use."""
+    where = os.fspath(path)
+    body = _read(where)
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(len(MAGIC))
-            if head != MAGIC:
-                raise DumpError(f"{os.fspath(path)} is not a modecfg NaN-guard dump (no modecfg header)")
-            try:
-                payload = pickle.load(fh)
-            except Exception as exc:
-                raise DumpError(
-                    f"{os.fspath(path)}: the dump is corrupted ({type(exc).__name__}: {exc})"
-                ) from None
-    except OSError as exc:
-        raise DumpError(f"{os.fspath(path)}: cannot read the dump ({exc.strerror})") from None
-    if not isinstance(payload, dict) or not {"inputs", "outputs", "values"} <= payload.keys():
-        raise DumpError(f"{os.fspath(path)}: the dump is corrupted (its contents are not a NaN-guard call)")
-    return payload
+        payload = _Unpickler(io.BytesIO(body)).load()
+    except DumpError:
+        raise
+    except Exception as exc:
+        raise DumpError(f"{where}: the dump is corrupted ({type(exc).__name__}: {exc})") from None
+    return _check(where, payload)

@@ -1,38 +1,49 @@
 """NanGuardMode: full speed, nothing lost, the first bad node named, a replayable dump.
 
-* **Cheap.** The function is compiled with the fast linker and the usual rewrites. Its
-  updates become extra outputs, so no shared variable is written (or destroyed in
-  place) during the call; the outputs and pending updates are checked for NaN, Inf and
-  values above ``NanGuardMode.big`` at the end of the call, two reductions per array.
-* **Nothing lost.** Only when they are clean are the updates written. With
-  ``action=raise`` or ``pdb`` a bad call leaves every shared variable as it was.
-* **Pinpointed.** The failing call is then re-run on the graph as the user wrote it,
-  before rewrites, node by node with the Python implementations, from the same inputs
-  and shared values, to find the first input or node with a bad value: the error names
-  it, its operation, input shapes and dtypes, and the user's line that made it.
+The guard lives in the **linker** (:class:`GuardLinker`, around the fast linker), so it
+travels with everything PyTensor builds from it: copies of the function, pickles, and a
+mode rebuilt from the linker (``Mode(linker=mode.linker, ...)``, as PyMC does).
+
+* **Cheap.** The wrapped linker runs the call at full speed; then the outputs and the
+  pending updates are checked for NaN, Inf and values above ``NanGuardMode.big``, two
+  reductions per array, compared in Python floats so that no dtype can hide an Inf
+  (float16 turns 1e10 into inf).
+* **Nothing lost.** The check runs inside the call, before PyTensor writes the updates:
+  on a bad call with ``action=raise`` or ``pdb`` no shared variable is written.
+  NanGuardMode's own maker keeps updated inputs from being overwritten in place; for a
+  function compiled another way (a rebuilt mode), inputs the graph overwrites in place
+  are copied before the call and put back on a bad one.
+* **The user's function only.** Inner functions (scan, OpFromGraph) called inside a
+  guarded call are checked as part of it, not on their own.
+* **Pinpointed.** The failing call is re-run on the graph as the user wrote it, before
+  rewrites, node by node with the Python implementations, from the same inputs and
+  shared values, to find the first input or node with a bad value: the error names it,
+  its operation, input shapes and dtypes, and the user's line that made it.
 * **Captured.** Inputs, shared values, flags and the graph go to one dump file
   (:mod:`modecfg.modes.dump`) that ``modecfg replay`` re-runs.
 
-``action=warn`` writes the updates as PyTensor would and warns with the same findings.
+``action=warn`` lets the call finish (the updates are written) and warns with the same findings.
 """
 
 from __future__ import annotations
 
 import copy
 import logging
+import threading
 from typing import Any, NamedTuple
 
 import numpy as np
-from pytensor.compile.io import SymbolicOutput
 from pytensor.compile.maker import FunctionMaker
 from pytensor.compile.mode import Mode
+from pytensor.link.basic import Linker
 
+from modecfg._pytensor.gradients import GradOrigin, grad_origin
 from modecfg._source import SourceLine, source_line
 from modecfg._warn import warn
 from modecfg.config import config
 from modecfg.errors import ModecfgWarning, NanGuardError
 
-__all__ = ["BadValue", "GuardedFunction", "NanGuardMode", "NanGuardWarning", "first_bad_value"]
+__all__ = ["BadValue", "GuardLinker", "NanGuardMode", "NanGuardWarning", "bad_kind", "first_bad_value"]
 
 _log = logging.getLogger("modecfg.nanguard")
 
@@ -54,27 +65,34 @@ def _limits() -> _Limits:
 
 
 def bad_kind(value: Any, limits: _Limits) -> str:
-    """'NaN', 'Inf', 'big' or '' for one value (floats only; two reductions when clean)."""
+    """'NaN', 'Inf', 'big' or '' for one value (floats only; two reductions when clean).
+
+    The extremes are compared as Python floats: an Inf stays an Inf, and the threshold
+    is never rounded into the array's dtype (in float16, 1e10 would be inf).
+    """
     if not isinstance(value, np.ndarray):
-        if isinstance(value, float | np.floating):
+        if isinstance(value, float | np.floating | complex | np.complexfloating):
             value = np.asarray(value)
         else:
             return ""
-    if value.dtype.kind not in "fc" or value.size == 0:
+    kind = value.dtype.kind
+    if kind not in "fc" or value.size == 0:
         return ""
-    hi, lo = value.max(), value.min()
+    if kind == "c":
+        return bad_kind(np.concatenate([value.real.ravel(), value.imag.ravel()]), limits)
+    hi, lo = float(value.max()), float(value.min())
     if hi <= limits.threshold and lo >= -limits.threshold:
         return ""  # the common case: finite and not big
     if hi != hi or lo != lo:  # NaN somewhere
         if limits.nan:
             return "NaN"
         finite = value[~np.isnan(value)]
-        hi, lo = (finite.max(), finite.min()) if finite.size else (0.0, 0.0)
+        hi, lo = (float(finite.max()), float(finite.min())) if finite.size else (0.0, 0.0)
     if np.isinf(hi) or np.isinf(lo):
         if limits.inf:
             return "Inf"
         finite = value[np.isfinite(value)]
-        hi, lo = (finite.max(), finite.min()) if finite.size else (0.0, 0.0)
+        hi, lo = (float(finite.max()), float(finite.min())) if finite.size else (0.0, 0.0)
     if limits.big and (hi > limits.threshold or lo < -limits.threshold):
         return "big"
     return ""
@@ -85,7 +103,7 @@ def _count(value: np.ndarray, kind: str, threshold: float) -> int:
         return int(np.isnan(value).sum())
     if kind == "Inf":
         return int(np.isinf(value).sum())
-    return int((np.abs(np.nan_to_num(value)) > threshold).sum())
+    return int((np.abs(np.nan_to_num(value.astype(np.float64))) > threshold).sum())
 
 
 class BadValue(NamedTuple):
@@ -99,10 +117,13 @@ class BadValue(NamedTuple):
     source: SourceLine | None
     n_bad: int  # how many bad entries
     size: int
+    grad: GradOrigin | None = None  # for a node of a gradient: its grad call and forward expression
 
     def describe(self) -> str:
         lines = [f"{self.kind} in {self.where} ({self.n_bad} of {self.size} values)"]
-        if self.source is not None:
+        if self.grad is not None:  # a node pt.grad made: the expression it differentiates, and where
+            lines.append(f"  part of {self.grad.describe()}")
+        elif self.source is not None:
             lines.append(f"  created at {self.source}: {self.source.code}")
         if self.node is not None:
             inputs = ", ".join(
@@ -138,95 +159,104 @@ def first_bad_value(graph: Any, values: list[Any], limits: _Limits) -> BadValue 
                         source_line(node),
                         _count(arr, kind, limits.threshold),
                         arr.size,
+                        grad_origin(node),
                     )
     except NodeFailed as failed:  # the unoptimized graph fails where the fast one did not
         _log.debug("re-run stopped: %s", failed)
     return None
 
 
-class GuardedFunction:
-    """A compiled function whose outputs and updates are checked before updates are written."""
+# -- the guarded call ----------------------------------------------------------------------
 
-    def __init__(self, inner: Any, n_outputs: int, targets: list[Any], unpack_single: bool,
-                 return_none: bool) -> None:  # fmt: skip
-        self._inner = inner
-        self._n = n_outputs
-        self._targets = targets  # the shared variables updated, in output order
-        self._unpack_single = unpack_single
-        self._return_none = return_none
+_calls = threading.local()  # .depth: guarded calls running in this thread
+
+
+class Plan(NamedTuple):
+    """What a guarded call needs to know about its graph, worked out once per function."""
+
+    fgraph: Any  # the rewritten graph the linker runs
+    original: Any  # the graph as written (None if the compile hook was off)
+    n_outputs: int  # outputs proper; the rest of the outputs are updates
+    target_indices: tuple[int, ...]  # inputs updated, in the order of the update outputs
+    destroyed: tuple[int, ...]  # updated inputs the graph overwrites in place: copied before a call
+    output_names: tuple[str, ...]
+
+
+def _plan(fgraph: Any) -> Plan:
+    mapping = dict(getattr(fgraph, "update_mapping", None) or {})  # output index -> input index
+    n_outputs = len(fgraph.outputs) - len(mapping)
+    targets = tuple(mapping[i] for i in sorted(mapping))
+    destroyed = ()
+    if hasattr(fgraph, "destroyers"):
+        destroyed = tuple(i for i in sorted(set(targets)) if fgraph.destroyers(fgraph.inputs[i]))
+    names = [f"output {i}" for i in range(n_outputs)]
+    names += [f"update of {fgraph.inputs[i].name or fgraph.inputs[i]}" for i in targets]
+    return Plan(
+        fgraph, getattr(fgraph, "_modecfg_original", None), n_outputs, targets, destroyed, tuple(names)
+    )
+
+
+class GuardedVM:
+    """The callable PyTensor's Function runs: the wrapped linker's, checked before it returns."""
+
+    __slots__ = ("_dumped", "_ins", "_outs", "_own_error", "_plan", "_vm")
+    need_update_inputs = True  # the Function writes the updates, after the check (see GuardLinker)
+
+    def __init__(self, vm: Any, ins: list[Any], outs: list[Any], plan: Plan) -> None:
+        self._vm, self._ins, self._outs, self._plan = vm, ins, outs, plan
+        self._own_error = False
         self._dumped = False
-        self.target_indices: list[int] = []  # where the updated shared variables are among the inputs
 
-    def __getattr__(self, name: str) -> Any:
-        # Only for names the instance lacks; never while it is being built (unpickling,
-        # copying), when ``_inner`` is not there yet.
-        if name == "_inner" or (name.startswith("__") and name.endswith("__")):
-            raise AttributeError(name)
-        return getattr(self._inner, name)
+    def __call__(self) -> Any:
+        depth = getattr(_calls, "depth", 0)
+        if depth:  # an inner function of a guarded call: checked with the call's outputs
+            return self._vm()
+        self._own_error = False
+        plan = self._plan
+        backups = [(i, np.array(self._ins[i].storage[0], copy=True)) for i in plan.destroyed]
+        _calls.depth = 1
+        try:
+            outputs = self._vm()
+            values = outputs if outputs is not None else [cell.storage[0] for cell in self._outs]
+            limits = _limits()
+            for value in values:
+                if bad_kind(value, limits):
+                    self._bad(values, limits, backups)
+                    break
+            return outputs
+        finally:
+            _calls.depth = 0
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        # The inner Function pickles as PyTensor pickles it; unpickled, its maker (a
-        # _GuardMaker) builds the guarded function again, so the guard survives.
-        return (_guarded, (self._inner,))
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        values = self._inner(*args, **kwargs)
-        limits = _limits()
-        for value in values:
-            if bad_kind(value, limits):
-                return self._bad(values, limits, args, kwargs)
-        return self._finish(values)
-
-    def _call_inputs(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
-        """The values of every graph input in this call (PyTensor clears its input storage)."""
-        values = []
-        positional = iter(args)
-        for spec, container in zip(self._inner.maker.inputs, self._inner.input_storage, strict=True):
-            if spec.implicit:  # a shared variable: not written, so as before the call
-                values.append(container.storage[0])
-                continue
-            value = kwargs[spec.name] if spec.name in kwargs else next(positional, container.storage[0])
-            values.append(spec.variable.type.filter(value, strict=False, allow_downcast=True))
-        return values
-
-    def _finish(self, values: list[Any]) -> Any:
-        n = self._n
-        for shared, value in zip(self._targets, values[n:], strict=True):
-            shared.container.storage[0] = value
-        if self._return_none:
-            return None
-        outputs = values[:n]
-        return outputs[0] if self._unpack_single else outputs
-
-    def _bad(self, values: list[Any], limits: _Limits, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    def _bad(self, values: list[Any], limits: _Limits, backups: list[tuple[int, np.ndarray]]) -> None:
         from modecfg.modes.dump import write_dump
 
-        inner = self._inner
-        graph = getattr(inner.maker.fgraph, "_modecfg_original", None)
-        call_inputs = self._call_inputs(args, kwargs)
-        found = first_bad_value(graph, call_inputs, limits) if graph is not None else None
-        outputs = [
-            *(f"output {i}" for i in range(self._n)),
-            *(f"update of {t.name or t}" for t in self._targets),
-        ]
-        bad_outputs = [name for name, v in zip(outputs, values, strict=True) if bad_kind(v, limits)]
+        plan = self._plan
         action = config.NanGuardMode.action
-        dump = None
-        if action != "warn" or not self._dumped:
-            try:
-                dump = write_dump(self, graph, call_inputs, found, bad_outputs)
-            except Exception as exc:  # the dump must never hide the guard's own error
-                _log.warning("the NaN-guard dump could not be written: %r", exc)
-                dump = f"not written ({type(exc).__name__}: {exc})"
+        if action != "warn":  # nothing written: inputs the call overwrote in place are put back
+            for i, saved in backups:
+                np.copyto(self._ins[i].storage[0], saved)
+        call_inputs = [cell.storage[0] for cell in self._ins]
+        if action == "warn":
+            for i, saved in backups:
+                call_inputs[i] = saved
+        found = first_bad_value(plan.original, call_inputs, limits) if plan.original is not None else None
+        bad_outputs = [name for name, v in zip(plan.output_names, values, strict=True) if bad_kind(v, limits)]
+        dump: str | None = None
+        why_no_dump = "the graph as written is unknown (the compile hook was off)"
+        if plan.original is not None and (action != "warn" or not self._dumped):
+            dump, why_no_dump = write_dump(plan, call_inputs, found, bad_outputs)
             self._dumped = True
-        message = _message(found, bad_outputs, dump, kept=action != "warn", targets=self._targets)
+        elif plan.original is not None:
+            why_no_dump = "written at the first bad call of this function (action=warn)"
+        message = _message(found, bad_outputs, dump, why_no_dump, kept=action != "warn", plan=plan)
         if action == "warn":
             warn(message, NanGuardWarning)
-            return self._finish(values)
+            return
         error = NanGuardError(message)
         error.bad = found  # type: ignore[attr-defined]
-        error.dump_path = None if dump is None or dump.startswith("not written") else dump  # type: ignore[attr-defined]
+        error.dump_path = dump  # type: ignore[attr-defined]
         error.bad_outputs = bad_outputs  # type: ignore[attr-defined]
+        self._own_error = True
         if action == "pdb":
             _log.error("%s", message)
             import pdb
@@ -234,75 +264,110 @@ class GuardedFunction:
             pdb.set_trace()  # `found`: the first bad value; `values`: this call's results
         raise error
 
+    def __getattr__(self, name: str) -> Any:  # allow_gc, storage_map, thunks, nodes, update_profile
+        # PyTensor's Function asks for position_of_error when a call raises: the guard's
+        # own error has no failing node, and goes to the user as it is.
+        if name.startswith("_") or (name == "position_of_error" and self._own_error):
+            raise AttributeError(name)
+        return getattr(self._vm, name)
 
-def _message(found: BadValue | None, bad_outputs: list[str], dump: str | None, kept: bool,
-             targets: list[Any]) -> str:  # fmt: skip
-    head = f"NanGuardMode: bad values in {', '.join(bad_outputs)}"
-    lines = [head]
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in GuardedVM.__slots__:
+            object.__setattr__(self, name, value)
+        else:  # time_thunks and the like belong to the wrapped VM
+            setattr(self._vm, name, value)
+
+
+def _message(found: BadValue | None, bad_outputs: list[str], dump: str | None, why_no_dump: str,
+             kept: bool, plan: Plan) -> str:  # fmt: skip
+    lines = [f"NanGuardMode: bad values in {', '.join(bad_outputs)}"]
     if found is not None:
         lines.append("the first input or operation with one, re-running the call without rewrites:")
         lines.append("  " + found.describe().replace("\n", "\n  "))
-    else:
+    elif plan.original is not None:
         lines.append("the call re-run without rewrites has no bad value: the rewritten graph differs")
-    if targets:
-        names = ", ".join(str(t.name or t) for t in targets)
+    if plan.target_indices:
+        names = ", ".join(
+            str(plan.fgraph.inputs[i].name or plan.fgraph.inputs[i]) for i in plan.target_indices
+        )
         lines.append(
             f"nothing was updated: {names} keep their values from before the call"
             if kept
             else f"the updates of {names} were written (action=warn)"
         )
-    if dump is not None and dump.startswith("not written"):
-        lines.append(f"dump: {dump}")
-    elif dump is not None:
-        lines.append(f"dump: {dump} (modecfg replay {dump}; a dump is a pickle: replay only dumps you trust)")
+    if dump is not None:
+        lines.append(f"dump: {dump} (modecfg replay {dump})")
+    else:
+        lines.append(f"no dump: {why_no_dump}")
     return "\n".join(lines)
 
 
+class GuardLinker(Linker):  # type: ignore[misc]
+    """A linker that runs another one and checks every call before its updates are written."""
+
+    def __init__(self, inner: Any) -> None:
+        super().__init__()
+        self.inner = inner
+        self.fgraph: Any = None
+
+    @property
+    def allow_gc(self) -> Any:
+        return self.inner.allow_gc
+
+    @property
+    def required_rewrites(self) -> Any:
+        return self.inner.required_rewrites
+
+    @property
+    def incompatible_rewrites(self) -> Any:
+        return self.inner.incompatible_rewrites
+
+    def clone(self, allow_gc: bool | None = None) -> GuardLinker:
+        return GuardLinker(self.inner.clone(allow_gc=allow_gc))
+
+    def accept(self, fgraph: Any, no_recycling: Any = None, profile: Any = None) -> GuardLinker:
+        accepted = GuardLinker(
+            copy.copy(self.inner).accept(fgraph, no_recycling=no_recycling, profile=profile)
+        )
+        accepted.fgraph = fgraph
+        return accepted
+
+    def accept_var_updates(self, updated_vars: Any) -> None:
+        """Not passed on: PyTensor's VMs would write the updates inside the call, before the
+        check. Without them the Function writes them after the call, once the guard let it end."""
+
+    def make_thunk(self, **kwargs: Any) -> tuple[Any, Any, Any]:
+        vm, ins, outs = self.inner.make_thunk(**kwargs)[:3]
+        return GuardedVM(vm, ins, outs, _plan(self.fgraph)), ins, outs
+
+    def __repr__(self) -> str:
+        return f"GuardLinker({self.inner!r})"
+
+
 class _GuardMaker(FunctionMaker):  # type: ignore[misc]
-    """Compiles updates as extra outputs, so the guard decides whether they are written."""
+    """FunctionMaker with updated inputs kept from being overwritten in place.
+
+    A bad call must leave them as they were; not destroying them costs one allocation
+    per update instead of a copy of each before every call.
+    """
 
     def __init__(self, inputs: Any, outputs: Any, mode: Any, *args: Any, **kwargs: Any) -> None:
-        unpack_single = outputs is not None and not isinstance(outputs, list | tuple)
-        return_none = outputs is None
-        outs = [] if outputs is None else list(outputs) if not unpack_single else [outputs]
-        outs = [o if isinstance(o, SymbolicOutput) else SymbolicOutput(o) for o in outs]
-        self._guard_n = len(outs)
-        inputs = list(inputs)
-        self._guard_targets: list[Any] = []
-        self._guard_target_indices: list[int] = []
-        for index, spec in enumerate(inputs):
-            if getattr(spec, "update", None) is not None:
-                outs.append(SymbolicOutput(spec.update))
-                self._guard_targets.append(spec.variable)
-                self._guard_target_indices.append(index)
-                spec = inputs[index] = copy.copy(spec)
-                spec.update = None
-                spec.mutable = False  # not destroyed in place: the guard may keep it
-        self._guard_unpack_single = unpack_single
-        self._guard_return_none = return_none
-        super().__init__(inputs, outs, mode, *args, **kwargs)
-
-    def create(self, *args: Any, **kwargs: Any) -> GuardedFunction:
-        return self.guard(super().create(*args, **kwargs))
-
-    def guard(self, inner: Any) -> GuardedFunction:
-        """The guarded function around ``inner``, a Function this maker created."""
-        guarded = GuardedFunction(
-            inner, self._guard_n, self._guard_targets, self._guard_unpack_single, self._guard_return_none
-        )
-        guarded.target_indices = list(self._guard_target_indices)
-        return guarded
-
-
-def _guarded(fn: Any) -> Any:
-    """Unpickling: the function rebuilt by PyTensor, guarded (None if unpickle_function is off)."""
-    if fn is None or isinstance(fn, GuardedFunction):
-        return fn
-    return fn.maker.guard(fn)
+        specs = []
+        for spec in inputs:
+            if getattr(spec, "update", None) is not None and getattr(spec, "mutable", False):
+                spec = copy.copy(spec)
+                spec.mutable = False
+            specs.append(spec)
+        super().__init__(specs, outputs, mode, *args, **kwargs)
 
 
 class NanGuardMode(Mode):  # type: ignore[misc]
     """The fast linker and rewrites, with NaN / Inf / big checks at the end of each call."""
+
+    def __init__(self, linker: Any = None, optimizer: Any = "default", db: Any = None) -> None:
+        super().__init__(linker=linker, optimizer=optimizer, db=db)
+        if not isinstance(self.linker, GuardLinker):
+            Mode.__setstate__(self, (GuardLinker(self.linker), self.provided_optimizer))
 
     @property
     def function_maker(self) -> type[FunctionMaker]:

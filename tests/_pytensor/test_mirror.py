@@ -2,42 +2,23 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
+
+from tests.fresh import run_json
 
 pytest.importorskip("pytensor")
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _run(code: str, env: dict[str, str]) -> dict[str, object]:
-    """Run ``code`` in a fresh interpreter; it prints one JSON object as its last line."""
-    full_env = {k: v for k, v in os.environ.items() if not k.endswith(("_FLAGS", "RC"))}
-    full_env["MODECFGRC"] = ""
-    full_env["PYTHONPATH"] = str(ROOT)
-    full_env.update(env)
-    proc = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        env=full_env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr
-    result: dict[str, object] = json.loads(proc.stdout.strip().splitlines()[-1])
-    result["stderr"] = proc.stderr
-    return result
-
-
 def test_modecfg_first_hands_its_values_to_pytensor_at_import(tmp_path: Path) -> None:
     (tmp_path / "rc").write_text("[global]\non_opt_error = raise\n")
-    out = _run(
+    out = run_json(
         """
         import json, os, sys, warnings
         warnings.simplefilter("always")
@@ -76,7 +57,7 @@ def test_modecfg_first_hands_its_values_to_pytensor_at_import(tmp_path: Path) ->
 
 
 def test_assignments_are_mirrored_and_overrides_are_not() -> None:
-    out = _run(
+    out = run_json(
         """
         import json
         import modecfg
@@ -99,7 +80,7 @@ def test_assignments_are_mirrored_and_overrides_are_not() -> None:
 
 
 def test_fixed_flags_raise_once_pytensor_uses_them(tmp_path: Path) -> None:
-    out = _run(
+    out = run_json(
         f"""
         import json
         import modecfg
@@ -124,7 +105,7 @@ def test_fixed_flags_raise_once_pytensor_uses_them(tmp_path: Path) -> None:
 
 
 def test_pytensor_imported_first_gets_the_values_it_still_can_take() -> None:
-    out = _run(
+    out = run_json(
         """
         import json, warnings
         import pytensor

@@ -2,42 +2,23 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import sys
-import textwrap
 import types
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from modecfg._pytensor import patches
 from tests.conftest import COMPILEDIR
+from tests.fresh import ROOT, run_json
 
 pytensor = pytest.importorskip("pytensor")
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 def _run(code: str, **env: str) -> dict[str, Any]:
-    """Run ``code`` in a fresh interpreter; it prints one JSON object as its last line."""
-    full_env = {k: v for k, v in os.environ.items() if not k.endswith(("_FLAGS", "RC"))}
-    full_env.update(MODECFGRC="", PYTHONPATH=str(ROOT), PYTENSOR_FLAGS=f"base_compiledir={COMPILEDIR}")
-    full_env["MODECFG_FLAGS"] = f"base_compiledir={COMPILEDIR}"
-    full_env.update(env)
-    proc = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        env=full_env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr
-    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
-    result["stderr"] = proc.stderr
-    return result
+    """A fresh interpreter compiling into the tests' cache (modecfg and PyTensor alike)."""
+    flags = f"base_compiledir={COMPILEDIR}"
+    return run_json(code, {"PYTENSOR_FLAGS": flags, "MODECFG_FLAGS": flags, **env})
 
 
 def test_every_integration_point_verifies_against_the_installed_pytensor() -> None:
@@ -148,7 +129,7 @@ def test_a_missing_or_changed_target_leaves_import_pytensor_working_and_warns_on
             import pytensor.link.utils as utils
             x = pt.vector("x")
             value = pytensor.function([x], x * 2)([1.0]).tolist()
-            guarded = type(pytensor.function([x], x * 2, mode="NanGuardMode")).__name__
+            guarded = type(pytensor.function([x], x * 2, mode="NanGuardMode").maker.linker).__name__
         ours = [w for w in caught if issubclass(w.category, modecfg.PyTensorIntegrationWarning)]
         states = {r.patch.name: [r.state, r.reason] for r in patches.status()}
         print(json.dumps({"value": value, "guarded": guarded, "n": len(ours), "text": str(ours[0].message),
@@ -157,7 +138,7 @@ def test_a_missing_or_changed_target_leaves_import_pytensor_working_and_warns_on
         """
     )
     assert out["value"] == [2.0]
-    assert out["guarded"] == "GuardedFunction"  # the verified points are on
+    assert out["guarded"] == "GuardLinker"  # the verified points are on
     assert out["n"] == 1
     assert "no_such_function does not exist" in out["text"]
     assert "raise_with_op takes (fgraph, node, thunk, exc_info, storage_map)" in out["text"]
@@ -249,8 +230,8 @@ def test_pytensor_imported_before_modecfg_gets_the_integration_at_modecfg_import
         x = pt.vector("x")
         fn = pytensor.function([x], x * 2, mode="NanGuardMode")
         print(json.dumps({"on": [r.patch.name for r in patches.status() if r.state == "on"],
-                          "type": type(fn).__name__}))
+                          "type": type(fn.maker.linker).__name__}))
         """
     )
-    assert out["type"] == "GuardedFunction"
+    assert out["type"] == "GuardLinker"
     assert len(out["on"]) == sum(not p.on_demand for p in patches.PATCHES)

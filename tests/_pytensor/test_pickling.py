@@ -97,7 +97,8 @@ for case, blob in pickle.load(open(sys.argv[1], "rb")).items():
         shared = [i.variable for i in fn.maker.inputs if isinstance(i.variable, SharedVariable)]
         arg = np.arange(1.0, 4.0) if case == "scan" else np.array({x})
         out = fn(arg)
-        entry = {{"type": type(fn).__name__, "out": np.asarray(out).tolist(),
+        entry = {{"type": type(fn).__name__, "linker": type(fn.maker.linker).__name__,
+                  "out": np.asarray(out).tolist(),
                   "w": shared[0].get_value().tolist()}}
         if case == "NanGuardMode":
             try:
@@ -181,7 +182,7 @@ def test_every_mode_and_linker_round_trips_in_a_fresh_process(
 
 def test_a_nanguard_function_is_still_guarded_after_unpickling(with_modecfg: dict[str, Any]) -> None:
     entry = with_modecfg["NanGuardMode"]
-    assert entry["type"] == "GuardedFunction"
+    assert entry["linker"] == "GuardLinker"
     assert entry["guard"] == "NanGuardError"
     assert entry["w_after_bad_call"] == entry["w"]  # nothing written on the bad call
 
@@ -198,7 +199,7 @@ def test_copy_and_deepcopy_of_a_guarded_function_keep_the_guard(compiled: dict[s
 
     fn = compiled["NanGuardMode"]
     for clone in (copy.copy(fn), copy.deepcopy(fn)):
-        assert type(clone).__name__ == "GuardedFunction"
+        assert type(clone.maker.linker).__name__ == "GuardLinker"
         with pytest.raises(modecfg.NanGuardError):
             clone(np.array([0.0, 1.0, 1.0]))
 

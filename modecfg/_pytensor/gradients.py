@@ -1,0 +1,104 @@
+"""Where a gradient node comes from: the ``grad`` call and the user's expression it differentiates.
+
+Nodes that ``pytensor.grad`` builds are made inside PyTensor: their creation traces
+(``tag.trace``) hold PyTensor's frames, cut at ``traceback.limit`` before they reach
+the user's. So the "gradients" patch tags each node a ``grad`` call adds with a
+:class:`GradOrigin`: the user's line that called ``grad``, and the user's forward
+expression the node belongs to (the nearest forward variable with a user line that
+feeds it). Error locations and the NaN guard name both.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import deque
+from typing import Any, NamedTuple
+
+from modecfg._source import SourceLine, is_library, source_line
+
+__all__ = ["GradOrigin", "calling_line", "grad_origin", "tag_gradient"]
+
+
+class GradOrigin(NamedTuple):
+    call: SourceLine | None  # the user's line that called grad
+    forward: SourceLine | None  # the forward expression this gradient node belongs to
+    forward_op: str = ""  # its operation, when its line is not recorded
+
+    def describe(self) -> str:
+        text = "a gradient"
+        if self.forward is not None:
+            text = f"the gradient of the expression at {self.forward}: {self.forward.code}"
+        elif self.forward_op:
+            text = f"the gradient of {self.forward_op} (its line is not recorded: raise traceback.limit)"
+        if self.call is not None:
+            text += f"\n    (pt.grad called at {self.call}: {self.call.code})"
+        return text
+
+
+def calling_line() -> SourceLine | None:
+    """The first line of user code on the current stack (who called ``grad``)."""
+    import linecache
+
+    frame: Any = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not is_library(filename):
+            line = frame.f_lineno
+            return SourceLine(filename, line, linecache.getline(filename, line).strip())
+        frame = frame.f_back
+    return None
+
+
+def grad_origin(node: Any) -> GradOrigin | None:
+    """What a gradient node was tagged with, or None for a node ``grad`` did not make."""
+    return getattr(getattr(node, "tag", None), "modecfg_grad", None)
+
+
+def _owners(variables: list[Any], stop: set[Any]) -> list[Any]:
+    """Apply nodes above ``variables`` not in ``stop`` (the graph before grad ran)."""
+    seen: set[Any] = set()
+    order = []
+    pending = [v.owner for v in variables if getattr(v, "owner", None) is not None]
+    while pending:
+        node = pending.pop()
+        if node in seen or node in stop:
+            continue
+        seen.add(node)
+        order.append(node)
+        pending.extend(i.owner for i in node.inputs if i.owner is not None)
+    return order
+
+
+def _forward(node: Any, new: set[Any]) -> tuple[SourceLine | None, str]:
+    """The nearest forward (pre-grad) expression that feeds ``node``: its line, or its op."""
+    queue = deque(node.inputs)
+    seen: set[Any] = set()
+    unnamed = ""
+    while queue:
+        var = queue.popleft()
+        if var in seen:
+            continue
+        seen.add(var)
+        owner = var.owner
+        if owner is None:  # an input or a shared variable: not an expression
+            continue
+        if owner in new:  # another node of the gradient: look further up
+            queue.extend(owner.inputs)
+            continue
+        line = source_line(owner)
+        if line is not None:
+            return line, str(owner.op)
+        unnamed = unnamed or str(owner.op)
+    return None, unnamed
+
+
+def tag_gradient(cost: Any, wrt: Any, result: Any, call: SourceLine | None) -> None:
+    """Tag every node ``grad`` added to reach ``result`` (see the module docstring)."""
+    inputs = list(wrt) if isinstance(wrt, list | tuple) else [wrt]
+    before = set(_owners([cost, *inputs] if cost is not None else inputs, set()))
+    results = [r for r in (result if isinstance(result, list | tuple) else [result]) if r is not None]
+    new_nodes = _owners(results, before)
+    new = set(new_nodes)
+    for node in new_nodes:
+        if grad_origin(node) is None:
+            node.tag.modecfg_grad = GradOrigin(call, *_forward(node, new))

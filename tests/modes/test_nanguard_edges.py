@@ -1,0 +1,209 @@
+"""The NaN guard where users push it: every float dtype, copies, rebuilt modes (PyMC's pattern),
+write-only updates, inner functions, gradient nodes."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import modecfg
+
+pytensor = pytest.importorskip("pytensor")
+pt = pytest.importorskip("pytensor.tensor")
+
+from pytensor.compile.mode import Mode  # noqa: E402
+
+LINES = {
+    text.rsplit("# line: ", 1)[1]: i
+    for i, text in enumerate(Path(__file__).read_text().splitlines(), 1)
+    if "# line: " in text and not text.lstrip().startswith(("LINES", "if", "for"))
+}
+
+
+@pytest.fixture(autouse=True)
+def _dumps(tmp_path: Path) -> Any:
+    with modecfg.config.override({"NanGuardMode.dump_dir": str(tmp_path / "dumps")}):
+        yield
+
+
+def _doubler(dtype: str) -> tuple[Any, Any]:
+    x = pt.vector("x", dtype=dtype)
+    w = pytensor.shared(np.ones(2, dtype=dtype), name="w")
+    return modecfg.function([x], x * 2, updates=[(w, w + x * 2)], mode="NanGuardMode"), w
+
+
+@pytest.fixture(scope="module")
+def doublers() -> dict[str, tuple[Any, Any]]:
+    return {dtype: _doubler(dtype) for dtype in ("float16", "float32", "float64")}
+
+
+# -- thresholds in every float dtype ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_an_inf_made_by_overflow_is_caught_in_every_dtype(dtype: str, doublers: dict) -> None:
+    fn, w = doublers[dtype]
+    before = w.get_value().copy()
+    biggest = np.finfo(dtype).max
+    with modecfg.config.override(NanGuardMode__big_is_error=False):  # Inf alone, not "big"
+        with pytest.raises(modecfg.NanGuardError, match="Inf in") as info:
+            fn(np.array([biggest, 1], dtype=dtype))  # biggest * 2 overflows to inf
+    assert w.get_value().tobytes() == before.tobytes()
+    assert "HINT" not in str(info.value)  # the guard's error reaches the user as it is
+    assert getattr(info.value, "__notes__", []) == []
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_big_at_the_dtypes_limit_lets_finite_values_through_and_still_catches_inf(
+    dtype: str, doublers: dict
+) -> None:
+    fn, w = doublers[dtype]
+    limit = float(np.finfo(dtype).max)
+    with modecfg.config.override({"NanGuardMode.big": limit}):
+        w.set_value(np.ones(2, dtype=dtype))
+        half = np.array([limit / 4, 1], dtype=dtype)
+        np.testing.assert_array_equal(fn(half), half * 2)  # finite, below big: passes
+        before = w.get_value().copy()
+        with pytest.raises(modecfg.NanGuardError, match="Inf"):
+            fn(np.array([limit, 1], dtype=dtype))
+        assert w.get_value().tobytes() == before.tobytes()
+
+
+def test_big_above_float32s_range_still_catches_inf_in_float32(doublers: dict) -> None:
+    fn, _ = doublers["float32"]
+    with modecfg.config.override({"NanGuardMode.big": 1e39}):
+        with pytest.raises(modecfg.NanGuardError, match="Inf"):
+            fn(np.array([np.finfo("float32").max, 1], dtype="float32"))
+
+
+def test_big_is_compared_exactly_and_not_in_the_arrays_dtype(doublers: dict) -> None:
+    fn, _ = doublers["float16"]
+    with modecfg.config.override({"NanGuardMode.big": 100.0}):
+        with pytest.raises(modecfg.NanGuardError, match="big"):
+            fn(np.array([60, 1], dtype="float16"))  # 120 > 100
+
+
+@pytest.mark.parametrize("value", ["inf", "1e400", "-inf", "nan", "0", "-1"])
+def test_big_must_be_a_positive_finite_number(value: str) -> None:
+    with pytest.raises(modecfg.FlagValueError, match=r"NanGuardMode\.big"):
+        modecfg.load(env={"MODECFG_FLAGS": f"NanGuardMode.big={value}"})
+    with pytest.raises(modecfg.FlagValueError):
+        with modecfg.config.override({"NanGuardMode.big": float(value)}):
+            pass
+
+
+def test_an_infinite_big_names_the_flag_that_turns_the_check_off() -> None:
+    with pytest.raises(modecfg.FlagValueError, match="big_is_error=False"):
+        modecfg.load(env={"MODECFG_FLAGS": "NanGuardMode.big=inf"})
+
+
+# -- the guard travels with the function ---------------------------------------------------
+
+
+def test_a_copy_keeps_the_guard_and_writes_its_updates(doublers: dict) -> None:
+    fn, w = doublers["float64"]
+    w.set_value(np.ones(2))
+    clone = fn.copy()
+    np.testing.assert_array_equal(clone(np.array([1.0, 2.0])), [2.0, 4.0])
+    np.testing.assert_array_equal(w.get_value(), [3.0, 5.0])  # the update was written
+    with pytest.raises(modecfg.NanGuardError, match="nothing was updated"):
+        clone(np.array([np.nan, 1.0]))
+    np.testing.assert_array_equal(w.get_value(), [3.0, 5.0])
+    for other in (copy.copy(fn), fn.copy(share_memory=True)):
+        with pytest.raises(modecfg.NanGuardError):
+            other(np.array([np.inf, 1.0]))
+
+
+def test_a_mode_rebuilt_from_the_guarded_linker_is_still_guarded() -> None:
+    """PyMC's pattern (pymc.pytensorf.compile): Mode(linker=mode.linker, optimizer=...)."""
+    mode = modecfg.get_mode("NanGuardMode")
+    rebuilt = Mode(linker=mode.linker, optimizer=mode.provided_optimizer)
+    x = pt.vector("x")
+    w = pytensor.shared(np.ones(3), name="w")
+    fn = pytensor.function([x], pt.log(x).sum(), updates=[(w, w - x)], mode=rebuilt)
+    assert np.isfinite(fn(np.array([1.0, 2.0, 3.0])))
+    before = w.get_value().copy()
+    with pytest.raises(modecfg.NanGuardError, match="NaN in Log"):
+        fn(np.array([-1.0, 1.0, 1.0]))
+    assert w.get_value().tobytes() == before.tobytes()
+
+
+def test_inputs_overwritten_in_place_by_a_rebuilt_mode_are_put_back() -> None:
+    """PyTensor's own maker lets the update overwrite w in place; the guard restores it."""
+    from modecfg.modes.nanguard import _plan
+
+    mode = modecfg.get_mode("NanGuardMode")
+    rebuilt = Mode(linker=mode.linker, optimizer=mode.provided_optimizer)
+    x = pt.vector("x")
+    w = pytensor.shared(np.ones(3), name="w")
+    fn = pytensor.function([x], [], updates=[(w, w * x)], mode=rebuilt)
+    assert _plan(fn.maker.fgraph).destroyed  # w is overwritten in place by this graph
+    held = w.get_value(borrow=True)
+    before = held.copy()
+    with pytest.raises(modecfg.NanGuardError):
+        fn(np.array([np.nan, 2.0, 2.0]))
+    assert w.get_value(borrow=True) is held and held.tobytes() == before.tobytes()
+    fn(np.array([2.0, 2.0, 2.0]))
+    np.testing.assert_array_equal(w.get_value(), [2.0, 2.0, 2.0])
+
+
+def test_write_only_updates_compile_as_under_fast_run() -> None:
+    x = pt.vector("x")
+    last = pytensor.shared(np.zeros(2), name="last")
+    fn = modecfg.function([x], [], updates=[(last, x * 2)], mode="NanGuardMode")
+    fn(np.array([1.0, 2.0]))
+    np.testing.assert_array_equal(last.get_value(), [2.0, 4.0])
+    with pytest.raises(modecfg.NanGuardError, match="update of last"):
+        fn(np.array([np.nan, 2.0]))
+    np.testing.assert_array_equal(last.get_value(), [2.0, 4.0])
+
+
+# -- only the user's function is guarded ---------------------------------------------------
+
+
+@pytest.mark.parametrize("how", ["passed", "flag"])
+def test_inner_functions_are_checked_as_part_of_the_users_call(how: str) -> None:
+    x = pt.vector("x")
+    w = pytensor.shared(np.ones(3), name="w")
+    soft = pt.special.softmax(pt.log(x) * w)  # line: softmax
+    seq = pt.vector("seq")
+    summed = pytensor.scan(
+        lambda s, acc: acc + pt.log(s), sequences=[seq], outputs_info=[pt.zeros(())], return_updates=False
+    )
+    updates = [(w, w + 1)]
+    if how == "flag":
+        with modecfg.config.override(mode="NanGuardMode"):
+            fns = [pytensor.function([x], soft, updates=updates), pytensor.function([seq], summed[-1])]
+    else:
+        fns = [modecfg.function([x], soft, updates=updates, mode="NanGuardMode"),
+               modecfg.function([seq], summed[-1], mode="NanGuardMode")]  # fmt: skip
+    with pytest.raises(modecfg.NanGuardError) as info:
+        fns[0](np.array([-1.0, 1.0, 2.0]))
+    message = str(info.value)
+    assert "input i0" not in message and "NaN in Log" in message
+    assert f"{__file__}:{LINES['softmax']}" in message
+    assert "nothing was updated: w" in message
+    assert info.value.dump_path is not None
+    with pytest.raises(modecfg.NanGuardError, match="bad values in output 0"):
+        fns[1](np.array([1.0, -1.0]))
+
+
+# -- gradient nodes --------------------------------------------------------------------------
+
+
+def test_a_bad_gradient_names_its_forward_expression_and_the_grad_call() -> None:
+    w = pytensor.shared(np.array([0.0, 1.0]), name="w")
+    with modecfg.config.override(traceback__limit=1):  # PyTensor's traces stop inside grad
+        root = pt.sqrt(w)  # line: forward
+        g = pt.grad(root.sum(), w)  # line: grad
+    train = modecfg.function([], [], updates=[(w, w - 0.1 * g)], mode="NanGuardMode")
+    with pytest.raises(modecfg.NanGuardError) as info:
+        train()
+    message = str(info.value)
+    assert f"gradient of the expression at {__file__}:{LINES['forward']}" in message
+    assert f"pt.grad called at {__file__}:{LINES['grad']}" in message
+    np.testing.assert_array_equal(w.get_value(), [0.0, 1.0])
