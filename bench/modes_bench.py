@@ -7,18 +7,20 @@
    call times (goal: within 1.02 - modecfg returns PyTensor's own function).
 2. Per-step time of the demo workload (logistic regression, 400 x 784, float32) under
    each mode, as a ratio to the fastest (goal: FAST_RUN is the fastest), with PyTensor's
-   own default mode (numba) beside it.
+   own default mode (numba) beside it; the modes alternate round after round (DebugMode,
+   slow, on its own).
+PyTensor's side is compiled by PyTensor itself, with modecfg's integration taken out.
 The machines are noisy: read the ratios, and run it twice before believing a change.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
-import statistics
 import sys
-import time
 import warnings
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -29,16 +31,7 @@ os.environ.setdefault("MODECFG_FLAGS", "floatX=float32")
 import numpy as np  # noqa: E402
 
 import modecfg  # noqa: E402
-
-
-def median_call_seconds(f: Any, args: tuple[Any, ...], calls: int, repeat: int) -> float:
-    runs = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in range(calls):
-            f(*args)
-        runs.append((time.perf_counter() - start) / calls)
-    return statistics.median(runs)
+from bench._common import median, plain_pytensor, rounds  # noqa: E402
 
 
 def overhead(repeat: int) -> None:
@@ -57,13 +50,11 @@ def overhead(repeat: int) -> None:
             continue
         with modecfg.config.override(linker=row.name):
             ours = modecfg.function([x], out, mode="FAST_RUN")
-        theirs = pytensor.function([x], out, mode=Mode(linker=row.name, optimizer="o4"))
-        ours(data), theirs(data)  # warm up (numba compiles at the first call)
-        t_theirs, t_ours = [], []
-        for _ in range(repeat):  # alternate, so that drift hits both alike
-            t_theirs.append(median_call_seconds(theirs, (data,), 2000, 1))
-            t_ours.append(median_call_seconds(ours, (data,), 2000, 1))
-        a, b = statistics.median(t_theirs), statistics.median(t_ours)
+        with plain_pytensor():  # PyTensor itself: modecfg's integration taken out
+            theirs = pytensor.function([x], out, mode=Mode(linker=row.name, optimizer="o4"))
+        calls = {"theirs": functools.partial(theirs, data), "ours": functools.partial(ours, data)}
+        times = rounds(calls, repeat, 2000)
+        a, b = median(times["theirs"]), median(times["ours"])
         print(f"   {row.name:<10} {a * 1e6:10.2f}us {b * 1e6:10.2f}us {b / a:7.3f}")
 
 
@@ -76,24 +67,30 @@ def steps(repeat: int, n_steps: int, skip_debug: bool) -> None:
     usable = [row.name for row in modecfg.modes.table() if row.available]
     candidates: list[tuple[str, Any]] = [(name, name) for name in usable]
     candidates.append(("pytensor default (NUMBA)", ptmode.NUMBA))
-    results: list[tuple[str, float, str]] = []
+    steps: dict[str, Any] = {}
+    linkers: dict[str, str] = {}
     for label, mode in candidates:
         if skip_debug and label == "DebugMode":
             continue
-        n = max(3, n_steps // 50) if label == "DebugMode" else n_steps
         try:
-            with warnings.catch_warnings():
+            with (
+                warnings.catch_warnings(),
+                plain_pytensor() if label.startswith("pytensor") else nullcontext(),
+            ):
                 warnings.simplefilter("ignore")
                 model = compile_model(mode)
         except Exception as exc:  # e.g. the C linker without BLAS
             print(f"   {label:<26} cannot compile the demo here: {type(exc).__name__}: {str(exc)[:70]}")
             continue
-        model.train(model.x, model.y)  # warm up
-        per_step = median_call_seconds(model.train, (model.x, model.y), n, repeat)
-        results.append((label, per_step, modecfg.modes.build.describe_linker(model.train.maker.mode.linker)))
-    fastest = min(t for _, t, _ in results)
-    for label, per_step, linker in sorted(results, key=lambda r: r[1]):
-        print(f"   {label:<26} {linker:<16} {per_step * 1e3:9.3f} ms  {per_step / fastest:7.2f}x fastest")
+        steps[label] = lambda model=model: model.train(model.x, model.y)
+        linkers[label] = modecfg.modes.build.describe_linker(model.train.maker.mode.linker)
+    slow = {label: steps.pop(label) for label in list(steps) if label == "DebugMode"}
+    results = {label: median(t) for label, t in rounds(steps, repeat, n_steps).items()}  # alternating
+    results |= {label: median(t) for label, t in rounds(slow, repeat, max(3, n_steps // 50)).items()}
+    fastest = min(results.values())
+    for label, per_step in sorted(results.items(), key=lambda r: r[1]):
+        ratio = per_step / fastest
+        print(f"   {label:<26} {linkers[label]:<16} {per_step * 1e3:9.3f} ms  {ratio:7.2f}x fastest")
 
 
 def main() -> None:

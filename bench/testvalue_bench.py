@@ -3,9 +3,10 @@
     python bench/testvalue_bench.py [--repeat 15]
 
 Builds the demo's graph (logistic regression with its gradient, 400 x 784) again and
-again: with plain PyTensor (modecfg's wrapper not installed), with the wrapper installed
-and compute_test_value=off (goal: within noise, ratio <= 1.02), and with the flag on and
-test values on the inputs. Runs alternate, medians are compared.
+again: with plain PyTensor (modecfg's integration taken out), with every integration point
+in place (the test-value wrappers and the gradient tags included) and compute_test_value=off
+(goal: within noise, ratio <= 1.02), and with the flag on and test values on the inputs.
+Runs alternate, medians are compared.
 """
 
 from __future__ import annotations
@@ -53,21 +54,19 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=15)
     args = parser.parse_args()
     import pytensor
-    from pytensor.graph.op import Op
 
-    from modecfg.debug import testvalues
+    from modecfg._pytensor import enable, install, uninstall
 
     rng = np.random.default_rng(0)
     data = (rng.standard_normal((400, 784)), (rng.random(400) > 0.5).astype("float64"))
-    assert not testvalues.installed(), "the flag was on already: run with compute_test_value=off"
-    plain_call = Op.__call__
-    testvalues.install()
-    wrapped_call = Op.__call__
+    assert modecfg.config.compute_test_value == "off", "run with compute_test_value=off"
     plain, wrapped_off = [], []
     for _ in range(args.repeat):  # alternate, so that drift hits both alike
-        Op.__call__ = plain_call
+        uninstall()  # PyTensor itself
         plain.append(timed(lambda: build(None)))
-        Op.__call__ = wrapped_call
+        install()  # every integration point, the test-value wrappers included, the flag off
+        enable("test values")
+        enable("scan test values")
         wrapped_off.append(timed(lambda: build(None)))
     with modecfg.config.override(compute_test_value="raise"):
         on = [timed(lambda: build(data), inner=5) for _ in range(max(3, args.repeat // 3))]

@@ -2,7 +2,8 @@
 
 Tests that need a configuration build one with ``modecfg.load(env=...)``; the few that
 use the process-wide ``modecfg.config`` restore what they change (overrides do that
-by themselves). PyTensor compiles into the repository's own cache directory.
+by themselves). PyTensor compiles into the repository's own cache directory, and dumps
+that no test directs elsewhere go there too.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ os.environ["MODECFGRC"] = ""  # set but empty: no rc files at all, not even ~/.t
 # Profiles made by tests would be printed at exit, after pytest's summary: keep it last.
 os.environ["MODECFG_FLAGS"] = f"base_compiledir={COMPILEDIR},profiling.destination={os.devnull}"
 os.environ.setdefault("NUMBA_CACHE_DIR", str(ROOT / ".cache" / "numba"))
+# NaN-guard dumps of tests that do not choose a directory: the repository's cache, not ~/.cache.
+os.environ["XDG_CACHE_HOME"] = str(ROOT / ".cache" / "xdg")
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,5 @@
-"""Run code in a fresh interpreter, as a user's process would start: no flag variables, no rc files."""
+"""Run code in a fresh interpreter, as a user's process would start: no flag variables, no rc
+files, and a home directory inside the repository's cache (nothing is written outside it)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ def run_json(code: str, env: dict[str, str] | None = None, timeout: float = 300)
     full_env = {k: v for k, v in os.environ.items() if not k.endswith(("_FLAGS", "RC"))}
     full_env["MODECFGRC"] = ""
     full_env["PYTHONPATH"] = str(ROOT)
+    full_env["HOME"] = str(ROOT / ".cache" / "home")  # ~/.pytensor, ~/.cache: the repository's cache
     full_env.update(env or {})
     proc = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],

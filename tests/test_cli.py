@@ -187,11 +187,12 @@ def test_python_dash_m_and_the_console_script_entry_point() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "modecfg", "show"], env=env, capture_output=True, text=True, timeout=60
     )
-    assert proc.returncode == 0 and "floatX" in proc.stdout
-    proc = subprocess.run(
-        [sys.executable, "-m", "modecfg", "--version"], env=env, capture_output=True, text=True, timeout=60
-    )
-    assert proc.stdout.strip() == f"modecfg {modecfg.__version__}"
+    assert proc.returncode == 0 and proc.stdout.split("\n")[0].split() == ["floatX", "float32", "THEANO_FLAGS"]
+    script = Path(sys.executable).parent / "modecfg"  # the console script pip installed beside python
+    if not script.exists():
+        pytest.skip("modecfg is not installed as a console script in this environment")
+    proc = subprocess.run([str(script), "--version"], env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.strip() == f"modecfg {modecfg.__version__}"
 
 
 def test_demo_flags_are_checked_before_anything_runs(fresh_config: None) -> None:

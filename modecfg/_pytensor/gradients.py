@@ -11,7 +11,6 @@ feeds it). Error locations and the NaN guard name both.
 from __future__ import annotations
 
 import sys
-from collections import deque
 from typing import Any, NamedTuple
 
 from modecfg._source import SourceLine, is_library, source_line
@@ -55,41 +54,50 @@ def grad_origin(node: Any) -> GradOrigin | None:
 
 
 def _owners(variables: list[Any], stop: set[Any]) -> list[Any]:
-    """Apply nodes above ``variables`` not in ``stop`` (the graph before grad ran)."""
+    """Apply nodes above ``variables`` not in ``stop``, inputs before the nodes they feed."""
     seen: set[Any] = set()
     order = []
-    pending = [v.owner for v in variables if getattr(v, "owner", None) is not None]
+    pending = [(v.owner, False) for v in variables if getattr(v, "owner", None) is not None]
     while pending:
-        node = pending.pop()
+        node, expanded = pending.pop()
+        if expanded:
+            order.append(node)
+            continue
         if node in seen or node in stop:
             continue
         seen.add(node)
-        order.append(node)
-        pending.extend(i.owner for i in node.inputs if i.owner is not None)
+        pending.append((node, True))
+        pending.extend((i.owner, False) for i in node.inputs if i.owner is not None and i.owner not in seen)
     return order
 
 
-def _forward(node: Any, new: set[Any]) -> tuple[SourceLine | None, str]:
-    """The nearest forward (pre-grad) expression that feeds ``node``: its line, or its op."""
-    queue = deque(node.inputs)
-    seen: set[Any] = set()
-    unnamed = ""
-    while queue:
-        var = queue.popleft()
-        if var in seen:
-            continue
-        seen.add(var)
-        owner = var.owner
-        if owner is None:  # an input or a shared variable: not an expression
-            continue
-        if owner in new:  # another node of the gradient: look further up
-            queue.extend(owner.inputs)
-            continue
-        line = source_line(owner)
-        if line is not None:
-            return line, str(owner.op)
-        unnamed = unnamed or str(owner.op)
-    return None, unnamed
+def _forwards(new_nodes: list[Any], new: set[Any]) -> dict[Any, tuple[SourceLine | None, Any]]:
+    """For each new node, the nearest forward expression feeding it: (its line, its op).
+
+    Worked out once per node, inputs first: a node takes a forward input's line, else what
+    the gradient nodes feeding it found (linear in the size of the gradient).
+    """
+    found: dict[Any, tuple[SourceLine | None, Any]] = {}
+    lines: dict[Any, SourceLine | None] = {}
+    for node in new_nodes:
+        best: tuple[SourceLine | None, Any] = (None, None)
+        for var in node.inputs:
+            owner = var.owner
+            if owner is None:
+                continue
+            if owner in new:
+                candidate = found.get(owner, (None, None))
+            else:
+                if owner not in lines:
+                    lines[owner] = source_line(owner)
+                candidate = (lines[owner], owner.op)
+            if candidate[0] is not None:
+                best = candidate
+                break
+            if best[1] is None:
+                best = candidate
+        found[node] = best
+    return found
 
 
 def tag_gradient(cost: Any, wrt: Any, result: Any, call: SourceLine | None) -> None:
@@ -98,7 +106,8 @@ def tag_gradient(cost: Any, wrt: Any, result: Any, call: SourceLine | None) -> N
     before = set(_owners([cost, *inputs] if cost is not None else inputs, set()))
     results = [r for r in (result if isinstance(result, list | tuple) else [result]) if r is not None]
     new_nodes = _owners(results, before)
-    new = set(new_nodes)
+    forwards = _forwards(new_nodes, set(new_nodes))
     for node in new_nodes:
         if grad_origin(node) is None:
-            node.tag.modecfg_grad = GradOrigin(call, *_forward(node, new))
+            line, op = forwards[node]
+            node.tag.modecfg_grad = GradOrigin(call, line, "" if line is not None or op is None else str(op))

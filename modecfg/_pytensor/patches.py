@@ -335,6 +335,8 @@ def install(wanted: Callable[[Patch], bool] | None = None) -> list[PatchStatus]:
     On-demand patches wait for :func:`enable`. ``wanted`` selects patches (tests).
     """
     global _installed, _version_problem
+    if "pytensor" not in sys.modules:  # nothing to patch yet: PyTensor's import will call this
+        return status()
     with _lock:
         try:
             problems = []

@@ -22,9 +22,13 @@ class DeviceFallbackWarning(ModecfgWarning):
     """A GPU device was asked for and could not be used; the graph runs on the CPU."""
 
 
+def jax_installed() -> bool:
+    return importlib.util.find_spec("jax") is not None
+
+
 def why_no_gpu(device: str) -> str:
     """Why ``device`` (cuda / cudaN) cannot be used here, or '' when it can."""
-    if importlib.util.find_spec("jax") is None:
+    if not jax_installed():
         return (
             f"device={device} runs graphs through JAX with CUDA, and jax is not installed "
             "(pip install 'jax[cuda12]')"

@@ -14,6 +14,7 @@ import pytest
 import modecfg
 from modecfg.checks import Reason, check_float32
 from modecfg.checks.enforce import enforce
+from tests.conftest import COMPILEDIR
 
 pytensor = pytest.importorskip("pytensor")
 pt = pytest.importorskip("pytensor.tensor")
@@ -29,11 +30,8 @@ LINES = {
 @pytest.fixture(autouse=True)
 def _float32() -> object:
     with modecfg.config.override(floatX="float32"):
-        pytensor.config.floatX = "float32"  # graphs are built with PyTensor's floatX
-        try:
+        with pytensor.config.change_flags(floatX="float32"):  # graphs are built with PyTensor's floatX
             yield
-        finally:
-            pytensor.config.floatX = "float64"
 
 
 def _cases() -> dict[str, tuple[object, Reason]]:
@@ -203,7 +201,7 @@ def _run_check(tmp_path: Path, body: str) -> subprocess.CompletedProcess[str]:
             "PATH": "/usr/bin:/bin",
             "PYTHONPATH": str(ROOT),
             "MODECFGRC": "",
-            "MODECFG_FLAGS": "floatX=float32",
+            "MODECFG_FLAGS": f"floatX=float32,base_compiledir={COMPILEDIR}",  # the tests' cache
         },
     )
 

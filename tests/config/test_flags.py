@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
 
 import modecfg
-from modecfg.config.flags import FLAGS, Flag, Lazy
+from modecfg.config.flags import FLAGS, Flag
 from modecfg.config.schema import BOOL_WORDS, _adapter, flags_model, validate
 
 pytensor = pytest.importorskip("pytensor")
@@ -20,11 +21,31 @@ def test_every_default_is_valid_for_its_own_type(spec: Flag) -> None:
     assert value == spec.default or (isinstance(value, float) and math.isnan(value))
 
 
+def _expected_lazy_default(name: str) -> object:
+    """What each computed default must be, worked out from the machine, not from modecfg."""
+    import shutil
+    from pathlib import Path
+
+    cxx = shutil.which("g++") or ""
+    return {
+        "cxx": cxx,
+        "compile.timeout": 24 * 5,  # 24 x compile.wait, whose default is 5
+        "base_compiledir": Path("~/.pytensor").expanduser(),
+        "DebugMode.check_c": bool(cxx),
+    }[name]
+
+
 @pytest.mark.parametrize("spec", [f for f in FLAGS.values() if f.is_lazy], ids=lambda f: f.name)
-def test_lazy_defaults_compute_valid_values(spec: Flag) -> None:
-    cfg = modecfg.load(env={})
-    assert isinstance(spec.default, Lazy)
+def test_lazy_defaults_compute_what_they_document(spec: Flag) -> None:
+    cfg = modecfg.load(env={"HOME": str(Path.home())})
+    assert cfg[spec.name] == _expected_lazy_default(spec.name)
     assert validate(spec, cfg[spec.name]) == cfg[spec.name]
+
+
+def test_lazy_defaults_follow_the_flags_they_are_computed_from() -> None:
+    cfg = modecfg.load(env={"MODECFG_FLAGS": "compile.wait=2,cxx="})
+    assert cfg["compile.timeout"] == 48
+    assert cfg.DebugMode.check_c is False
 
 
 @pytest.mark.parametrize("spec", list(FLAGS.values()), ids=lambda f: f.name)

@@ -50,7 +50,7 @@ def test_each_layer_wins_over_each_lower_one(low: str, high: str, tmp_path: Path
             assert cfg.traceback.limit == LEVELS.index(high)
             assert cfg.origin("traceback.limit").layer is Layer.OVERRIDE
         # and the layer below shows again afterwards
-        assert cfg.traceback.limit == LEVELS.index(low) if low != "default" else 8
+        assert cfg.traceback.limit == (LEVELS.index(low) if low != "default" else 8)
     else:
         assert cfg.traceback.limit == LEVELS.index(high)
         origin = cfg.origin("traceback.limit")

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
+import shutil
+import sysconfig
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -48,7 +53,8 @@ def test_every_linker_pytensor_knows_is_in_the_table() -> None:
 def test_without_a_compiler_the_c_linkers_say_why_and_auto_falls_back() -> None:
     assert "cxx flag is empty" in why_unavailable("cvm", cxx="")
     assert why_unavailable("vm", cxx="") == ""
-    assert best_linker(cxx="") == ("numba" if not why_unavailable("numba") else "vm")
+    numba_installed = importlib.util.find_spec("numba") is not None  # a fact, not the table's answer
+    assert best_linker(cxx="") == ("numba" if numba_installed else "vm")
     with pytest.raises(modecfg.LinkerUnavailableError) as info:
         resolve_linker("cvm", cxx="")
     msg = str(info.value)
@@ -76,7 +82,10 @@ def test_an_unusable_linker_in_the_config_is_a_clear_error_at_compile() -> None:
 
 
 def test_auto_is_the_fastest_usable_linker() -> None:
-    assert best_linker() == ("cvm" if not why_unavailable("cvm") else best_linker(cxx=""))
+    # Facts of this machine, found without the table: a compiler on PATH and Python's headers.
+    compiler = shutil.which("g++") is not None and Path(sysconfig.get_paths()["include"], "Python.h").exists()
+    numba_installed = importlib.util.find_spec("numba") is not None
+    assert best_linker() == ("cvm" if compiler else "numba" if numba_installed else "vm")
 
 
 USABLE = [r.name for r in table() if r.available]

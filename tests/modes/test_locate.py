@@ -83,11 +83,8 @@ def test_exception_verbosity_high_adds_the_creation_stack(graph: tuple) -> None:
     inputs, out, line = graph
     f = modecfg.function(inputs, out)
     with modecfg.config.override(exception_verbosity="high"):
-        pytensor.config.exception_verbosity = "high"  # the error is raised at call time
-        try:
+        with pytensor.config.change_flags(exception_verbosity="high"):  # read at call time
             exc = _fail(f)
-        finally:
-            pytensor.config.exception_verbosity = "low"
     note = "\n".join(exc.__notes__)
     assert "created by (innermost last):" in note
     assert f"{__file__}:{line} in _graph" in note
@@ -95,11 +92,8 @@ def test_exception_verbosity_high_adds_the_creation_stack(graph: tuple) -> None:
 
 
 def test_with_no_trace_kept_it_says_so_instead_of_guessing() -> None:
-    pytensor.config.traceback__limit = 0
-    try:
+    with pytensor.config.change_flags(traceback__limit=0):
         inputs, out, _ = _graph_without_trace()
-    finally:
-        pytensor.config.traceback__limit = 8
     f = modecfg.function(inputs, out)
     exc = _fail(f)
     assert not hasattr(exc, "modecfg_location")

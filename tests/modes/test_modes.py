@@ -277,7 +277,7 @@ def test_the_default_mode_uses_the_fastest_usable_linker() -> None:
 def test_a_gpu_device_without_jax_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     from modecfg.modes import device
 
-    monkeypatch.setattr(device.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(device, "jax_installed", lambda: False)  # this module's view only
     x = pt.vector("x")
     with modecfg.config.override(device="cuda"), pytest.raises(modecfg.DeviceUnavailableError) as info:
         modecfg.function([x], x + 1)
@@ -287,7 +287,7 @@ def test_a_gpu_device_without_jax_is_a_clear_error(monkeypatch: pytest.MonkeyPat
 def test_a_gpu_device_jax_cannot_see_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     from modecfg.modes import device
 
-    monkeypatch.setattr(device.importlib.util, "find_spec", lambda name: object())
+    monkeypatch.setattr(device, "jax_installed", lambda: True)
     monkeypatch.setattr(device, "gpu_devices", lambda: ())
     with (
         modecfg.config.override(device="cuda1"),
@@ -305,7 +305,7 @@ def test_a_gpu_device_jax_cannot_see_is_a_clear_error(monkeypatch: pytest.Monkey
 def test_fallback_to_cpu_warns_and_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     from modecfg.modes import device
 
-    monkeypatch.setattr(device.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(device, "jax_installed", lambda: False)
     monkeypatch.setattr(device, "_warned", set())
     x = pt.vector("x")
     with modecfg.config.override(device="cuda0", fallback_to_cpu=True):
@@ -313,3 +313,24 @@ def test_fallback_to_cpu_warns_and_runs(monkeypatch: pytest.MonkeyPatch) -> None
             f = modecfg.function([x], x + 1)
     np.testing.assert_array_equal(f(np.array([1.0])), [2.0])
     assert f.maker.mode.provided_linker == modecfg.linkers.best_linker()
+
+
+def test_a_usable_gpu_runs_on_jax_and_selects_that_gpu_simulated(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SIMULATED: no GPU on the machines that run this suite. A fake list of two JAX GPUs stands
+    in for jax.devices("gpu"); the selection is recorded instead of made. The real branch is
+    modecfg._pytensor.backends.select_gpu, which needs a GPU and is not run here."""
+    from modecfg.modes import device
+
+    selected: list[int] = []
+    monkeypatch.setattr(device, "jax_installed", lambda: True)
+    monkeypatch.setattr(device, "gpu_devices", lambda: ("gpu0", "gpu1"))
+    monkeypatch.setattr(device, "select_gpu", selected.append)
+    monkeypatch.setattr(device, "_warned", set())
+    with modecfg.config.override(device="cuda1", floatX="float32"):
+        assert device.device_linker() == "jax"
+        assert modecfg.get_mode("FAST_RUN").provided_linker == "jax"
+    assert selected and set(selected) == {1}
+    with modecfg.config.override(device="cuda0", floatX="float64"):
+        with pytest.warns(modecfg.ModecfgWarning, match="GPUs are fast in float32"):
+            assert device.device_linker() == "jax"
+    assert selected[-1] == 0

@@ -101,6 +101,25 @@ def test_an_infinite_big_names_the_flag_that_turns_the_check_off() -> None:
         modecfg.load(env={"MODECFG_FLAGS": "NanGuardMode.big=inf"})
 
 
+@pytest.mark.parametrize(
+    ("flag", "bad"), [("nan_is_error", np.nan), ("inf_is_error", np.inf), ("big_is_error", 1e12)]
+)
+def test_each_flag_turns_its_check_off_and_only_its_own(flag: str, bad: float, doublers: dict) -> None:
+    import warnings
+
+    fn, w = doublers["float64"]
+    w.set_value(np.ones(2))
+    with modecfg.config.override({f"NanGuardMode.{flag}": False}), warnings.catch_warnings():
+        warnings.simplefilter("error")  # and no warning either
+        out = fn(np.array([bad, 1.0]))
+    np.testing.assert_array_equal(out, [bad * 2, 2.0])  # the bad value went through...
+    np.testing.assert_array_equal(w.get_value(), [1 + bad * 2, 3.0])  # ... and was written
+    others = {"nan_is_error": np.inf, "inf_is_error": 1e12, "big_is_error": np.nan}
+    with modecfg.config.override({f"NanGuardMode.{flag}": False}):
+        with pytest.raises(modecfg.NanGuardError):
+            fn(np.array([others[flag], 1.0]))  # the other checks stay on
+
+
 # -- the guard travels with the function ---------------------------------------------------
 
 

@@ -17,10 +17,10 @@ import pytest
 import modecfg
 from modecfg.profiles import ProfileReport, report
 from modecfg.profiles.render import schema, to_html, to_json, to_trace
+from tests.conftest import COMPILEDIR
 
 pytensor = pytest.importorskip("pytensor")
 pt = pytest.importorskip("pytensor.tensor")
-jsonschema = pytest.importorskip("jsonschema")
 
 ROOT = Path(__file__).resolve().parents[2]
 CALLS = 4
@@ -43,12 +43,13 @@ def profiled() -> object:
     return f
 
 
-def test_the_matrix_product_is_the_top_row(profiled: object) -> None:
+def test_rows_are_ordered_by_time_and_the_product_names_its_line(profiled: object) -> None:
     r = report(profiled)
-    top = r.applies[0]
-    assert "Dot" in top.op or "Gemm" in top.op
-    assert top.share > 0.5
-    assert top.source is not None and top.source.startswith(f"{__file__}:{DOT_LINE}:")
+    times = [row.time for row in r.applies]
+    assert times == sorted(times, reverse=True)  # an order of the report, not a claim about speed
+    (product,) = [row for row in r.applies if "Dot" in row.op or "Gemm" in row.op]
+    assert product.source is not None and product.source.startswith(f"{__file__}:{DOT_LINE}:")
+    assert product.calls == CALLS
 
 
 def test_shares_add_up_and_the_cumulative_reaches_one(profiled: object) -> None:
@@ -75,7 +76,7 @@ def test_rows_carry_dtypes_and_time_per_call(profiled: object) -> None:
 
 def test_the_json_validates_against_its_schema(profiled: object) -> None:
     data = to_json([report(profiled)])
-    jsonschema.validate(data, schema())
+    pytest.importorskip("jsonschema").validate(data, schema())
     json.loads(json.dumps(data))  # plain JSON: no NaN, no objects
     assert data["functions"][0]["name"] == "dominated by a product"
 
@@ -119,19 +120,17 @@ def test_the_html_report_parses_and_holds_every_top_row(profiled: object) -> Non
 
 
 def test_n_apply_limits_the_rows_shown(profiled: object) -> None:
-    text = report(profiled).text(n_apply=1)
-    assert "more (profiling.n_apply)" in text
-    assert text.count(" at ") <= 1
+    r = report(profiled)
+    text = r.text(n_apply=1)
+    assert f"{len(r.applies) - 1} more (profiling.n_apply)" in text
+    assert text.count(" at ") == (1 if r.applies[0].source else 0)  # the first row only
 
 
 def test_ignore_first_call_leaves_the_first_call_out() -> None:
     x = pt.vector("x")
     with modecfg.config.override(profiling__ignore_first_call=True):
-        pytensor.config.profiling__ignore_first_call = True  # read by PyTensor's ProfileStats
-        try:
+        with pytensor.config.change_flags(profiling__ignore_first_call=True):  # read by ProfileStats
             f = modecfg.function([x], pt.exp(x).sum(), profile=True)
-        finally:
-            pytensor.config.profiling__ignore_first_call = False
     for _ in range(3):
         f(np.ones(5))
     r = report(f)
@@ -153,7 +152,7 @@ def test_profile_memory_reports_a_peak_and_the_largest_variables() -> None:
     assert r.largest and r.largest[0].bytes == 100 * 50 * 8
 
 
-def test_a_jit_linker_is_profiled_with_one_that_times_nodes() -> None:
+def test_a_jit_linker_is_profiled_with_one_that_times_nodes(monkeypatch: pytest.MonkeyPatch) -> None:
     if modecfg.linkers.why_unavailable("numba"):
         pytest.skip("numba is not installed")
     import warnings
@@ -161,7 +160,7 @@ def test_a_jit_linker_is_profiled_with_one_that_times_nodes() -> None:
     from modecfg.profiles import session
 
     x = pt.vector("x")
-    session._said = False
+    monkeypatch.setattr(session, "_said", False)  # as in a fresh process
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         f = modecfg.function([x], pt.exp(x).sum(), mode="NUMBA", profile=True)
@@ -213,7 +212,7 @@ def test_the_profile_command_writes_every_format(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "Profile of" in proc.stdout and "calls" in proc.stdout
     assert proc.stderr.count("Profile of") == 0  # not printed a second time at exit
-    jsonschema.validate(json.loads(files["json"].read_text()), schema())
+    pytest.importorskip("jsonschema").validate(json.loads(files["json"].read_text()), schema())
     assert json.loads(files["trace"].read_text())["traceEvents"]
     assert "<svg" in files["html"].read_text()
 
@@ -230,7 +229,7 @@ def test_the_summary_is_printed_at_exit_to_the_destination(tmp_path: Path) -> No
         **os.environ,
         "PYTHONPATH": str(ROOT),
         "MODECFGRC": "",
-        "MODECFG_FLAGS": f"profiling.destination={out}",
+        "MODECFG_FLAGS": f"profiling.destination={out},base_compiledir={COMPILEDIR}",  # the tests' cache
     }
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     assert proc.returncode == 0, proc.stderr
