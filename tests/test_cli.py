@@ -187,7 +187,8 @@ def test_python_dash_m_and_the_console_script_entry_point() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "modecfg", "show"], env=env, capture_output=True, text=True, timeout=60
     )
-    assert proc.returncode == 0 and proc.stdout.split("\n")[0].split() == ["floatX", "float32", "THEANO_FLAGS"]
+    assert proc.returncode == 0
+    assert proc.stdout.split("\n")[0].split() == ["floatX", "float32", "THEANO_FLAGS"]
     script = Path(sys.executable).parent / "modecfg"  # the console script pip installed beside python
     if not script.exists():
         pytest.skip("modecfg is not installed as a console script in this environment")

@@ -452,7 +452,8 @@ def test_several_problems_are_raised_together() -> None:
         "FlagValueError",
         "UnknownFlagError",
     ]
-    assert str(info.value).startswith("3 configuration problems:\n  - PYTENSOR_FLAGS: item 'float32' has no '='")
+    first = "3 configuration problems:\n  - PYTENSOR_FLAGS: item 'float32' has no '='"
+    assert str(info.value).startswith(first)
 
 
 def test_obsolete_notes_warn_once_at_load() -> None:
