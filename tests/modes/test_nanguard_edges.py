@@ -226,3 +226,19 @@ def test_a_bad_gradient_names_its_forward_expression_and_the_grad_call() -> None
     assert f"gradient of the expression at {__file__}:{LINES['forward']}" in message
     assert f"pt.grad called at {__file__}:{LINES['grad']}" in message
     np.testing.assert_array_equal(w.get_value(), [0.0, 1.0])
+
+
+USABLE_LINKERS = [r.name for r in modecfg.linkers.table() if r.available and r.name not in ("c", "jax")]
+
+
+@pytest.mark.parametrize("linker", USABLE_LINKERS)
+def test_the_guard_wraps_every_linker(linker: str) -> None:
+    x = pt.vector("x")
+    w = pytensor.shared(np.ones(2), name="w")
+    with modecfg.config.override(linker=linker):
+        fn = modecfg.function([x], pt.log(x).sum(), updates=[(w, w + x)], mode="NanGuardMode")
+    assert fn(np.array([1.0, 2.0])) == pytest.approx(np.log(2.0))
+    np.testing.assert_array_equal(w.get_value(), [2.0, 3.0])
+    with pytest.raises(modecfg.NanGuardError, match="NaN in Log"):
+        fn(np.array([-1.0, 1.0]))
+    np.testing.assert_array_equal(w.get_value(), [2.0, 3.0])
