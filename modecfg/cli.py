@@ -218,9 +218,41 @@ def cmd_doctor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
+def _script_arguments(args: argparse.Namespace, options: Sequence[str]) -> None:
+    """Options of ours written after the script (``modecfg profile train.py 3 --html p.html``)
+    are ours; everything after ``--`` is the script's. Checked before the script runs."""
+    if not os.path.isfile(args.script):
+        raise _Failed(
+            f"no script {args.script!r} (the first argument after the command is the script to run)"
+        )
+    rest: list[str] = []
+    words = list(args.args)
+    while words:
+        word = words.pop(0)
+        name, eq, value = word.partition("=")
+        if name in options:
+            if not eq:
+                if not words:
+                    raise _Failed(f"{name} needs a file name")
+                value = words.pop(0)
+            setattr(args, name.lstrip("-"), value)
+            continue
+        rest.append(word)
+    args.args = rest + list(getattr(args, "passthrough", []))
+    for option in options:
+        path = getattr(args, option.lstrip("-"), None)
+        if path:
+            directory = os.path.dirname(os.path.abspath(path))
+            if not os.path.isdir(directory):
+                raise _Failed(f"{option} {path}: the directory {directory} does not exist")
+            if not os.access(directory, os.W_OK):
+                raise _Failed(f"{option} {path}: cannot write in {directory}")
+
+
 def cmd_check_float32(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from modecfg.checks.script import run_script
 
+    _script_arguments(args, ())
     try:
         findings = run_script(args.script, args.args)
     except SystemExit as exc:  # the script's own exit: keep what was found
@@ -262,6 +294,7 @@ def cmd_profile(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from modecfg.profiles.render import to_html, to_json, to_trace
     from modecfg.profiles.session import all_stats, reports
 
+    _script_arguments(args, ("--json", "--trace", "--html"))
     modecfg.config.set("profile", True, source="modecfg profile")
     before = len(all_stats())  # report the script's functions only
     code = 0
@@ -301,6 +334,10 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     modecfg.replay(args.dump, dump=args.write_dump)  # raises the dump's NanGuardError again
     out.write(f"{args.dump}: the call no longer produces a bad value\n")
     return 0
+
+
+class _Failed(Exception):
+    """A command that cannot start (missing script, unwritable output): a message, exit 2."""
 
 
 class _Usage(Exception):
@@ -374,7 +411,11 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
     out = out or sys.stdout
     err = err or sys.stderr
     parser = _parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    # Everything after "--" is the script's (argparse would drop the "--" itself).
+    passthrough = words[words.index("--") + 1 :] if "--" in words else []
+    args = parser.parse_args(words[: len(words) - len(passthrough) - 1] if "--" in words else words)
+    args.passthrough = passthrough
     with warnings.catch_warnings():
         warnings.simplefilter("default")
 
@@ -387,6 +428,13 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
             return handler(args, out, err)
         except _Usage as exc:
             parser.error(str(exc))
+        except _Failed as exc:
+            err.write(f"error: {exc}\n")
+            return 2
+        except BrokenPipeError:  # `modecfg show --all | head`: the reader has all it wanted
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())  # Python's own flush at exit must not fail too
+            return 0
         except ConfigErrors as exc:
             for e in exc.errors:
                 err.write(f"error: {e}\n")

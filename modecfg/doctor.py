@@ -50,11 +50,14 @@ def _numpy_blas() -> str:
 def _pytensor_blas() -> str:
     import warnings
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # PyTensor warns when it finds none: said below
-        import pytensor
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # PyTensor warns when it finds none: said below
+            import pytensor
 
-        flags = str(pytensor.config.blas__ldflags or "")
+            flags = str(pytensor.config.blas__ldflags or "")
+    except Exception as exc:  # PyTensor itself cannot start with this configuration
+        return f"unknown: PyTensor fails to start here ({type(exc).__name__}: {exc})"
     if flags:
         return flags
     return "nothing: C code does matrix products through numpy (slower; conda's PyTensor links a BLAS)"
@@ -73,9 +76,12 @@ def _integration() -> list[tuple[str, str]]:
 
     from modecfg._pytensor.patches import TESTED, status, version_problem
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # what is off is listed here
-        import pytensor  # noqa: F401  (loading it puts the integration points in)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # what is off is listed here
+            import pytensor  # noqa: F401  (loading it puts the integration points in)
+    except Exception as exc:
+        return [("PyTensor", f"fails to start with this configuration ({type(exc).__name__}: {exc})")]
     low, high = TESTED
     rows = [("PyTensor", version_problem() or f"{_version('pytensor')}, in the tested range "
              f">= {low[0]}.{low[1]}, < {high[0]}.{high[1]}")]  # fmt: skip

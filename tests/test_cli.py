@@ -234,3 +234,29 @@ def test_demo_refuses_an_unknown_mode_before_running(fresh_config: None) -> None
     assert code == 1 and out == ""
     assert "unknown mode 'FAST_RUNN'" in err and "did you mean 'FAST_RUN'" in err
     modecfg.config.reset("floatX")
+
+
+def test_output_cut_short_by_a_closed_pipe_is_no_traceback() -> None:
+    """`modecfg show --all | head -1`: the reader leaves early."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "modecfg", "show", "--all"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
+    )  # fmt: skip
+    assert proc.stdout is not None and proc.stderr is not None
+    first = proc.stdout.read(20)
+    proc.stdout.close()  # as head does
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 0 and first.startswith(b"floatX")
+    assert "Traceback" not in err and "BrokenPipeError" not in err
+
+
+def test_doctor_with_a_compiler_that_does_not_exist_says_so() -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MODECFG_FLAGS": "cxx=/nonexistent/g++"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "modecfg", "doctor"], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0
+    assert "/nonexistent/g++ does not exist or cannot be run" in proc.stdout  # the linker table
+    assert "PyTensor fails to start here (FileNotFoundError" in proc.stdout
+    assert 'File "' + str(ROOT / "modecfg") not in proc.stderr  # no traceback through modecfg

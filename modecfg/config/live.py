@@ -675,7 +675,11 @@ class _State:
             return self.sections[spec.section].__dict__[spec.attr]
         except KeyError:
             assert isinstance(spec.default, Lazy), name
-            self.root._ready()
+            if not self.ready:  # the first read of the process: the sources may set it
+                self.root._ready()
+                found = self.sections[spec.section].__dict__.get(spec.attr, _MISSING)
+                if found is not _MISSING:
+                    return found
             return spec.default.compute(self.root)
 
     def materialize(self, root: Config) -> None:
@@ -755,6 +759,7 @@ class _State:
 _RESERVED = {n for n in dir(Config) if not n.startswith("_")}
 _OVERRIDE = Layer.OVERRIDE
 _PARENT = object()  # key of a frame's parent frame
+_MISSING = object()
 
 
 def _warn_notes(notes: Iterable[Note]) -> None:

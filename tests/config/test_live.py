@@ -462,3 +462,18 @@ def test_obsolete_notes_warn_once_at_load() -> None:
         cfg = modecfg.load(env={"THEANO_FLAGS": "lib.cnmem=1,lib.cnmem=2"})
     assert len([w for w in caught if w.category is modecfg.ObsoleteFlagWarning]) == 1
     assert len(cfg.notes) == 2
+
+
+@pytest.mark.parametrize(
+    ("flag", "value"), [("cxx", "/opt/my/g++"), ("base_compiledir", "/tmp/elsewhere"), ("compile.timeout", "7")]
+)
+def test_the_first_read_of_a_computed_default_sees_the_sources(flag: str, value: str) -> None:
+    """A flag with a computed default, read first thing in a fresh process, has the value the
+    environment gives it (the read that loads the sources used to return the default)."""
+    from tests.fresh import run_json
+
+    out = run_json(
+        f"import json, modecfg\nprint(json.dumps({{'value': str(modecfg.config[{flag!r}])}}))",
+        {"MODECFG_FLAGS": f"{flag}={value}"},
+    )
+    assert out["value"] == value

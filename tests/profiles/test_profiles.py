@@ -188,7 +188,8 @@ def test_unprofiled_functions_say_so() -> None:
         report(modecfg.function([x], x + 1))
 
 
-def test_the_profile_command_writes_every_format(tmp_path: Path) -> None:
+@pytest.mark.parametrize("order", ["options first", "the README's order: options after the script"])
+def test_the_profile_command_writes_every_format(tmp_path: Path, order: str) -> None:
     script = tmp_path / "train.py"
     script.write_text(
         textwrap.dedent(
@@ -205,8 +206,10 @@ def test_the_profile_command_writes_every_format(tmp_path: Path) -> None:
         )
     )
     files = {kind: tmp_path / f"p.{kind}" for kind in ("json", "trace", "html")}
-    cmd = [sys.executable, "-m", "modecfg", "profile", "--json", str(files["json"]), "--trace",
-           str(files["trace"]), "--html", str(files["html"]), str(script), "--epochs", "1"]  # fmt: skip
+    options = ["--json", str(files["json"]), "--trace", str(files["trace"]), f"--html={files['html']}"]
+    script_args = [str(script), "--epochs", "1"]
+    words = options + script_args if order == "options first" else script_args + options
+    cmd = [sys.executable, "-m", "modecfg", "profile", *words]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "MODECFGRC": ""}
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=180, env=env)
     assert proc.returncode == 0, proc.stderr
@@ -215,6 +218,42 @@ def test_the_profile_command_writes_every_format(tmp_path: Path) -> None:
     pytest.importorskip("jsonschema").validate(json.loads(files["json"].read_text()), schema())
     assert json.loads(files["trace"].read_text())["traceEvents"]
     assert "<svg" in files["html"].read_text()
+
+
+def test_after_a_double_dash_every_word_is_the_scripts(tmp_path: Path) -> None:
+    from modecfg.cli import main
+
+    script = tmp_path / "s.py"
+    script.write_text("import sys\nassert sys.argv[1:] == ['--json', 'x.json'], sys.argv\n")
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["profile", str(script), "--", "--json", "x.json"], out, err) == 1  # ran; compiled nothing
+    assert "no function was profiled" in out.getvalue() and err.getvalue() == ""
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_an_output_path_that_cannot_be_written_stops_before_the_script_runs(tmp_path: Path) -> None:
+    from modecfg.cli import main
+
+    marker = tmp_path / "ran"
+    script = tmp_path / "s.py"
+    script.write_text(f"open({str(marker)!r}, 'w').close()\n")
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["profile", str(script), "--html", "/nonexistent-dir/p.html"], out, err)
+    assert code == 2 and not marker.exists()
+    assert (
+        err.getvalue()
+        == "error: --html /nonexistent-dir/p.html: the directory /nonexistent-dir does not exist\n"
+    )
+
+
+def test_a_missing_script_is_a_message_and_exit_2(tmp_path: Path) -> None:
+    from modecfg.cli import main
+
+    for command in ("profile", "check-float32"):
+        out, err = io.StringIO(), io.StringIO()
+        assert main([command, str(tmp_path / "nosuch.py")], out, err) == 2
+        assert err.getvalue().startswith(f"error: no script '{tmp_path / 'nosuch.py'}'")
+        assert out.getvalue() == ""
 
 
 def test_the_summary_is_printed_at_exit_to_the_destination(tmp_path: Path) -> None:
