@@ -9,6 +9,14 @@ text). PyTensor's classes are left untouched. The fix verifies that the call is 
 it expects it; where it is not (numpy 1, or a PyTensor that no longer has it),
 :func:`debug_mode_class` returns PyTensor's DebugMode itself.
 
+float32 tolerances: DebugMode compares each rewritten result with the one it replaces,
+and each C result with the Python one, with PyTensor's default float32 tolerances
+(atol = rtol = 1e-5), tighter than float32 rounding over a real graph: the demo's
+``log1p(-sigmoid(x)) -> -softplus(x)`` differs by 9e-5 and was reported as a bug. This
+DebugMode compares float32 (and complex64) results with PyTensor's own "sloppy" float32
+tolerances (atol 1e-4, rtol 1e-3; looser ones if ``tensor.cmp_sloppy`` set them), through
+the per-variable ``tag.values_eq_approx`` that DebugMode honours; float64 is unchanged.
+
 The classes are defined at module level so that a function compiled in this DebugMode
 pickles as PyTensor's does. Imported only when a DebugMode is built.
 """
@@ -21,7 +29,59 @@ from typing import Any
 import numpy as np
 from pytensor.compile.debug import debugmode as _dm
 
-__all__ = ["DebugMode", "debug_mode_class", "fix_applies", "rename_attribute"]
+__all__ = ["DebugMode", "debug_mode_class", "fix_applies", "float32_close", "rename_attribute"]
+
+FLOAT32_ATOL = 1e-4  # PyTensor's own float32 tolerances under tensor.cmp_sloppy=1
+FLOAT32_RTOL = 1e-3
+_NARROW = ("float32", "complex64")
+
+
+def _close(a: Any, b: Any, remove_inf: bool, remove_nan: bool) -> bool:
+    from pytensor.tensor import math as ptm
+    from pytensor.tensor.type import values_eq_approx
+
+    atol = max(FLOAT32_ATOL, ptm.float32_atol)
+    rtol = max(FLOAT32_RTOL, ptm.float32_rtol)
+    return bool(values_eq_approx(a, b, remove_inf, remove_nan, rtol=rtol, atol=atol))
+
+
+def float32_close(a: Any, b: Any) -> bool:
+    """DebugMode's comparison of two float32 results, with tolerances that fit float32."""
+    return _close(a, b, False, False)
+
+
+def float32_close_remove_inf(a: Any, b: Any) -> bool:
+    """``values_eq_approx_remove_inf`` (set by stability rewrites) with float32 tolerances."""
+    return _close(a, b, True, False)
+
+
+def float32_close_remove_nan(a: Any, b: Any) -> bool:
+    return _close(a, b, False, True)
+
+
+def float32_close_remove_inf_nan(a: Any, b: Any) -> bool:
+    return _close(a, b, True, True)
+
+
+def _float32_rule(current: Any) -> Any:
+    """The float32 comparison for a variable whose comparison is ``current`` (None: none set)."""
+    from pytensor.tensor import type as tt
+
+    return {
+        None: float32_close,
+        tt.values_eq_approx_remove_inf: float32_close_remove_inf,
+        tt.values_eq_approx_remove_nan: float32_close_remove_nan,
+        tt.values_eq_approx_remove_inf_nan: float32_close_remove_inf_nan,
+    }.get(current, current)  # a rule of PyTensor's or the user's own: kept
+
+
+def _float32_tolerances(fgraph: Any) -> None:
+    """Compare this graph's float32 results with float32 tolerances (see the module docstring)."""
+    tracker = getattr(fgraph, "equivalence_tracker", None)
+    variables = set(fgraph.variables) | set(getattr(tracker, "reasons", {}))
+    for var in variables:
+        if getattr(var.type, "dtype", None) in _NARROW:
+            var.tag.values_eq_approx = _float32_rule(getattr(var.tag, "values_eq_approx", None))
 
 
 def rename_attribute(code: types.CodeType, old: str, new: str) -> tuple[types.CodeType, int]:
@@ -68,7 +128,7 @@ def fix_applies() -> bool:
 
 
 class _Linker(_dm._Linker):  # type: ignore[misc]
-    """DebugMode's linker, restoring 0-d inputs with ``fill``."""
+    """DebugMode's linker, restoring 0-d inputs with ``fill`` (where numpy 2 needs it)."""
 
     if _MAKE_ALL is not None:
         make_all = _MAKE_ALL
@@ -84,6 +144,7 @@ class _Maker(_dm._Maker):  # type: ignore[misc]
         super().__init__(*args, **kwargs)
         # PyTensor's maker made its own _Linker; this one's differs by make_all only.
         self.linker.__class__ = _Linker
+        _float32_tolerances(self.fgraph)
 
 
 class DebugMode(_dm.DebugMode):  # type: ignore[misc]
@@ -95,5 +156,6 @@ class DebugMode(_dm.DebugMode):  # type: ignore[misc]
 
 
 def debug_mode_class() -> type[Any]:
-    """The DebugMode to build: this module's where the fix applies, else PyTensor's."""
-    return DebugMode if fix_applies() else _dm.DebugMode
+    """The DebugMode modecfg builds: PyTensor's, with the numpy 2 fix where it applies and
+    float32 tolerances that fit float32."""
+    return DebugMode

@@ -465,7 +465,8 @@ def test_obsolete_notes_warn_once_at_load() -> None:
 
 
 @pytest.mark.parametrize(
-    ("flag", "value"), [("cxx", "/opt/my/g++"), ("base_compiledir", "/tmp/elsewhere"), ("compile.timeout", "7")]
+    ("flag", "value"),
+    [("cxx", "/opt/my/g++"), ("base_compiledir", "/tmp/elsewhere"), ("compile.timeout", "7")],
 )
 def test_the_first_read_of_a_computed_default_sees_the_sources(flag: str, value: str) -> None:
     """A flag with a computed default, read first thing in a fresh process, has the value the
