@@ -7,11 +7,14 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: demo test bench lint clean
 
+# pip's own output (and setuptools' notes on editable installs) goes to a log, shown if it fails.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
-	touch $(STAMP)
+	@echo "installing modecfg and what it needs into $(VENV) (pip's log: $(VENV)/install.log)"
+	@$(BIN)/python -m pip install --upgrade pip > $(VENV)/install.log 2>&1 \
+	  && $(BIN)/python -m pip install -e '.[test]' >> $(VENV)/install.log 2>&1 \
+	  || { cat $(VENV)/install.log; exit 1; }
+	@touch $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/modecfg demo
@@ -28,8 +31,8 @@ bench: $(STAMP)
 	$(BIN)/python bench/profile_bench.py
 
 $(VENV)/.dev: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	touch $(VENV)/.dev
+	@$(BIN)/python -m pip install -e '.[dev]' >> $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; exit 1; }
+	@touch $(VENV)/.dev
 
 lint: $(VENV)/.dev
 	$(BIN)/ruff check modecfg tests bench
@@ -37,4 +40,4 @@ lint: $(VENV)/.dev
 	$(BIN)/mypy
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info
+	rm -rf $(VENV) .venv-newest .pytest_cache .hypothesis build *.egg-info

@@ -21,6 +21,7 @@ Every error names what was wrong, where it came from and what is valid::
     ModecfgWarning (UserWarning)
     ├── ObsoleteFlagWarning                  a legacy Theano/Aesara flag or value
     ├── Float64Warning                       float64 in a float32 graph
+    ├── MissingBlasWarning                   PyTensor's C code has no BLAS (what it costs, the fix)
     └── PyTensorIntegrationWarning           an integration point left off (PyTensor differs)
 
 The command line turns a :class:`ModecfgError` into its message and ``exit_code``.
@@ -44,6 +45,7 @@ __all__ = [
     "Float64Error",
     "Float64Warning",
     "LinkerUnavailableError",
+    "MissingBlasWarning",
     "ModecfgError",
     "ModecfgWarning",
     "NanGuardError",
@@ -187,3 +189,7 @@ class Float64Warning(ModecfgWarning):
 class PyTensorIntegrationWarning(ModecfgWarning):
     """The installed PyTensor is outside the tested range, or differs where modecfg meets it:
     the integration points that could not be verified are left off (``modecfg doctor``)."""
+
+
+class MissingBlasWarning(ModecfgWarning):
+    """PyTensor's C code found no BLAS library: matrix products are slower (said once, with the fix)."""

@@ -15,7 +15,7 @@ from typing import Any
 
 from pytensor.graph.features import Feature
 
-from modecfg._pytensor import gradients, locate
+from modecfg._pytensor import blas, gradients, locate
 from modecfg._pytensor.hooks import hooks
 from modecfg._pytensor.modetable import ModeTable
 from modecfg._pytensor.state import is_on, original
@@ -90,6 +90,8 @@ def _prepare_fgraph(inputs: Any, outputs: Any, additional_outputs: Any, fgraph: 
     locate.remember(fgraph)
     for hook in hooks.before_rewrites:
         hook(fgraph)
+    mode = args[0] if args else kwargs.get("mode")
+    blas.notice(fgraph, mode)
     carry = CarryTraces()
     fgraph.attach_feature(carry)
     try:

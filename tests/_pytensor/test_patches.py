@@ -237,3 +237,34 @@ def test_pytensor_imported_before_modecfg_gets_the_integration_at_modecfg_import
     )
     assert out["type"] == "GuardLinker"
     assert len(out["on"]) == sum(not p.on_demand for p in patches.PATCHES)
+
+
+def test_pytensors_blas_warning_gives_way_to_one_of_modecfgs() -> None:
+    out = _run(
+        """
+        import json, warnings
+        warnings.simplefilter("always")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            import modecfg, numpy as np, pytensor, pytensor.tensor as pt
+            from modecfg._pytensor import blas
+            a = pt.matrix("a")
+            for _ in range(2):
+                f = modecfg.function([a], pt.dot(a, a).sum(), mode="FAST_RUN")
+            f(np.ones((3, 3)))
+            blas_flags = pytensor.config.blas__ldflags
+        texts = [(w.category.__name__, str(w.message)) for w in caught]
+        print(json.dumps({"texts": texts, "flags": blas_flags}))
+        """
+    )
+    pytensors = [t for c, t in out["texts"] if t.startswith("PyTensor could not link to a BLAS")]
+    ours = [t for c, t in out["texts"] if c == "MissingBlasWarning"]
+    assert pytensors == []
+    if out["flags"]:
+        assert ours == []  # a BLAS is linked here: nothing to say
+    else:
+        assert (
+            len(ours) == 1
+            and "apt install libopenblas-dev" in ours[0]
+            and "blas.ldflags=-lopenblas" in ours[0]
+        )
