@@ -240,16 +240,78 @@ class _Walker:
         if ints:
             operand = ints[0]
             name = getattr(operand, "name", None)
-            what = name or (f"(made by {operand.owner.op})" if operand.owner is not None else "")
+            roots = [] if name else _named_int_roots(operand)
+            if name or not roots:
+                what = name or (f"(made by {operand.owner.op})" if operand.owner is not None else "")
+                return (
+                    Reason.INT_FLOAT_UPCAST,
+                    f"cast the {_dtype(operand)} operand {what} to float32 before this operation: "
+                    f"pt.cast({name or '...'}, 'float32'), or make it float32 where it is created",
+                )
+            names = ", ".join(roots)
             return (
                 Reason.INT_FLOAT_UPCAST,
-                f"cast the {_dtype(operand)} operand {what} to float32 before this operation: "
-                f"pt.cast({name or '...'}, 'float32'), or make it float32 where it is created",
+                f"the {_dtype(operand)} operand is computed from {names}: declare {names} float32 where "
+                f"it is created (e.g. pt.vector('{roots[0]}', dtype='float32')), or cast it first: "
+                f"pt.cast({roots[0]}, 'float32')",
             )
         return (
             Reason.EXPLICIT_CAST,
             f"{op} was asked for float64 (a dtype= or acc_dtype= argument): ask for float32",
         )
+
+
+def _named_int_roots(var: Any, limit: int = 200) -> list[str]:
+    """The named integer inputs an integer value is computed from (``y`` for ``1 - y``)."""
+    names: list[str] = []
+    seen: set[int] = set()
+    stack = [var]
+    while stack and len(seen) < limit:
+        current = stack.pop()
+        if id(current) in seen or not _is_int(current):
+            continue
+        seen.add(id(current))
+        if current.owner is None:
+            if (
+                getattr(current, "name", None)
+                and current.name not in names
+                and "Constant" not in type(current).__name__
+            ):
+                names.append(str(current.name))
+            continue
+        stack.extend(current.owner.inputs)
+    return names
+
+
+def _fold_gradient_seeds(findings: list[Finding]) -> list[Finding]:
+    """A float64 constant that pt.grad made (the seed of the gradient of a float64 cost) is no
+    origin of its own: it follows from whatever made the cost float64. Folded into the first
+    other finding; alone, it is said at the grad call, with the fix that works."""
+    from modecfg._pytensor.gradients import grad_origin
+
+    def is_seed(f: Finding) -> bool:
+        return f.reason is Reason.FLOAT64_CONSTANT and f.node is not None and grad_origin(f.node) is not None
+
+    seeds = [f for f in findings if is_seed(f)]
+    if not seeds:
+        return findings
+    others = [f for f in findings if not is_seed(f)]
+    if others:
+        first = others[0]
+        folded = first._replace(
+            consequences=first.consequences + tuple(v for s in seeds for v in (s.variable, *s.consequences))
+        )
+        return [folded, *others[1:]]
+    origin = grad_origin(seeds[0].node)
+    call = origin.call if origin is not None else None
+    return [
+        seed._replace(
+            source=call or seed.source,
+            fix="the gradient of a float64 cost is float64 from its first step: make the cost float32 "
+            "(find where float64 enters it), and the gradient follows",
+        )
+        for seed in seeds[:1]
+    ]
 
 
 def check_float32(target: Any) -> list[Finding]:
@@ -285,4 +347,4 @@ def check_float32(target: Any) -> list[Finding]:
                 consequences=tuple(raw["consequences"]),
             )
         )
-    return findings
+    return _fold_gradient_seeds(findings)

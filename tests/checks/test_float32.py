@@ -243,3 +243,45 @@ def test_the_command_passes_a_clean_script(tmp_path: Path) -> None:
 def test_the_command_reports_a_crashing_script(tmp_path: Path) -> None:
     proc = _run_check(tmp_path, "raise RuntimeError('boom')\n")
     assert proc.returncode == 2 and "RuntimeError: boom" in proc.stderr
+
+
+def _tutorial_with_int32_labels() -> tuple[object, object]:
+    """The classic Theano tutorial: its labels are int32, so its cost and gradient are float64."""
+    x = pt.matrix("x", dtype="float32")
+    y = pt.ivector("y")
+    w = pytensor.shared(np.zeros(5, dtype="float32"), name="w")
+    p_1 = 1 / (1 + pt.exp(-pt.dot(x, w)))
+    xent = -y * pt.log(p_1) - (1 - y) * pt.log(1 - p_1)
+    cost = xent.mean()
+    return cost, pt.grad(cost, w)
+
+
+def test_the_gradients_float64_seed_folds_into_what_made_the_cost_float64() -> None:
+    cost, gw = _tutorial_with_int32_labels()
+    findings = check_float32([cost, gw])
+    assert [f.reason for f in findings] == [Reason.INT_FLOAT_UPCAST, Reason.INT_FLOAT_UPCAST]
+    assert not any("Second" in f.op for f in findings)  # no finding the user cannot act on
+    seeds = [v for v in findings[0].consequences if v.owner is not None and "Second" in str(v.owner.op)]
+    assert seeds  # what the seed led to is counted with the finding it follows from
+
+
+def test_an_integer_operand_is_named_by_the_input_it_comes_from() -> None:
+    cost, _ = _tutorial_with_int32_labels()
+    fixes = [f.fix for f in check_float32(cost)]
+    assert fixes and all(
+        fix.startswith("the int32 operand is computed from y: declare y float32") for fix in fixes
+    )
+    assert all("pt.cast(y, 'float32')" in fix for fix in fixes)
+
+
+def test_a_seed_alone_is_said_at_the_grad_call_with_a_fix_that_works() -> None:
+    from modecfg._pytensor.gradients import GradOrigin
+    from modecfg._source import SourceLine
+    from modecfg.checks.float32 import Finding, _fold_gradient_seeds
+
+    node = pt.vector("v").sum().owner  # any node: tagged as pt.grad tags the nodes it makes
+    call = SourceLine("train.py", 9, "g = pt.grad(cost, w)")
+    node.tag.modecfg_grad = GradOrigin(call, None)
+    seed = Finding(None, node, "Second", ("float64",), Reason.FLOAT64_CONSTANT, None, "make it float32", ())
+    (said,) = _fold_gradient_seeds([seed])
+    assert said.source == call and said.fix.startswith("the gradient of a float64 cost is float64")
