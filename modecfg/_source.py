@@ -7,7 +7,7 @@ import linecache
 import os
 from typing import Any, NamedTuple
 
-__all__ = ["SourceLine", "is_library", "source_line", "user_frame"]
+__all__ = ["SourceLine", "calling_line", "is_library", "source_line", "user_frame"]
 
 _MODECFG_DIR = os.path.dirname(os.path.abspath(__file__))
 _DEMO = os.path.join(_MODECFG_DIR, "demo.py")
@@ -72,3 +72,17 @@ def source_line(thing: Any) -> SourceLine | None:
         return None
     filename, lineno, _, text = frame
     return SourceLine(filename, lineno, text or linecache.getline(filename, lineno).strip())
+
+
+def calling_line() -> SourceLine | None:
+    """The first line of user code on the current stack (who called ``grad``, who compiled)."""
+    import sys
+
+    frame: Any = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not is_library(filename):
+            line = frame.f_lineno
+            return SourceLine(filename, line, linecache.getline(filename, line).strip())
+        frame = frame.f_back
+    return None

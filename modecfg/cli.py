@@ -74,9 +74,16 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 "doc": exp.doc,
                 "type": exp.kind,
                 "choices": list(exp.choices),
-                "layers": [
-                    {"raw": _jsonable(c.raw), "value": _jsonable(c.value), "origin": _origin_dict(c.origin)}
-                    for c in exp.layers
+                "layers": [  # lowest precedence first, the default included, as the text shows them
+                    {"raw": None, "value": _jsonable(exp.default), "origin": {"layer": "default"}},
+                    *(
+                        {
+                            "raw": _jsonable(c.raw),
+                            "value": _jsonable(c.value),
+                            "origin": _origin_dict(c.origin),
+                        }
+                        for c in exp.layers
+                    ),
                 ],
             },
             out,
@@ -204,14 +211,24 @@ def cmd_linkers(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def cmd_modes(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     cfg = modecfg.config
-    out.write(f"{'mode':<14} {'optimizer':<26} {'linker':<16} what it is for\n")
-    for row in modecfg.modes.table():
-        linker = row.linker if row.available else "unusable here"
+    rows = modecfg.modes.table()
+    cells = [(r.name, r.optimizer, r.linker if r.available else "unusable here") for r in rows]
+    widths = [
+        max(len(title), *(len(c[i]) for c in cells))
+        for i, title in enumerate(("mode", "optimizer", "linker"))
+    ]
+    out.write(f"{'mode':<{widths[0]}}  {'optimizer':<{widths[1]}}  {'linker':<{widths[2]}}  what it is for\n")
+    for row, (name, optimizer, linker) in zip(rows, cells, strict=True):
         mark = " (deprecated)" if row.deprecated else ""
-        out.write(f"{row.name:<14} {row.optimizer:<26} {linker:<16} {row.purpose}{mark}\n")
+        out.write(
+            f"{name:<{widths[0]}}  {optimizer:<{widths[1]}}  {linker:<{widths[2]}}  {row.purpose}{mark}\n"
+        )
         if not row.available:
-            out.write(f"{'':<14} {row.why_not}\n")
-    out.write(f"\nthe mode flag is {cfg.mode} (from {cfg.origin('mode')})\n")
+            out.write(f"{'':<{widths[0]}}  {row.why_not}\n")
+    aliases = [n for n in modecfg.modes.mode_names() if n not in {r.name for r in rows}]
+    for alias in aliases:
+        out.write(f"\n{alias} is another name for {modecfg.modes.canonical_mode(alias)}")
+    out.write(f"\n{'' if not aliases else chr(10)}the mode flag is {cfg.mode} (from {cfg.origin('mode')})\n")
     return 0
 
 
@@ -377,7 +394,7 @@ def _parser() -> argparse.ArgumentParser:
     s = sub.add_parser("explain", help="one flag: value, origin, every layer, doc, choices")
     s.set_defaults(handler=cmd_explain)
     s.add_argument("flag")
-    s.add_argument("--json", action="store_true")
+    s.add_argument("--json", action="store_true", help="machine-readable output")
 
     s = sub.add_parser("validate", help="check the environment and rc files; non-zero exit on problems")
     s.set_defaults(handler=cmd_validate)
@@ -391,7 +408,7 @@ def _parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("linkers", help="the linker table: what each linker is, and if it runs here")
     s.set_defaults(handler=cmd_linkers)
-    s.add_argument("--json", action="store_true")
+    s.add_argument("--json", action="store_true", help="machine-readable output")
 
     s = sub.add_parser("modes", help="the registered modes: optimizer, linker, what each is for")
     s.set_defaults(handler=cmd_modes)

@@ -260,3 +260,37 @@ def test_doctor_with_a_compiler_that_does_not_exist_says_so() -> None:
     assert "/nonexistent/g++ does not exist or cannot be run" in proc.stdout  # the linker table
     assert "PyTensor fails to start here (FileNotFoundError" in proc.stdout
     assert 'File "' + str(ROOT / "modecfg") not in proc.stderr  # no traceback through modecfg
+
+
+def test_modes_lines_up_its_columns_and_names_the_aliases() -> None:
+    code, out, _ = _cli("modes")
+    assert code == 0
+    lines = out.splitlines()
+    header = lines[0]
+    starts = [header.index(title) for title in ("optimizer", "linker", "what it is for")]
+    rows = [
+        line
+        for line in lines[1:]
+        if line and not line.startswith(" ") and " is another name for " not in line
+    ]
+    rows = [r for r in rows if not r.startswith("the mode flag")]
+    for row in rows:  # every cell starts under its title
+        assert all(row[s - 2 : s] == "  " and row[s] != " " for s in starts), row
+    assert "DEBUG_MODE is another name for DebugMode" in out
+
+
+def test_explain_json_shows_the_default_layer_as_the_text_does() -> None:
+    code, out, _ = _cli("explain", "traceback.limit", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["layers"][0] == {"raw": None, "value": 8, "origin": {"layer": "default"}}
+
+
+def test_every_option_says_what_it_does() -> None:
+    from modecfg.cli import _parser
+
+    parser = _parser()
+    subparsers = next(a for a in parser._actions if isinstance(a, __import__("argparse")._SubParsersAction))
+    for name, sub in subparsers.choices.items():
+        for action in sub._actions:
+            if action.option_strings and action.dest != "help":
+                assert action.help, f"modecfg {name} {action.option_strings[0]} has no help text"

@@ -10,12 +10,11 @@ feeds it). Error locations and the NaN guard name both.
 
 from __future__ import annotations
 
-import sys
 from typing import Any, NamedTuple
 
-from modecfg._source import SourceLine, is_library, source_line
+from modecfg._source import SourceLine, source_line
 
-__all__ = ["GradOrigin", "calling_line", "grad_origin", "tag_gradient"]
+__all__ = ["GradOrigin", "grad_origin", "tag_gradient"]
 
 
 class GradOrigin(NamedTuple):
@@ -32,20 +31,6 @@ class GradOrigin(NamedTuple):
         if self.call is not None:
             text += f"\n    (pt.grad called at {self.call}: {self.call.code})"
         return text
-
-
-def calling_line() -> SourceLine | None:
-    """The first line of user code on the current stack (who called ``grad``)."""
-    import linecache
-
-    frame: Any = sys._getframe(1)
-    while frame is not None:
-        filename = frame.f_code.co_filename
-        if not is_library(filename):
-            line = frame.f_lineno
-            return SourceLine(filename, line, linecache.getline(filename, line).strip())
-        frame = frame.f_back
-    return None
 
 
 def grad_origin(node: Any) -> GradOrigin | None:

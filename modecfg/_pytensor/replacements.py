@@ -19,7 +19,7 @@ from modecfg._pytensor import blas, gradients, locate
 from modecfg._pytensor.hooks import hooks
 from modecfg._pytensor.modetable import ModeTable
 from modecfg._pytensor.state import is_on, original
-from modecfg._source import user_frame
+from modecfg._source import calling_line, user_frame
 from modecfg.config import config
 
 __all__ = ["CarryTraces"]
@@ -147,7 +147,7 @@ def _grad(cost: Any, wrt: Any, *args: Any, **kwargs: Any) -> Any:
     result = original("gradients")(cost, wrt, *args, **kwargs)
     if is_on("gradients"):
         try:
-            gradients.tag_gradient(cost, wrt, result, gradients.calling_line())
+            gradients.tag_gradient(cost, wrt, result, calling_line())
         except Exception:  # naming lines must never break a gradient
             _log.debug("could not tag the gradient's nodes", exc_info=True)
     return result

@@ -48,6 +48,7 @@ _SHAPING_FLAGS = (
 )  # fmt: skip
 
 _cache: dict[tuple[Any, ...], Any] = {}
+_deprecation_said: set[str] = set()
 _lock = threading.RLock()
 
 _BACKENDS = {"CVM": "cvm", "C": "c", "NUMBA": "numba", "JAX": "jax", "PYTORCH": "pytorch", "MLX": "mlx"}
@@ -78,7 +79,8 @@ def get_mode(mode: Any = None) -> Mode:
         raise UnknownModeError(
             f"unknown mode {mode!r}; registered modes: {', '.join(mode_names())}{hint}", flag="mode"
         )
-    if entry.deprecated:
+    if entry.deprecated and entry.name not in _deprecation_said:  # said once, not at every lookup
+        _deprecation_said.add(entry.name)
         warn(entry.deprecated, DeprecationWarning)
     if entry.factory is not None:
         return entry.factory()

@@ -47,7 +47,13 @@ def function(inputs: Any, outputs: Any = None, mode: Any = None, **kwargs: Any) 
         from modecfg.profiles.session import new_stats, timing_mode
 
         built, note = timing_mode(built)
-        kwargs["profile"] = new_stats(kwargs.get("name"), describe_linker(built.linker), note)
+        name = kwargs.get("name")
+        if name is None:  # the line that compiled it, rather than "<unnamed function>"
+            from modecfg._source import calling_line
+
+            where = calling_line()
+            name = f"function compiled at {where.file}:{where.line}" if where else None
+        kwargs["profile"] = new_stats(name, describe_linker(built.linker), note)
         memory = bool(config.profile_memory)
     # Every compile takes the lock, not only those that change pytensor.config: one
     # without overrides must not see another's while it runs.

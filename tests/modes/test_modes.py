@@ -190,11 +190,17 @@ def test_mode_names_match_in_any_case_as_in_pytensor() -> None:
     assert type(modecfg.get_mode("DEBUG_MODE")).__name__ == "DebugMode"
 
 
-def test_profile_mode_is_deprecated_and_profiles() -> None:
+def test_profile_mode_is_deprecated_once_and_profiles(monkeypatch: pytest.MonkeyPatch) -> None:
+    from modecfg.modes import build
+
+    monkeypatch.setattr(build, "_deprecation_said", set())  # as in a fresh process
     x = pt.vector("x")
     with pytest.warns(DeprecationWarning, match="ProfileMode is deprecated") as record:
         f = modecfg.function([x], x + 1, mode="ProfileMode")
-    assert record[0].filename == __file__  # the warning points at this line, not into modecfg
+        modecfg.function([x], x + 2, mode="ProfileMode")
+    said = [w for w in record if "ProfileMode is deprecated" in str(w.message)]
+    assert len(said) == 1  # once, not at every lookup
+    assert said[0].filename == __file__  # the warning points at this line, not into modecfg
     f(np.array([1.0]))
     assert f.profile is not None and f.profile.fct_callcount == 1
 

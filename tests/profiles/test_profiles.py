@@ -298,3 +298,13 @@ def test_the_profile_command_reports_a_crashing_script(tmp_path: Path) -> None:
         modecfg.config.reset("profile")  # the command turns the flag on for the script
     assert "RuntimeError: boom" in err.getvalue()
     assert "no function was profiled" in out.getvalue()
+
+
+def test_a_function_without_a_name_is_titled_by_the_line_that_compiled_it() -> None:
+    x = pt.vector("x")
+    f = modecfg.function([x], pt.exp(x).sum(), profile=True)  # compiled here
+    line = next(
+        i for i, t in enumerate(Path(__file__).read_text().splitlines(), 1) if t.endswith("# compiled here")
+    )
+    f(np.ones(3))
+    assert report(f).text().startswith(f"Profile of function compiled at {__file__}:{line}")
