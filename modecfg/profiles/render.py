@@ -83,12 +83,32 @@ def _bar_chart(report: ProfileReport, n: int) -> str:
     for i, row in enumerate(rows):
         y = i * bar_h + 5
         w = (width - label_w - 60) * row.share / top
-        label = html.escape(row.op[:40])
-        parts.append(f'<text x="0" y="{y + 13}" font-size="12">{label}</text>')
+        full, short = _label(row)
+        title = f"<title>{html.escape(full)}</title>"
+        parts.append(f'<text x="0" y="{y + 13}" font-size="12">{title}{html.escape(short)}</text>')
         parts.append(f'<rect x="{label_w}" y="{y}" width="{w:.1f}" height="{bar_h - 4}" fill="#4a7ebb"/>')
         parts.append(f'<text x="{label_w + w + 4:.1f}" y="{y + 13}" font-size="12">{row.share:.1%}</text>')
     parts.append("</svg>")
     return "".join(parts)
+
+
+_LABEL_CHARS = 38  # what fits in the label column (260 px at 12 px type) before the bars
+
+
+def _label(row: Any) -> tuple[str, str]:
+    """A bar's label, shortened to fit: the operation and the line that made it (file name
+    only); and the whole of both, shown on hover."""
+    import os
+    import re
+
+    where = ""
+    found = re.match(r"(.*?):(\d+)(?::|$)", row.source or "")
+    if found:
+        where = f" {os.path.basename(found[1])}:{found[2]}"
+    room = _LABEL_CHARS - len(where)
+    op = row.op if len(row.op) <= room else row.op[: max(room - 1, 8)] + "…"
+    title = f"{row.op} at {row.source}" if row.source else row.op
+    return title, f"{op}{where}"
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], left: Sequence[int] = ()) -> str:

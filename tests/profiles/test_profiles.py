@@ -308,3 +308,16 @@ def test_a_function_without_a_name_is_titled_by_the_line_that_compiled_it() -> N
     )
     f(np.ones(3))
     assert report(f).text().startswith(f"Profile of function compiled at {__file__}:{line}")
+
+
+def test_chart_labels_fit_their_column_and_carry_the_line(profiled: object) -> None:
+    from modecfg.profiles.render import _LABEL_CHARS, _label
+
+    r = report(profiled)
+    for row in r.applies:
+        full, short = _label(row)
+        assert len(short) <= _LABEL_CHARS + 1  # the ellipsis
+        if row.source:
+            assert short.endswith(f"test_profiles.py:{row.source.split(':')[1]}") and row.source in full
+    page = to_html([r], n_apply=10)
+    assert f"<title>{r.applies[0].op}" in page
