@@ -160,11 +160,12 @@ def cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     out.write("modecfg demo: logistic regression, 400 examples x 784 features\n\n")
     out.write("configuration (what shapes this run, and where each value came from):\n")
     shown = [n for n in cfg if not cfg.is_default(n)]
-    for name in dict.fromkeys([*shown, "floatX", "mode", "linker"]):
-        value = str(cfg[name])
-        if name == "linker" and value == "auto":
-            value = f"auto = {modecfg.linkers.best_linker()}"
-        out.write(f"  {name:<24} {value:<14} {cfg.origin(name)}\n")
+    values = {name: str(cfg[name]) for name in dict.fromkeys([*shown, "floatX", "mode", "linker"])}
+    if values["linker"] == "auto":
+        values["linker"] = f"auto = {modecfg.linkers.best_linker()}"
+    width = max(14, *(len(v) for v in values.values()))
+    for name, value in values.items():
+        out.write(f"  {name:<24} {value:<{width}} {cfg.origin(name)}\n")
     out.flush()
     result = demo.run(steps=args.steps, profile=args.profile)
     compiled = f"{result.compile_seconds:8.3f} s"
