@@ -47,8 +47,9 @@ def _edges(graph: object) -> list[tuple[str, str]]:
 
 
 def test_every_module_belongs_to_a_layer(graph: object) -> None:
-    for module in graph.modules:  # type: ignore[attr-defined]
-        _layer(module)
+    layers = {module: _layer(module) for module in graph.modules}  # type: ignore[attr-defined]
+    assert layers["modecfg.config.live"] == 1 and layers["modecfg._pytensor.patches"] == 2
+    assert set(layers.values()) == set(range(len(LAYERS)))  # every layer is populated
 
 
 def test_no_layer_imports_a_layer_above_it(graph: object) -> None:

@@ -167,12 +167,16 @@ def test_pdb_stops_at_the_first(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_ignore_and_float64_graphs_are_left_alone() -> None:
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         with modecfg.config.override(warn_float64="ignore"):
-            _compile_bad("modecfg")
+            ignored = _compile_bad("modecfg")
         with modecfg.config.override(warn_float64="raise", floatX="float64"):
-            _compile_bad("modecfg")
+            wide = _compile_bad("modecfg")  # a float64 graph: nothing to enforce, no Float64Error
+    assert [w for w in caught if issubclass(w.category, modecfg.Float64Warning)] == []
+    assert check_float32(ignored)  # the float64 is there: it was let through on purpose
+    assert ignored(np.ones(2, "float32"), np.ones(2, "int32")).dtype == "float64"
+    assert wide(np.ones(2, "float32"), np.ones(2, "int32")).dtype == "float64"
 
 
 def test_a_gpu_device_is_always_checked() -> None:
