@@ -196,6 +196,19 @@ def _plan(fgraph: Any) -> Plan:
     )
 
 
+def _backup(value: Any) -> Any:
+    """A copy of an input the call will overwrite in place (an array, a random generator, ...)."""
+    return value.copy() if isinstance(value, np.ndarray) else copy.deepcopy(value)
+
+
+def _restore(cell: list[Any], saved: Any) -> None:
+    """Put ``saved`` back: into the same array (whoever holds it sees the old values), or in its place."""
+    if isinstance(saved, np.ndarray) and isinstance(cell[0], np.ndarray) and cell[0].shape == saved.shape:
+        np.copyto(cell[0], saved)
+    else:
+        cell[0] = saved
+
+
 class GuardedVM:
     """The callable PyTensor's Function runs: the wrapped linker's, checked before it returns."""
 
@@ -213,7 +226,7 @@ class GuardedVM:
             return self._vm()
         self._own_error = False
         plan = self._plan
-        backups = [(i, np.array(self._ins[i].storage[0], copy=True)) for i in plan.destroyed]
+        backups = [(i, _backup(self._ins[i].storage[0])) for i in plan.destroyed]
         _calls.depth = 1
         try:
             outputs = self._vm()
@@ -227,14 +240,14 @@ class GuardedVM:
         finally:
             _calls.depth = 0
 
-    def _bad(self, values: list[Any], limits: _Limits, backups: list[tuple[int, np.ndarray]]) -> None:
+    def _bad(self, values: list[Any], limits: _Limits, backups: list[tuple[int, Any]]) -> None:
         from modecfg.modes.dump import write_dump
 
         plan = self._plan
         action = config.NanGuardMode.action
         if action != "warn":  # nothing written: inputs the call overwrote in place are put back
             for i, saved in backups:
-                np.copyto(self._ins[i].storage[0], saved)
+                _restore(self._ins[i].storage, saved)
         call_inputs = [cell.storage[0] for cell in self._ins]
         if action == "warn":
             for i, saved in backups:

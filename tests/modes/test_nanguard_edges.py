@@ -242,3 +242,21 @@ def test_the_guard_wraps_every_linker(linker: str) -> None:
     with pytest.raises(modecfg.NanGuardError, match="NaN in Log"):
         fn(np.array([-1.0, 1.0]))
     np.testing.assert_array_equal(w.get_value(), [2.0, 3.0])
+
+
+def test_a_random_generator_the_call_advanced_in_place_is_put_back() -> None:
+    """PyMC's graphs update their RNGs in place: a bad call must not consume random numbers."""
+    from modecfg.modes.nanguard import _plan
+
+    mode = modecfg.get_mode("NanGuardMode")
+    rebuilt = Mode(linker=mode.linker, optimizer=mode.provided_optimizer)
+    rng = pytensor.shared(np.random.default_rng(0))
+    x = pt.vector("x")
+    next_rng, draw = pt.random.normal(0, 1, size=(3,), rng=rng, return_next_rng=True)
+    fn = pytensor.function([x], pt.log(x) + draw, updates={rng: next_rng}, mode=rebuilt)
+    assert _plan(fn.maker.fgraph).destroyed  # the generator is advanced in place
+    expected = np.random.default_rng(0)
+    np.testing.assert_allclose(fn(np.ones(3)), expected.normal(size=3))
+    with pytest.raises(modecfg.NanGuardError):
+        fn(np.array([-1.0, 1.0, 1.0]))
+    np.testing.assert_allclose(fn(np.ones(3)), expected.normal(size=3))  # the draw the bad call did not take
