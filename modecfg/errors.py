@@ -139,13 +139,26 @@ class DeviceUnavailableError(ConfigError):
     """A device this machine cannot use: no GPU, or no GPU-capable backend installed."""
 
 
+_LISTED = 50  # problems written out in a ConfigErrors message
+
+
+def shown(value: object, limit: int = 120) -> str:
+    """``repr(value)`` for a message, cut to ``limit`` characters (a value may be a megabyte)."""
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit - 20]}... ({len(text)} characters)"
+
+
 class ConfigErrors(ConfigError):
     """Several configuration problems found in one pass; each is in ``errors``."""
 
     def __init__(self, errors: Sequence[ConfigError]) -> None:
         self.errors = tuple(errors)
         lines = [f"{len(self.errors)} configuration problems:"]
-        lines += [f"  - {err}" for err in self.errors]
+        lines += [f"  - {err}" for err in self.errors[:_LISTED]]
+        if len(self.errors) > _LISTED:  # all of them stay in .errors
+            lines.append(f"  ... and {len(self.errors) - _LISTED} more (every one is in .errors)")
         super().__init__("\n".join(lines))
 
 

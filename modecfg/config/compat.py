@@ -126,8 +126,11 @@ def _folded() -> dict[tuple[str, str], str]:
     return index
 
 
-def lookup(name: str, *, section: str | None = None) -> Lookup:
-    """What ``name`` is. With ``section`` (an INI file), ``name`` is the option part."""
+def lookup(name: str, *, section: str | None = None, suggest: bool = True) -> Lookup:
+    """What ``name`` is. With ``section`` (an INI file), ``name`` is the option part.
+
+    ``suggest=False`` skips the did-you-mean search for an unknown name (a source with
+    thousands of unknown names is reported without spending seconds on each)."""
     written = name if section in (None, "global") else f"{section}.{name}"
     full = canonical(written)
     found = _exact(full)
@@ -138,7 +141,7 @@ def lookup(name: str, *, section: str | None = None) -> Lookup:
         if found in FLAGS:
             return Lookup(written, flag=FLAGS[found])
         return Lookup(written, obsolete=found, message=OBSOLETE[found])
-    return _unknown(written, full)
+    return _unknown(written, full, suggest)
 
 
 def _exact(full: str) -> str | None:
@@ -147,7 +150,7 @@ def _exact(full: str) -> str | None:
     return None
 
 
-def _unknown(written: str, full: str) -> Lookup:
+def _unknown(written: str, full: str, suggest: bool = True) -> Lookup:
     if full in _NOT_FLAGS:
         return Lookup(written, message=_NOT_FLAGS[full])
     if full.startswith("config.") and _exact(full[7:]):
@@ -170,6 +173,8 @@ def _unknown(written: str, full: str) -> Lookup:
     family = _obsolete_family(written, full)
     if family is not None:
         return family
+    if not suggest:
+        return Lookup(written)
     # A bare option of a dotted flag (cnmem, root, limit).
     owners = tuple(n for n in (*FLAGS, *OBSOLETE) if "." in n and n.rsplit(".", 1)[1] == full)
     if owners:
@@ -184,11 +189,16 @@ def _obsolete_family(written: str, full: str) -> Lookup | None:
     return None
 
 
+@functools.cache
+def _names() -> tuple[list[str], dict[str, str]]:
+    names = [*FLAGS, *OBSOLETE]
+    return names, {n.lower(): n for n in names}
+
+
 def _close(full: str) -> tuple[str, ...]:
     import difflib
 
-    names = [*FLAGS, *OBSOLETE]
-    lowered = {n.lower(): n for n in names}
+    names, lowered = _names()
     if full.lower() in lowered:
         return (lowered[full.lower()],)
     return tuple(difflib.get_close_matches(full, names, n=3, cutoff=0.75))

@@ -452,8 +452,14 @@ class Config(Section):
         state.notify([spec.name])
 
     def _validated(self, spec: Flag, raw: Any, origin: Origin) -> Any:
+        value = raw
+        if isinstance(raw, str) and spec.legacy_value is not None:
+            legacy = spec.legacy_value(raw)  # device=gpu0: read as cuda0 here as in the sources
+            if legacy is not None:
+                value, message = legacy
+                _warn_notes([Note(spec.name, message, origin)])
         try:
-            return validate(spec, raw)
+            return validate(spec, value)
         except ValueError as exc:
             raise value_error(spec, raw, origin, str(exc)) from None
 
@@ -585,6 +591,47 @@ class Override:
 
     def __call__(self, func: F) -> F:
         import inspect
+
+        if inspect.isasyncgenfunction(func):
+
+            @functools.wraps(func)
+            async def async_gen_wrapper(*args: Any, **kwargs: Any) -> Any:
+                agen = func(*args, **kwargs)
+                sent: Any = None
+                while True:  # the body runs, step by step, inside the override
+                    with self:
+                        try:
+                            item = await agen.asend(sent)
+                        except StopAsyncIteration:
+                            return
+                    sent = yield item
+
+            return async_gen_wrapper  # type: ignore[return-value]
+
+        if inspect.isgeneratorfunction(func):
+
+            @functools.wraps(func)
+            def gen_wrapper(*args: Any, **kwargs: Any) -> Any:
+                gen = func(*args, **kwargs)
+                step: Any = gen.send
+                arg: Any = None
+                while True:  # the body runs, step by step, inside the override
+                    with self:
+                        try:
+                            item = step(arg)
+                        except StopIteration as stop:
+                            return stop.value
+                    try:
+                        arg = yield item
+                        step = gen.send
+                    except GeneratorExit:
+                        with self:
+                            gen.close()
+                        raise
+                    except BaseException as exc:  # thrown in by the caller: into the body
+                        step, arg = gen.throw, exc
+
+            return gen_wrapper  # type: ignore[return-value]
 
         if inspect.iscoroutinefunction(func):
 

@@ -18,7 +18,7 @@ from modecfg.config.compat import lookup
 from modecfg.config.flags import FLAGS, Flag
 from modecfg.config.origin import Layer, Origin, Setting
 from modecfg.config.schema import validate
-from modecfg.errors import ConfigError, FlagValueError, UnknownFlagError
+from modecfg.errors import ConfigError, FlagValueError, UnknownFlagError, shown
 
 __all__ = ["Candidate", "Note", "Resolution", "gather", "resolve", "value_error"]
 
@@ -92,7 +92,7 @@ def resolve(settings: Iterable[Setting], into: Resolution | None = None) -> Reso
     res = into if into is not None else Resolution()
     for setting in settings:
         try:
-            found = candidate(setting, res.notes)
+            found = candidate(setting, res.notes, suggest=len(res.errors) < _SUGGESTED)
         except ConfigError as exc:
             res.errors.append(exc)
             continue
@@ -102,9 +102,12 @@ def resolve(settings: Iterable[Setting], into: Resolution | None = None) -> Reso
     return res
 
 
-def candidate(setting: Setting, notes: list[Note]) -> tuple[Flag, Candidate] | None:
+_SUGGESTED = 50  # unknown names that get a did-you-mean in one pass; the rest are named only
+
+
+def candidate(setting: Setting, notes: list[Note], suggest: bool = True) -> tuple[Flag, Candidate] | None:
     """The flag and typed value of one setting; None for an obsolete flag (noted)."""
-    info = lookup(setting.key, section=setting.section)
+    info = lookup(setting.key, section=setting.section, suggest=suggest)
     origin = setting.origin
     if info.flag is None:
         if info.obsolete is not None:
@@ -131,7 +134,7 @@ def unknown_flag(
     written: str, origin: Origin | None, suggestions: Sequence[str] = (), hint: str = ""
 ) -> UnknownFlagError:
     where = f" (from {origin})" if origin is not None and origin.source is not None else ""
-    parts = [f"unknown flag {written!r}{where}"]
+    parts = [f"unknown flag {shown(written)}{where}"]
     if hint:
         parts.append(hint)
     if suggestions:
@@ -143,7 +146,7 @@ def value_error(spec: Flag, raw: object, origin: Origin | None, reason: str) -> 
     """A FlagValueError naming the flag, the value, its origin, the reason and what is valid."""
     choices = spec.choices()
     where = f" (from {origin})" if origin is not None else ""
-    msg = f"{spec.name}={raw!r}{where}: {reason}"
+    msg = f"{spec.name}={shown(raw)}{where}: {reason}"
     if choices:
         msg += "; valid choices: " + ", ".join(choices)
         if isinstance(raw, str):

@@ -144,6 +144,7 @@ def validate(spec: Flag, raw: object, *, toml: bool = False) -> Any:
     if toml:
         _check_toml_type(spec, raw)
     if type(raw) is str:
+        _text_check(spec, raw)
         value = shortcut(spec, raw)
         if value is not _NO_SHORTCUT:
             return value
@@ -153,9 +154,20 @@ def validate(spec: Flag, raw: object, *, toml: bool = False) -> Any:
         value = _adapter(spec.name).validate_python(raw)
     except ValidationError as exc:
         raise ValueError(_describe(spec, exc)) from None
-    if isinstance(value, float) and math.isnan(value) and spec.range is not None:
+    if isinstance(value, float) and math.isnan(value):
         raise ValueError("NaN is not a valid value here")
     return value
+
+
+def _text_check(spec: Flag, raw: str) -> None:
+    """What no text value may be: a NUL byte (no path or program name holds one), or an empty path."""
+    if "\0" in raw:
+        raise ValueError("contains a NUL byte, which no file name, program or option holds")
+    if spec.base is Path and not raw.strip():
+        raise ValueError(
+            "an empty path would mean the current directory; give a directory, or leave the flag out "
+            "for its default"
+        )
 
 
 def _describe(spec: Flag, exc: Any) -> str:

@@ -57,6 +57,7 @@ class RcFile(NamedTuple):
     path: str
     named_by: str | None = None  # the variable that named it; None for a default file
     text: str | None = None  # inline text (then ``path`` is a display name)
+    problem: str = ""  # why the path cannot be a file name (said when it is read)
 
 
 def _looks_like_content(value: str) -> bool:
@@ -90,7 +91,9 @@ def find_rc_files(env: Mapping[str, str]) -> list[RcFile]:
             named.append(RcFile(f"${var} (inline text)", named_by=var, text=value))
             continue
         for part in value.split(os.pathsep):
-            if part.strip():
+            if "\0" in part:
+                named.append(RcFile(part.replace("\0", "\\0"), named_by=var, problem="contains a NUL byte"))
+            elif part.strip():
                 named.append(RcFile(_expand(part, env), named_by=var))
     if any_set:
         return named
@@ -114,6 +117,8 @@ def read_text(rc: RcFile) -> str:
     """The text of an rc file; RcFileError if it is missing, unreadable or not UTF-8."""
     named = f" (named by {rc.named_by})" if rc.named_by else ""
     origin = Origin(Layer.RC, rc.path)
+    if rc.problem:
+        raise RcFileError(f"rc file path {rc.path!r}{named} {rc.problem}: not a file name", origin=origin)
     try:
         with open(rc.path, "rb") as fh:
             data = fh.read()
@@ -308,6 +313,8 @@ def read_toml(text: str, path: str) -> list[Setting]:
 
     try:
         data = tomllib.loads(text)
+    except RecursionError:
+        raise RcFileError(f"{path}: invalid TOML: nested too deeply", origin=Origin(Layer.RC, path)) from None
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"line (\d+)", str(exc))
         line = int(m.group(1)) if m else None
@@ -325,5 +332,10 @@ def read_toml(text: str, path: str) -> list[Setting]:
                 line = lines.get(name) or lines.get(f"global.{name}")
                 settings.append(Setting(name, value, Origin(Layer.RC, path, line), typed=True))
 
-    walk(data, "")
+    try:
+        walk(data, "")
+    except RecursionError:
+        raise RcFileError(
+            f"{path}: tables nested too deeply to be configuration", origin=Origin(Layer.RC, path)
+        ) from None
     return settings

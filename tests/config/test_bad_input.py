@@ -1,0 +1,109 @@
+"""Hostile and odd input to the configuration: every problem a ConfigError with a short message,
+nothing accepted that would break PyTensor later; and decorators on generators."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+import modecfg
+from modecfg import config
+
+
+@pytest.mark.parametrize(
+    ("flags", "says"),
+    [
+        ("optdb.max_use_ratio=nan", "NaN is not a valid value here"),
+        ("compiledir=", "an empty path would mean the current directory"),
+        ("base_compiledir=", "an empty path would mean the current directory"),
+        ("cxx=/usr/bin/g\0++", "contains a NUL byte"),
+        ("gcc.cxxflags=-O2\0", "contains a NUL byte"),
+    ],
+)
+def test_values_that_would_break_pytensor_later_are_refused_now(flags: str, says: str) -> None:
+    with pytest.raises(modecfg.FlagValueError, match=says):
+        modecfg.load(env={"MODECFG_FLAGS": flags})
+
+
+def test_a_nul_byte_in_an_rc_path_variable_is_an_rc_file_error() -> None:
+    with pytest.raises(modecfg.RcFileError, match=r"contains a NUL byte: not a file name"):
+        modecfg.load(env={"THEANORC": "/tmp/a\0b"})
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["a = " + "[" * 3000 + "]" * 3000 + "\n", "[" + ".".join(["t"] * 3000) + "]\nx = 1\n"],
+    ids=["arrays", "tables"],
+)
+def test_a_toml_file_nested_thousands_deep_is_an_rc_file_error(tmp_path: Path, text: str) -> None:
+    rc = tmp_path / "deep.toml"
+    rc.write_text(text)
+    with pytest.raises(modecfg.RcFileError, match="nested too deeply"):
+        modecfg.load(env={}, rc_files=[rc])
+    assert not modecfg.diagnose(env={}, rc_files=[rc]).ok
+
+
+def test_a_megabyte_value_is_not_repeated_in_the_message() -> None:
+    with pytest.raises(modecfg.FlagValueError) as info:
+        modecfg.load(env={"MODECFG_FLAGS": "floatX=" + "x" * 1_000_000})
+    assert len(str(info.value)) < 500 and "(1000002 characters)" in str(info.value)
+
+
+def test_a_hundred_thousand_unknown_flags_are_reported_briefly() -> None:
+    with pytest.raises(modecfg.ConfigErrors) as info:
+        modecfg.load(env={"MODECFG_FLAGS": ",".join(f"bogus{i}=1" for i in range(100_000))})
+    assert len(info.value.errors) == 100_000  # every one kept
+    message = str(info.value)
+    assert message.endswith("... and 99950 more (every one is in .errors)") and len(message) < 10_000
+
+
+def test_did_you_mean_is_searched_for_the_first_fifty_unknown_names_only() -> None:
+    """The search costs ~0.5 ms a name: 100,000 typos took most of a minute."""
+    with pytest.raises(modecfg.ConfigErrors) as info:
+        modecfg.load(env={"MODECFG_FLAGS": ",".join(["floatxx=1"] * 60)})
+    suggested = [bool(e.suggestions) for e in info.value.errors]  # type: ignore[attr-defined]
+    assert suggested == [True] * 50 + [False] * 10
+
+
+def test_a_legacy_device_is_read_alike_from_every_layer() -> None:
+    with pytest.warns(modecfg.ObsoleteFlagWarning, match="use device=cuda0"):
+        assert modecfg.load(env={"MODECFG_FLAGS": "device=gpu0"}).device == "cuda0"
+    cfg = modecfg.load(env={})
+    with pytest.warns(modecfg.ObsoleteFlagWarning, match="use device=cuda1"):
+        cfg.device = "gpu1"
+    assert cfg.device == "cuda1" and cfg.origin("device").layer == "assignment"
+
+
+@modecfg.change_flags(floatX="float32")
+def _generator() -> object:
+    received = yield config.floatX
+    yield (config.floatX, received)
+    try:
+        yield "waiting"
+    except KeyError:
+        yield ("caught", config.floatX)
+
+
+def test_change_flags_on_a_generator_holds_in_its_body_only() -> None:
+    gen = _generator()
+    assert next(gen) == "float32" and config.floatX == "float64"
+    assert gen.send("hello") == ("float32", "hello") and config.floatX == "float64"
+    assert next(gen) == "waiting"
+    assert gen.throw(KeyError("x")) == ("caught", "float32")
+    gen.close()
+    assert config.floatX == "float64"
+
+
+def test_change_flags_on_an_async_generator_holds_in_its_body_only() -> None:
+    @modecfg.change_flags(floatX="float16")
+    async def agen() -> object:
+        yield config.floatX
+        await asyncio.sleep(0)
+        yield config.floatX
+
+    async def main() -> tuple[list[object], str]:
+        return [v async for v in agen()], config.floatX
+
+    assert asyncio.run(main()) == (["float16", "float16"], "float64")
