@@ -466,15 +466,16 @@ class Config(Section):
     # -- export ----------------------------------------------------------------------
 
     def to_flags(self, *, all: bool = False) -> str:
-        """A flag string of the values that differ from their defaults (``all``: every value)."""
+        """A flag string of every value some layer set in this context, overrides included,
+        even where it equals the default (``all``: every value).
+
+        It is what a worker process needs to run as this one does: given as ``MODECFG_FLAGS``
+        it wins over the worker's own environment and rc files, which may disagree.
+        """
         pairs = []
         for spec in FLAGS.values():
-            value = self[spec.name]
-            changed = self.origin(spec.name).layer is not Layer.DEFAULT and (
-                spec.is_lazy or value != spec.default
-            )
-            if all or changed:
-                pairs.append((spec.name, _text(value)))
+            if all or self.origin(spec.name).layer is not Layer.DEFAULT:
+                pairs.append((spec.name, _text(self[spec.name])))
         return format_flags(pairs)
 
     def as_dict(self) -> dict[str, Any]:

@@ -478,3 +478,20 @@ def test_the_first_read_of_a_computed_default_sees_the_sources(flag: str, value:
         {"MODECFG_FLAGS": f"{flag}={value}"},
     )
     assert out["value"] == value
+
+
+def test_to_flags_carries_overrides_and_values_equal_to_the_default_to_a_worker() -> None:
+    """The driver overrides back to the defaults; a spawned worker whose environment says
+    otherwise must still run with the driver's values."""
+    from tests.fresh import run_json
+
+    cfg = modecfg.load(env={"THEANO_FLAGS": "floatX=float32,traceback.limit=1"})
+    with cfg.override(floatX="float64", traceback__limit=8):
+        text = cfg.to_flags()
+    assert text == "floatX=float64,traceback.limit=8"
+    worker = run_json(
+        "import json, modecfg\nc = modecfg.config\n"
+        "print(json.dumps({'values': [c.floatX, c.traceback.limit]}))",
+        {"THEANO_FLAGS": "floatX=float32,traceback.limit=1", "MODECFG_FLAGS": text},
+    )
+    assert worker["values"] == ["float64", 8]
