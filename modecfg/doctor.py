@@ -12,10 +12,10 @@ import subprocess
 import sys
 from importlib import metadata
 
-from modecfg.config import config
+from modecfg.config import Config, config
 from modecfg.linkers import best_linker, table
 
-__all__ = ["diagnose_machine"]
+__all__ = ["diagnose_machine", "preflight"]
 
 Report = dict[str, list[tuple[str, str]]]
 
@@ -129,3 +129,79 @@ def diagnose_machine() -> Report:
         ("device flag", f"{config.device}   (from {config.origin('device')})"),
     ]
     return report
+
+
+def _library_missing(flags: str) -> list[str]:
+    """The ``-lNAME`` words of linker flags that name no library here (``-L`` dirs searched first)."""
+    import ctypes.util
+    import glob
+    import os
+    import shlex
+
+    try:
+        words = shlex.split(flags)
+    except ValueError:
+        words = flags.split()
+    dirs = [w[2:] for w in words if w.startswith("-L") and len(w) > 2]
+    missing = []
+    for word in words:
+        if not word.startswith("-l") or len(word) <= 2:
+            continue
+        name = word[2:]
+        in_dirs = any(glob.glob(os.path.join(d, f"lib{name}.*")) for d in dirs)
+        if not in_dirs and ctypes.util.find_library(name) is None:
+            missing.append(name)
+    return missing
+
+
+def preflight(cfg: Config) -> list[str]:
+    """What this configuration asks of the machine that the machine cannot give, found now
+    rather than at the first compile: the compiler, the linker, the mode's backend, the device,
+    the BLAS libraries and the compile directory. Empty when all is there. Imports no PyTensor."""
+    import os
+
+    from modecfg._registry import linkers as registry
+    from modecfg._registry.modes import find_mode
+    from modecfg.modes.device import why_no_gpu
+
+    problems = []
+    cxx = str(cfg.cxx)
+    if cxx:
+        why = registry.why_unavailable("cvm", cxx)
+        if why:
+            problems.append(f"cxx: {why} (from {cfg.origin('cxx')})")
+    if cfg.linker != "auto":
+        why = registry.why_unavailable(str(cfg.linker), cxx)
+        if why:
+            problems.append(f"linker={cfg.linker} (from {cfg.origin('linker')}): {why}")
+    entry = find_mode(str(cfg.mode))
+    backend = {"NUMBA": "numba", "JAX": "jax", "PYTORCH": "pytorch", "MLX": "mlx"}.get(
+        entry.name if entry else ""
+    )
+    if backend:
+        why = registry.why_unavailable(backend, cxx)
+        if why:
+            problems.append(f"mode={cfg.mode} (from {cfg.origin('mode')}): {why}")
+    device = str(cfg.device)
+    if device.startswith("cuda") and not cfg.fallback_to_cpu:
+        why = why_no_gpu(device)
+        if why:
+            problems.append(f"device={device} (from {cfg.origin('device')}): {why}")
+    ldflags = cfg.blas.ldflags
+    if ldflags:
+        for name in _library_missing(str(ldflags)):
+            problems.append(
+                f"blas.ldflags (from {cfg.origin('blas.ldflags')}): -l{name} names no library on this "
+                f"machine (no lib{name}.so; Debian/Ubuntu: apt install lib{name}-dev), so PyTensor's C "
+                "code would fail to link"
+            )
+    base = os.path.abspath(str(cfg.base_compiledir))
+    existing = base
+    while not os.path.exists(existing) and os.path.dirname(existing) != existing:
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing) or not os.access(existing, os.W_OK | os.X_OK):
+        problems.append(
+            f"base_compiledir={base} (from {cfg.origin('base_compiledir')}): {existing} cannot be written, "
+            "so PyTensor cannot keep its compiled code there"
+        )
+    return problems

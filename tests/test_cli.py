@@ -98,10 +98,11 @@ def test_validate_reports_every_problem_with_file_and_line(
 def test_validate_ok(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     rc = tmp_path / "rc"
     rc.write_text("[global]\nfloatX = float32\n")
-    monkeypatch.setenv("THEANO_FLAGS", "device=cuda")
+    monkeypatch.setenv("THEANO_FLAGS", "device=cpu,exception_verbosity=high")
     code, out, _ = _cli("validate", "--rc", str(rc))
     assert code == 0
-    assert f"read {rc}" in out and "read THEANO_FLAGS" in out and "configuration OK" in out
+    assert f"read {rc}" in out and "read THEANO_FLAGS" in out
+    assert out.endswith("configuration OK, and this machine can run it\n")
 
 
 def test_validate_with_nothing_set(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -294,3 +295,41 @@ def test_every_option_says_what_it_does() -> None:
         for action in sub._actions:
             if action.option_strings and action.dest != "help":
                 assert action.help, f"modecfg {name} {action.option_strings[0]} has no help text"
+
+
+@pytest.mark.parametrize(
+    ("flags", "says"),
+    [
+        ("blas.ldflags=-lnosuchblas", "-lnosuchblas names no library on this machine"),
+        ("cxx=/nonexistent/g++", "cxx=/nonexistent/g++ does not exist or cannot be run"),
+        ("linker=mlx", "linker=mlx (from MODECFG_FLAGS): mlx is not installed"),
+        ("mode=MLX", "mode=MLX (from MODECFG_FLAGS): mlx is not installed"),
+    ],
+)
+def test_validate_is_a_preflight_of_what_the_values_ask_of_this_machine(
+    monkeypatch: pytest.MonkeyPatch, flags: str, says: str
+) -> None:
+    monkeypatch.setenv("MODECFG_FLAGS", flags)
+    code, out, _ = _cli("validate")
+    assert code == 1 and says in out and out.endswith("1 problem(s) found\n")
+
+
+def test_validate_names_a_gpu_device_this_machine_cannot_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    from modecfg.modes import device
+
+    monkeypatch.setattr(device, "jax_installed", lambda: False)  # as on these machines, jax or not
+    monkeypatch.setenv("MODECFG_FLAGS", "device=cuda0")
+    code, out, _ = _cli("validate")
+    assert code == 1 and "device=cuda0 (from MODECFG_FLAGS): device=cuda0 runs graphs through JAX" in out
+    monkeypatch.setenv("MODECFG_FLAGS", "device=cuda0,fallback_to_cpu=True")  # asked to fall back: fine
+    assert _cli("validate")[0] == 0
+
+
+def test_validate_names_a_compile_directory_that_cannot_be_made(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("MODECFG_FLAGS", f"base_compiledir={blocker / 'cache'}")
+    code, out, _ = _cli("validate")
+    assert code == 1 and f"{blocker} cannot be written" in out
