@@ -20,9 +20,7 @@ fail: every step of modecfg's own is guarded, and a failure is logged and warned
 
 from __future__ import annotations
 
-import functools
 import os
-import re
 import sys
 import threading
 from collections.abc import Iterator, Sequence
@@ -30,6 +28,7 @@ from contextlib import contextmanager
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
 
+from modecfg._pytensor.version import pytensor_version
 from modecfg._warn import warn
 from modecfg.config import config as _config
 from modecfg.config.flags import FLAGS, Flag
@@ -67,25 +66,6 @@ def pytensor_text(value: Any) -> str:
     if isinstance(value, float):
         return repr(value)
     return str(value)
-
-
-@functools.cache
-def _installed_version() -> tuple[int, int] | None:
-    from importlib import metadata
-
-    try:
-        text = metadata.version("pytensor")
-    except metadata.PackageNotFoundError:
-        return None
-    found = re.match(r"(\d+)\.(\d+)", text)
-    return (int(found[1]), int(found[2])) if found else None
-
-
-def pytensor_version() -> tuple[int, int] | None:
-    """(major, minor) of the PyTensor this process uses (loaded, else installed)."""
-    module = sys.modules.get("pytensor")
-    found = re.match(r"(\d+)\.(\d+)", str(getattr(module, "__version__", "")))
-    return (int(found[1]), int(found[2])) if found else _installed_version()
 
 
 def pytensor_accepts(spec: Flag, value: Any) -> bool:

@@ -27,7 +27,6 @@ from __future__ import annotations
 import importlib
 import inspect
 import logging
-import re
 import sys
 import threading
 import warnings
@@ -37,6 +36,7 @@ from typing import Any, NamedTuple, cast
 from modecfg._pytensor.state import applied as _applied
 from modecfg._pytensor.state import is_on, original
 from modecfg._pytensor.state import originals as _originals
+from modecfg._pytensor.version import pytensor_version
 from modecfg.errors import PyTensorIntegrationWarning
 
 __all__ = [
@@ -206,13 +206,6 @@ _warned = False
 
 def installed() -> bool:
     return _installed
-
-
-def pytensor_version() -> tuple[int, ...] | None:
-    module = sys.modules.get("pytensor")
-    text = str(getattr(module, "__version__", ""))
-    found = re.match(r"(\d+)\.(\d+)", text)
-    return (int(found[1]), int(found[2])) if found else None
 
 
 def _check_version() -> str:

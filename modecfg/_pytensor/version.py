@@ -1,0 +1,32 @@
+"""Which PyTensor this process has: (major, minor), from the loaded module, else from its metadata."""
+
+from __future__ import annotations
+
+import functools
+import re
+import sys
+
+__all__ = ["pytensor_version"]
+
+
+def _major_minor(text: str) -> tuple[int, int] | None:
+    found = re.match(r"(\d+)\.(\d+)", text)
+    return (int(found[1]), int(found[2])) if found else None
+
+
+@functools.cache
+def _installed() -> tuple[int, int] | None:
+    from importlib import metadata
+
+    try:
+        return _major_minor(metadata.version("pytensor"))
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def pytensor_version() -> tuple[int, int] | None:
+    """(major, minor) of the PyTensor this process uses: the loaded one, else the installed one."""
+    module = sys.modules.get("pytensor")
+    if module is not None:
+        return _major_minor(str(getattr(module, "__version__", "")))
+    return _installed()
