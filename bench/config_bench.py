@@ -5,9 +5,10 @@
 Prints medians of repeated runs and the ratios the project's goals are stated in:
   * a read of modecfg.config.floatX: <= 2.5x a plain class-attribute read, and
     >= 4x faster than pytensor.config.floatX;
-  * override() enter+exit: >= 2x faster than pytensor.config.change_flags (both the whole
-    `with ...(floatX=...): pass` statement and the enter+exit of a prepared object);
-  * `python -c "import modecfg; modecfg.config.floatX"`: <= 25% of `python -c "import pytensor"`,
+  * override() enter+exit: >= 3x faster than pytensor.config.change_flags (both the whole
+    `with ...(floatX=...): pass` statement and the enter+exit of a prepared object), timed
+    in alternation so that both see the same machine;
+  * `python -c "import modecfg; modecfg.config.floatX"`: <= 15% of `python -c "import pytensor"`,
     and the read must not import PyTensor.
 The machines are noisy: read the ratios, and run it twice before believing a change.
 """
@@ -30,6 +31,18 @@ sys.path.insert(0, str(ROOT))
 def per_call_ns(stmt: str, env: dict[str, object], number: int, repeat: int) -> float:
     timer = timeit.Timer(stmt, globals=env)
     return statistics.median(timer.repeat(repeat=repeat, number=number)) / number * 1e9
+
+
+def paired(ours: str, theirs: str, env: dict[str, object], number: int, rounds: int) -> tuple[float, ...]:
+    """Medians of both and of their ratio, the two timed one after the other in each round."""
+    a, b, ratios = [], [], []
+    for _ in range(rounds):
+        x = min(timeit.Timer(ours, globals=env).repeat(repeat=2, number=number)) / number * 1e9
+        y = min(timeit.Timer(theirs, globals=env).repeat(repeat=2, number=number)) / number * 1e9
+        a.append(x)
+        b.append(y)
+        ratios.append(y / x)
+    return statistics.median(a), statistics.median(b), statistics.median(ratios)
 
 
 def wall_ms(code: str, env: dict[str, str], repeat: int) -> float:
@@ -81,22 +94,20 @@ def main() -> None:
         inside = per_call_ns("cfg.floatX", ns, 1_000_000, repeat)
     row("modecfg.config.floatX inside override()", inside, "ns", f"{inside / plain:5.2f}x plain")
 
-    print("\nscoped change (ns)")
-    ov = per_call_ns("with cfg.override(floatX='float32'): pass", ns, 100_000, repeat)
-    cf = per_call_ns("with pt.change_flags(floatX='float32'): pass", ns, 100_000, repeat)
-    row("with config.override(floatX=...): pass", ov, "ns")
-    row(
-        "with pytensor.config.change_flags(floatX=...): pass",
-        cf,
-        "ns",
-        f"{cf / ov:5.2f}x modecfg  (goal >= 2x)",
-    )
+    print("\nscoped change (ns; each pair timed in alternation, the ratio is the median of the pairs)")
     ns["ov"] = cfg.override(floatX="float32")
     ns["cf"] = pytensor.config.change_flags(floatX="float32")
-    ov_pre = per_call_ns("with ov: pass", ns, 100_000, repeat)
-    cf_pre = per_call_ns("with cf: pass", ns, 100_000, repeat)
-    row("enter+exit of a prepared override", ov_pre, "ns")
-    row("enter+exit of a prepared change_flags", cf_pre, "ns", f"{cf_pre / ov_pre:5.2f}x modecfg")
+    for label, ours_stmt, theirs_stmt in [
+        (
+            "the statement",
+            "with cfg.override(floatX='float32'): pass",
+            "with pt.change_flags(floatX='float32'): pass",
+        ),
+        ("a prepared object", "with ov: pass", "with cf: pass"),
+    ]:
+        ov, cf, ratio = paired(ours_stmt, theirs_stmt, ns, 50_000, 3 * repeat)
+        row(f"config.override, {label}", ov, "ns")
+        row(f"pytensor change_flags, {label}", cf, "ns", f"{ratio:5.2f}x modecfg  (goal >= 3x)")
 
     print("\nstart-up, wall time of a fresh interpreter (ms)")
     read = "import sys, modecfg; modecfg.config.floatX; assert 'pytensor' not in sys.modules"
@@ -113,7 +124,7 @@ def main() -> None:
         "import modecfg; config.floatX (nothing set)",
         imp_ours,
         "ms",
-        f"{imp_ours / imp_pt:6.1%} of pytensor (goal <= 25%)",
+        f"{imp_ours / imp_pt:6.1%} of pytensor (goal <= 15%)",
     )
     row(
         "  ... THEANO_FLAGS=floatX=float32,device=cuda",

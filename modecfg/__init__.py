@@ -12,9 +12,8 @@ in one place, :mod:`modecfg._wiring`, when modecfg is imported.
 
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
-from modecfg import checks, linkers, modes, profiles
+from modecfg import linkers, modes
 from modecfg._wiring import wire as _wire
-from modecfg.checks import check_float32
 from modecfg.config import (
     Config,
     Diagnosis,
@@ -22,6 +21,7 @@ from modecfg.config import (
     Layer,
     Origin,
     Override,
+    Snapshot,
     change_flags,
     config,
     diagnose,
@@ -53,6 +53,8 @@ from modecfg.errors import (
 from modecfg.modes import function, get_mode, register_mode, replay
 
 if _TYPE_CHECKING:
+    from modecfg import checks, profiles
+    from modecfg.checks import check_float32
     from modecfg.modes.monitor import MonitorMode
 
 _wire()
@@ -85,6 +87,7 @@ __all__ = [
     "PyTensorIntegrationWarning",
     "RcFileError",
     "ReadOnlyFlagError",
+    "Snapshot",
     "TestValueError",
     "UnknownFlagError",
     "UnknownModeError",
@@ -107,13 +110,27 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    if name == "MonitorMode":  # imports PyTensor: loaded on first use
-        from modecfg.modes.monitor import MonitorMode
+# Loaded on first use: the float32 checks and the profile reports are not needed to read
+# the configuration, and MonitorMode imports PyTensor.
+_LAZY = {
+    "checks": ("modecfg.checks", None),
+    "profiles": ("modecfg.profiles", None),
+    "check_float32": ("modecfg.checks", "check_float32"),
+    "MonitorMode": ("modecfg.modes.monitor", "MonitorMode"),
+}
 
-        return MonitorMode
-    raise AttributeError(f"module 'modecfg' has no attribute {name!r}")
+
+def __getattr__(name: str) -> object:
+    found = _LAZY.get(name)
+    if found is None:
+        raise AttributeError(f"module 'modecfg' has no attribute {name!r}")
+    import importlib
+
+    module = importlib.import_module(found[0])
+    value = module if found[1] is None else getattr(module, found[1])
+    globals()[name] = value
+    return value
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), "MonitorMode"})
+    return sorted({*globals(), *_LAZY})

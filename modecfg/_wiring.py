@@ -12,7 +12,8 @@ import sys
 from typing import Any
 
 from modecfg._pytensor import PyTensorBridge, enable, hooks
-from modecfg.config import config
+from modecfg._registry.modes import SHAPING_FLAGS
+from modecfg.config import Change, config
 
 __all__ = ["wire"]
 
@@ -49,7 +50,7 @@ def _scan_test_values(result: Any) -> None:
     after_scan(result)
 
 
-def _test_values_touched() -> None:
+def _test_values_touched(change: Change | None = None) -> None:
     """The flag is assigned or overridden (the override is not entered yet): get ready for it.
 
     Test values cost nothing until the flag is first touched: only then are their
@@ -58,6 +59,14 @@ def _test_values_touched() -> None:
     if "pytensor" in sys.modules:
         enable("test values")
         enable("scan test values")
+
+
+def _modes_changed(change: Change) -> None:
+    """A flag that shapes the built-in modes changed for the process: the modes built
+    from the old value will not be asked for again."""
+    from modecfg.modes.build import forget_modes
+
+    forget_modes()
 
 
 def _pytensor_loaded() -> None:
@@ -76,6 +85,7 @@ def wire() -> None:
     hooks.test_values = _test_values
     hooks.scan_test_values = _scan_test_values
     hooks.after_import.append(_pytensor_loaded)
-    config._cfg_state.watch("compute_test_value", _test_values_touched)
+    config.subscribe(_test_values_touched, ["compute_test_value"], overrides=True)
+    config.subscribe(_modes_changed, SHAPING_FLAGS)
     _bridge = PyTensorBridge(config)
     _bridge.attach()

@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
@@ -33,14 +33,13 @@ from modecfg._warn import warn
 from modecfg.config import config as _config
 from modecfg.config.flags import FLAGS, Flag
 from modecfg.config.flagstring import format_flags
-from modecfg.config.live import attach_bridge
 from modecfg.errors import ModecfgWarning, PyTensorIntegrationWarning, ReadOnlyFlagError
 
 if TYPE_CHECKING:
     import logging
     from importlib.machinery import ModuleSpec
 
-    from modecfg.config.live import Config
+    from modecfg.config.live import Change, Config
 
 __all__ = ["PyTensorBridge", "pytensor_accepts", "pytensor_flags_applied", "pytensor_text"]
 
@@ -62,9 +61,7 @@ _PYTENSOR_LINKERS = frozenset(
 
 
 def pytensor_text(value: Any) -> str:
-    """A value as PyTensor's own parser reads it."""
-    if isinstance(value, float):
-        return repr(value)
+    """A value as PyTensor's own parser reads it (``str`` of a float is its shortest repr)."""
     return str(value)
 
 
@@ -84,21 +81,32 @@ _said_missing: set[str] = set()
 
 
 class PyTensorBridge:
-    """Keeps ``pytensor.config`` in step with one Config (the process-wide one)."""
+    """Keeps ``pytensor.config`` in step with one Config (the process-wide one).
+
+    It uses the Config's public hooks only: ``subscribe`` to hear of values being
+    loaded, assigned and reset, ``guard`` to refuse an assignment PyTensor can no
+    longer take, and ``layers`` to read what the layers set.
+    """
 
     def __init__(self, config: Config) -> None:
         self.config: Config | None = config
         self._lock = threading.Lock()
         self._hook: _ImportHook | None = None
+        self._detach: list[Callable[[], None]] = []
 
     # -- set-up --------------------------------------------------------------------
 
     def attach(self) -> None:
         """Start mirroring: now if PyTensor is loaded, else when it is imported."""
-        assert self.config is not None
-        attach_bridge(self.config, self)
+        cfg = self.config
+        assert cfg is not None
+        if not self._detach:
+            self._detach = [cfg.subscribe(self._changed), cfg.guard(self.check_writable)]
         if "pytensor" in sys.modules:
-            self.after_import()  # values are synced at the first read of the config
+            loaded = cfg.loaded  # read already: hand the values over now (else at the first read)
+            self.after_import()
+            if loaded:
+                self.sync()
             return
         if self._hook is None:
             self._hook = _ImportHook(self)
@@ -107,8 +115,9 @@ class PyTensorBridge:
     def detach(self) -> None:
         """Stop mirroring and stop waiting for PyTensor's import."""
         self._unhook()
-        if self.config is not None and self.config._cfg_state.bridge is self:
-            attach_bridge(self.config, None)
+        for undo in self._detach:
+            undo()
+        self._detach = []
 
     def _unhook(self) -> None:
         if self._hook is not None and self._hook in sys.meta_path:
@@ -121,11 +130,7 @@ class PyTensorBridge:
         assert cfg is not None
         found = self._set_values(cfg)
         self._say_missing([spec for spec, _ in found])
-        pairs = [
-            (spec.pytensor_name, pytensor_text(value))
-            for spec, value in found
-            if pytensor_accepts(spec, value)
-        ]
+        pairs = [(spec.pytensor_name, value) for spec, value in found if pytensor_accepts(spec, value)]
         return format_flags(pairs)
 
     @staticmethod
@@ -145,9 +150,13 @@ class PyTensorBridge:
     @staticmethod
     def _set_values(cfg: Config) -> list[tuple[Flag, Any]]:
         """Mirrored flags that a layer below the overrides sets, with their values."""
-        cfg._ready()
-        found = cfg._cfg_state.candidates
-        return [(FLAGS[name], c[-1].value) for name, c in found.items() if c and FLAGS[name].pytensor]
+        found = []
+        for spec in FLAGS.values():
+            if spec.pytensor:
+                layers = cfg.layers(spec.name)
+                if layers:
+                    found.append((spec, layers[-1].value))
+        return found
 
     @contextmanager
     def pytensor_environment(self) -> Iterator[None]:
@@ -181,7 +190,17 @@ class PyTensorBridge:
         for spec, value in found:
             self.mirror(spec, value, early=True)
 
-    # -- the Bridge protocol used by Config ----------------------------------------
+    def _changed(self, change: Change) -> None:
+        if "pytensor" not in sys.modules:
+            return  # PyTensor gets the values at its import
+        spec = FLAGS[change.name]
+        if not spec.pytensor:
+            return
+        if change.kind == "loaded":  # PyTensor was imported before the config was read
+            self._say_missing([spec])
+        self.mirror(spec, change.value, early=change.kind == "loaded")
+
+    # -- what the Config's hooks call ----------------------------------------------
 
     def _param(self, spec: Flag) -> Any:
         module = sys.modules.get("pytensor")
@@ -210,23 +229,38 @@ class PyTensorBridge:
             )
 
     def mirror(self, spec: Flag, value: Any, *, early: bool = False) -> None:
-        """Copy one value into ``pytensor.config`` if PyTensor is loaded and takes it."""
+        """Copy one value into ``pytensor.config`` if PyTensor is loaded and takes it.
+
+        PyTensor marks a few flags immutable (``optimizer`` and its tags) only because
+        it builds its default modes from them once; modecfg builds the modes it serves
+        from its own values, so those are written through and ``pytensor.config`` reads
+        what is in effect. The flags PyTensor really uses once (``spec.fixed``) are
+        refused before this by ``check_writable``.
+        """
         param = self._param(spec)
         if param is None or not pytensor_accepts(spec, value):
             return
-        if not param.mutable and hasattr(param, "val"):
-            if early and pytensor_text(param.val) != pytensor_text(value):
-                warn(
-                    f"pytensor was imported before modecfg and fixed {spec.pytensor_name}="
-                    f"{param.val!r}; {spec.name}={value!r} applies to modecfg's own compiles "
-                    "only. Import modecfg before pytensor to avoid this.",
-                    ModecfgWarning,
-                )
-            return
-        module = sys.modules["pytensor"]
+        text = pytensor_text(value)
         with self._lock:
+            if not param.mutable and hasattr(param, "val"):
+                if spec.fixed:
+                    if early and pytensor_text(param.val) != text:
+                        warn(
+                            f"pytensor was imported before modecfg and fixed {spec.pytensor_name}="
+                            f"{param.val!r}; {spec.name}={value!r} applies to modecfg's own compiles "
+                            "only. Import modecfg before pytensor to avoid this.",
+                            ModecfgWarning,
+                        )
+                    return
+                try:  # past PyTensor's once-only check: modecfg's modes apply the value
+                    applied = param.apply(text)
+                    param.validate(applied)
+                    param.val = applied
+                except Exception as exc:
+                    _log().warning("could not mirror %s=%r into pytensor.config: %s", spec.name, value, exc)
+                return
             try:
-                setattr(module.config, spec.pytensor_name, pytensor_text(value))
+                setattr(sys.modules["pytensor"].config, spec.pytensor_name, text)
             except Exception as exc:  # PyTensor raises bare Exception / ValueError
                 _log().warning("could not mirror %s=%r into pytensor.config: %s", spec.name, value, exc)
 

@@ -25,19 +25,20 @@ and classes: nothing attached to PyTensor is a closure or a local class, so it p
 from __future__ import annotations
 
 import importlib
-import inspect
-import logging
 import sys
 import threading
 import warnings
 from collections.abc import Callable
-from typing import Any, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from modecfg._pytensor.state import applied as _applied
 from modecfg._pytensor.state import is_on, original
 from modecfg._pytensor.state import originals as _originals
 from modecfg._pytensor.version import pytensor_version
 from modecfg.errors import PyTensorIntegrationWarning
+
+if TYPE_CHECKING:
+    import logging
 
 __all__ = [
     "PATCHES",
@@ -53,7 +54,12 @@ __all__ = [
     "uninstall",
 ]
 
-_log = logging.getLogger("modecfg.pytensor")
+
+def _log() -> logging.Logger:
+    import logging  # not at import: reading the configuration stays cheap
+
+    return logging.getLogger("modecfg.pytensor")
+
 
 # The PyTensor versions CI runs modecfg's suite against: >= 3.0 and < 3.4.
 TESTED: tuple[tuple[int, int], tuple[int, int]] = ((3, 0), (3, 4))
@@ -251,6 +257,8 @@ def _verify(patch: Patch) -> tuple[Any, str, Any, Any]:
         raise _Mismatch(f"{patch.target} is not callable")
     if patch.params is not None:
         try:
+            import inspect
+
             names = tuple(inspect.signature(obj).parameters)
         except (TypeError, ValueError):
             raise _Mismatch(f"{patch.target} has no readable signature") from None
@@ -310,7 +318,7 @@ def _say(problems: list[str]) -> None:
     if not problems:
         return
     for problem in problems:
-        _log.warning("integration with PyTensor left off: %s", problem)
+        _log().warning("integration with PyTensor left off: %s", problem)
     if _warned:
         return
     _warned = True

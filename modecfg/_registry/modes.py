@@ -13,9 +13,9 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 __all__ = [
+    "SHAPING_FLAGS",
     "ModeEntry",
     "canonical_mode",
-    "describe_mode",
     "entries",
     "mode_names",
     "register_mode",
@@ -58,6 +58,15 @@ _MODES: dict[str, ModeEntry] = {
     )
 }
 
+# The flags a built-in mode is built from: a change of one asks for a new mode.
+SHAPING_FLAGS = (
+    "mode", "linker", "optimizer", "optimizer_including", "optimizer_excluding",
+    "optimizer_requiring", "device", "fallback_to_cpu", "cxx", "DebugMode.patience",
+    "DebugMode.check_c", "DebugMode.check_py", "DebugMode.check_finite",
+    "DebugMode.check_strides", "DebugMode.check_preallocated_output",
+    "NanGuardMode.nan_is_error", "NanGuardMode.inf_is_error", "NanGuardMode.big_is_error",
+)  # fmt: skip
+
 # Spellings PyTensor and Theano also accept.
 _ALIASES: dict[str, str] = {"DEBUG_MODE": "DebugMode"}
 
@@ -71,10 +80,6 @@ def mode_names() -> list[str]:
 def entries() -> list[ModeEntry]:
     with _lock:
         return list(_MODES.values())
-
-
-def describe_mode(name: str) -> str:
-    return _MODES[canonical_mode(name)].purpose
 
 
 def canonical_mode(name: str) -> str:

@@ -5,7 +5,8 @@ the first time it is used; ``load`` builds an independent one from explicit sour
 
 This layer stands on the errors and the registries alone: it never imports PyTensor
 nor any part of modecfg above it. What the configuration tells PyTensor goes through
-the Bridge that :mod:`modecfg` attaches (see :mod:`modecfg._pytensor.mirror`).
+its public hooks (``Config.subscribe``, ``Config.guard``), which the PyTensor mirror
+uses (see :mod:`modecfg._pytensor.mirror`).
 """
 
 from __future__ import annotations
@@ -15,18 +16,22 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from modecfg.config.live import Config, Explanation, Override, build
+from modecfg.config import snapshot as _snapshot
+from modecfg.config.live import Change, Config, Explanation, Override, build
 from modecfg.config.origin import Layer, Origin, Setting
 from modecfg.config.resolve import Note, Resolution, gather, resolve
+from modecfg.config.snapshot import Snapshot
 from modecfg.errors import ConfigError
 
 __all__ = [
+    "Change",
     "Config",
     "Diagnosis",
     "Explanation",
     "Layer",
     "Origin",
     "Override",
+    "Snapshot",
     "change_flags",
     "config",
     "diagnose",
@@ -86,6 +91,7 @@ def diagnose(
 
 
 config: Config = build(lambda: _resolution(os.environ, None, None))
+_snapshot.process_wide.append(config)
 
 
 def change_flags(flags: Mapping[str, Any] | None = None, /, **kwargs: Any) -> Override:

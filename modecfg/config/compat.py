@@ -103,10 +103,6 @@ class Lookup(NamedTuple):
     message: str = ""
     suggestions: tuple[str, ...] = ()
 
-    @property
-    def known(self) -> bool:
-        return self.flag is not None or self.obsolete is not None
-
 
 def canonical(name: str) -> str:
     """``name`` with ``__`` turned into ``.`` and surrounding blanks removed."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
@@ -30,7 +30,7 @@ from modecfg._registry.modes import canonical_mode, mode_names
 if TYPE_CHECKING:
     from modecfg.config.live import Config
 
-__all__ = ["FLAGS", "Flag", "Lazy", "Range", "flag", "get_flag"]
+__all__ = ["FLAGS", "Flag", "Lazy", "Range", "flag"]
 
 
 class Range(NamedTuple):
@@ -203,15 +203,6 @@ def flag(name: str, type: Any, default: Any, doc: str, **kwargs: Any) -> Flag:
     spec = Flag(name, type, default, " ".join(doc.split()), **kwargs)
     FLAGS[name] = spec
     return spec
-
-
-def get_flag(name: str) -> Flag:
-    """The declared flag of that canonical dotted name (KeyError if none)."""
-    return FLAGS[name]
-
-
-def iter_flags() -> Iterator[Flag]:
-    return iter(FLAGS.values())
 
 
 # --- value helpers -----------------------------------------------------------------

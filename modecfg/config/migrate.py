@@ -34,13 +34,13 @@ class Migration:
         self.errors: list[ConfigError] = []
 
     def to_flags(self) -> str:
-        return format_flags((name, _text(self.flags[name])) for name in FLAGS if name in self.flags)
+        return format_flags((name, self.flags[name]) for name in FLAGS if name in self.flags)
 
     def to_ini(self) -> str:
         lines = []
         for section, items in _grouped(self.flags).items():
             lines.append(f"[{section}]")
-            lines += [f"{key} = {_text(value)}" for key, value in items]
+            lines += [f"{key} = {value}" for key, value in items]
             lines.append("")
         return "\n".join(lines)
 
@@ -60,10 +60,6 @@ def _grouped(flags: dict[str, Any]) -> dict[str, list[tuple[str, Any]]]:
             section, _, key = name.rpartition(".")
             groups.setdefault(section or "global", []).append((key, flags[name]))
     return {k: v for k, v in groups.items() if v}
-
-
-def _text(value: Any) -> str:
-    return repr(value) if isinstance(value, float) else str(value)
 
 
 def _toml(value: Any) -> str:

@@ -54,10 +54,6 @@ class Resolution:
         self.errors: list[ConfigError] = errors if errors is not None else []
         self.read: list[str] = read if read is not None else []
 
-    def winner(self, name: str) -> Candidate | None:
-        found = self.candidates.get(name)
-        return found[-1] if found else None
-
 
 def gather(
     env: Mapping[str, str], rc_files: Sequence[str] | None = None

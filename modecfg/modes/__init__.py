@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 from modecfg._registry.modes import (
     ModeEntry,
     canonical_mode,
-    describe_mode,
     entries,
     mode_names,
     register_mode,
@@ -23,7 +22,6 @@ __all__ = [
     "ModeEntry",
     "MonitorMode",
     "canonical_mode",
-    "describe_mode",
     "entries",
     "function",
     "get_mode",

@@ -19,10 +19,10 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from modecfg._registry.modes import entries, find_mode, mode_names
+from modecfg._registry.modes import SHAPING_FLAGS, entries, find_mode, mode_names
 from modecfg._warn import warn
 from modecfg.config import config
-from modecfg.errors import ModecfgError, UnknownModeError
+from modecfg.errors import FlagValueError, ModecfgError, UnknownModeError
 from modecfg.linkers import resolve_linker
 from modecfg.modes.device import device_linker
 
@@ -34,24 +34,24 @@ __all__ = [
     "backend_missing",
     "build_mode",
     "describe_linker",
+    "forget_modes",
     "get_mode",
     "resolved_linker",
     "table",
 ]
 
-_SHAPING_FLAGS = (
-    "mode", "linker", "optimizer", "optimizer_including", "optimizer_excluding",
-    "optimizer_requiring", "device", "fallback_to_cpu", "cxx", "DebugMode.patience",
-    "DebugMode.check_c", "DebugMode.check_py", "DebugMode.check_finite",
-    "DebugMode.check_strides", "DebugMode.check_preallocated_output",
-    "NanGuardMode.nan_is_error", "NanGuardMode.inf_is_error", "NanGuardMode.big_is_error",
-)  # fmt: skip
 
 _cache: dict[tuple[Any, ...], Any] = {}
 _deprecation_said: set[str] = set()
 _lock = threading.RLock()
 
 _BACKENDS = {"CVM": "cvm", "C": "c", "NUMBA": "numba", "JAX": "jax", "PYTORCH": "pytorch", "MLX": "mlx"}
+
+
+def forget_modes() -> None:
+    """Drop the built modes: a flag that shapes them changed for the whole process."""
+    with _lock:
+        _cache.clear()
 
 
 def resolved_linker() -> str:
@@ -89,7 +89,7 @@ def get_mode(mode: Any = None) -> Mode:
 
 def build_mode(name: str) -> Mode:
     """A built-in mode, as the current configuration shapes it (cached)."""
-    key = (name, *(config[f] for f in _SHAPING_FLAGS))
+    key = (name, *(config[f] for f in SHAPING_FLAGS))
     with _lock:
         found = _cache.get(key)
         if found is None:
@@ -108,8 +108,29 @@ def _query(base: Any) -> Any:
     if config.optimizer_including:
         base = base.including(*config.optimizer_including.split(":"))
     if config.optimizer_requiring:
+        _check_requiring()
         base = base.requiring(*config.optimizer_requiring.split(":"))
     return base
+
+
+def _check_requiring() -> None:
+    """PyTensor 3.0-3.3 cannot apply required tags: its rewrite database calls a method
+    its OrderedSet lacks, and every compile fails with an AttributeError. Say so, and where
+    the flag was set, before that happens."""
+    from pytensor.misc.ordered_set import OrderedSet
+
+    if hasattr(OrderedSet, "intersection_update"):
+        return
+    import pytensor
+
+    raise FlagValueError(
+        f"optimizer_requiring={config.optimizer_requiring!r} (from {config.origin('optimizer_requiring')}): "
+        f"PyTensor {pytensor.__version__} cannot apply required rewrite tags (its rewrite database "
+        "fails on them); leave optimizer_requiring empty, or use optimizer_including / "
+        "optimizer_excluding",
+        flag="optimizer_requiring",
+        origin=config.origin("optimizer_requiring"),
+    )
 
 
 def _build(name: str) -> Any:

@@ -269,7 +269,7 @@ def test_a_lazy_default_comes_back_after_an_override() -> None:
     with cfg.override(DebugMode__check_c=not expected):
         assert cfg.DebugMode.check_c is (not expected)
     assert cfg.DebugMode.check_c is expected
-    assert type(type(cfg.DebugMode).__dict__["check_c"]).__name__ == "_LazyDefault"  # put back
+    assert type(type(cfg.DebugMode).__dict__["check_c"]).__name__ == "LazyDefault"  # put back
     cfg.cxx = ""
     assert cfg.DebugMode.check_c is False  # still computed from cxx
 

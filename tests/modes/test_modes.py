@@ -3,6 +3,7 @@ MonitorMode callbacks of both signatures; registration; errors; devices."""
 
 from __future__ import annotations
 
+import sys
 import types
 import warnings
 
@@ -261,6 +262,21 @@ def test_the_optimizer_flag_and_tags_shape_fast_run() -> None:
     data = np.array([1.0, 2.0])
     for f in (fused, unfused, raw):
         np.testing.assert_allclose(f(data), np.exp(data) * 2 + np.log(data) - 1)
+
+
+def test_optimizer_requiring_is_a_config_error_naming_its_source_not_pytensor_s_attribute_error() -> None:
+    from pytensor.misc.ordered_set import OrderedSet
+
+    if hasattr(OrderedSet, "intersection_update"):
+        pytest.skip("this PyTensor applies required tags")
+    x = pt.vector("x")
+    with modecfg.config.override(optimizer_requiring="fast_run"):  # the line named below
+        line = sys._getframe().f_lineno - 1
+        for compile_it in (lambda: modecfg.function([x], x * 2), lambda: pytensor.function([x], x * 2)):
+            with pytest.raises(modecfg.FlagValueError) as caught:
+                compile_it()
+            assert f"{__file__}:{line}" in str(caught.value)
+            assert "optimizer_requiring='fast_run'" in str(caught.value)
 
 
 def test_pytensor_function_without_a_mode_uses_modecfgs_mode_flag() -> None:

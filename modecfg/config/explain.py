@@ -1,0 +1,52 @@
+"""Presentation of the configuration: :class:`Explanation`, everything about one flag."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from modecfg.config.origin import Origin
+from modecfg.config.resolve import Candidate
+
+__all__ = ["Explanation"]
+
+
+class Explanation(NamedTuple):
+    """Everything about one flag: its value, where that came from, and every layer's say."""
+
+    name: str
+    value: Any
+    origin: Origin
+    default: Any
+    doc: str
+    kind: str
+    choices: tuple[str, ...]
+    layers: tuple[Candidate, ...]  # lowest precedence first; the winner is the last
+    pytensor: bool
+    fixed: bool
+
+    def __str__(self) -> str:
+        lines = [f"{self.name} = {self.value!r}   (from {self.origin})", f"  {self.doc}"]
+        lines.append(f"  type: {self.kind}")
+        lines.append(f"  default: {self.default}")
+        notes = []
+        if self.pytensor:
+            notes.append("mirrored into pytensor.config")
+        if self.fixed:
+            notes.append("fixed once PyTensor has used it")
+        if notes:
+            lines.append("  " + "; ".join(notes))
+        lines.append("  layers, lowest precedence first:")
+        lines.append(f"    {'default':<40} {self.default}")
+        for i, cand in enumerate(self.layers):
+            mark = "  <- wins" if i == len(self.layers) - 1 else "  (overridden)"
+            where = f"{cand.origin.layer} {_where(cand.origin)}"
+            lines.append(f"    {where:<40} {cand.raw!r}{mark}")
+        if not self.layers:
+            lines.append("    (no layer sets it: the default is used)")
+        return "\n".join(lines)
+
+
+def _where(origin: Origin) -> str:
+    if origin.source is None:
+        return ""
+    return origin.source if origin.line is None else f"{origin.source}:{origin.line}"

@@ -1,0 +1,131 @@
+"""Configuration that travels: a driver's effective configuration, applied in a worker.
+
+A worker process (``multiprocessing`` with spawn, a process pool, a cluster worker)
+reads its own environment and rc files, which may disagree with the driver's, and
+knows nothing of the overrides active where a task was submitted. A
+:class:`Snapshot` carries every value some layer set in the driver's context,
+overrides included, each with where it came from; the worker applies it:
+
+* ``with snapshot.override():`` (or ``snapshot.run(func, *args)``) as a scoped override, for a
+  task in a shared worker;
+* ``snapshot.install()`` by assignment, for a process that works for one driver
+  (``ProcessPoolExecutor(initializer=snapshot.install)``).
+
+Flags PyTensor uses once per process (``compiledir``, ``cxx``, ...) cannot be scoped:
+both ways assign them, which works until the worker's PyTensor has used them and then
+raises :class:`~modecfg.errors.ReadOnlyFlagError` if the driver's value differs.
+A snapshot holds plain values (strings, numbers, booleans, None) and is checked again
+when applied, so a tampered one is refused with the error a bad value gets.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+
+from modecfg.config.flags import FLAGS
+from modecfg.config.flagstring import format_flags
+from modecfg.config.origin import Layer, Origin
+from modecfg.errors import FlagValueError
+
+if TYPE_CHECKING:
+    from modecfg.config.live import Config
+    from modecfg.config.overrides import Override
+
+__all__ = ["Snapshot", "take"]
+
+T = TypeVar("T")
+_PLAIN = (str, int, float, bool, type(None))
+
+
+class Snapshot(NamedTuple):
+    """The values some layer set in one context of one process, with their origins."""
+
+    values: tuple[tuple[str, Any, Origin], ...]
+    process: str  # "host:pid" of the process that took it
+
+    def to_flags(self) -> str:
+        """The same values as a flag string (``MODECFG_FLAGS`` for a child process)."""
+        return format_flags((name, value) for name, value, _ in self.values)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {name: value for name, value, _ in self.values}
+
+    def override(self, config: Config | None = None) -> Override:
+        """The values as a scoped override of ``config`` (the process-wide one by default).
+
+        Flags that cannot be scoped are assigned first (see the module's doc).
+        """
+        cfg = _config(config)
+        scoped: dict[str, tuple[Any, Origin]] = {}
+        for name, value, origin in self._checked():
+            if FLAGS[name].fixed:
+                if cfg[name] != value:
+                    cfg.set(name, value, source=_where(origin, self.process))
+            else:
+                scoped[name] = (value, Origin(Layer.OVERRIDE, _where(origin, self.process)))
+        from modecfg.config.overrides import make_override
+
+        return make_override(cfg, cfg._cfg_store, cfg._items(scoped, None), None, None)
+
+    def run(self, func: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+        """``func(*args, **kwargs)`` under this snapshot (what a submitted task calls)."""
+        with self.override():
+            return func(*args, **kwargs)
+
+    def install(self, config: Config | None = None) -> None:
+        """Assign every value: this process works as the one the snapshot came from."""
+        cfg = _config(config)
+        for name, value, origin in self._checked():
+            cfg.set(name, value, source=_where(origin, self.process))
+
+    def _checked(self) -> list[tuple[str, Any, Origin]]:
+        """The values, refusing what no snapshot holds: an unknown flag or a non-plain value."""
+        out = []
+        for name, value, origin in self.values:
+            if name not in FLAGS:
+                raise FlagValueError(f"a snapshot from {self.process} sets unknown flag {name!r}", flag=name)
+            if not isinstance(value, _PLAIN):
+                raise FlagValueError(
+                    f"a snapshot from {self.process} gives {name} a {type(value).__name__}; "
+                    "snapshots hold strings, numbers, booleans and None",
+                    flag=name,
+                )
+            out.append((name, value, origin))
+        return out
+
+
+# The process-wide Config, set by modecfg.config when it builds it (this module stays
+# below it: no import goes in a circle).
+process_wide: list[Config] = []
+
+
+def _plain(value: Any) -> Any:
+    """A value as a snapshot holds it: paths as text (checked again when applied)."""
+    return value if isinstance(value, _PLAIN) else str(value)
+
+
+def _config(config: Config | None) -> Config:
+    if config is not None:
+        return config
+    return process_wide[0]
+
+
+def _where(origin: Origin, process: str) -> str:
+    """``driver.py:12 (override in host:1234)``: where the value was set, and in which process."""
+    where = origin.source or "?"
+    if origin.line is not None:
+        where += f":{origin.line}"
+    return f"{where} ({origin.layer} in {process})"
+
+
+def take(config: Config) -> Snapshot:
+    values = tuple(
+        (spec.name, _plain(config[spec.name]), config.origin(spec.name))
+        for spec in FLAGS.values()
+        if config.origin(spec.name).layer is not Layer.DEFAULT
+    )
+    import socket
+
+    return Snapshot(values, f"{socket.gethostname()}:{os.getpid()}")

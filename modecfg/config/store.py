@@ -1,0 +1,383 @@
+"""The store of one Config: its values, the fast reads, and change notification.
+
+Reads are plain instance-attribute reads: each value sits in the ``__dict__`` of its
+section object (``config.traceback`` is a section, ``config.traceback.limit`` a value),
+and the classes define no ``__getattr__``, so CPython specialises the read like any
+other attribute. Everything that is not a stored value is a descriptor on the class:
+
+* ``Pending`` until the sources are first read (the process-wide config is lazy);
+* ``LazyDefault`` for defaults computed from other flags (``compile.timeout``);
+* ``Alias`` for PyTensor's ``__`` spelling (``config.traceback__limit``);
+* ``Overridden`` for a flag with a scoped override somewhere in the process. It
+  consults the override frames (:mod:`modecfg.config.overrides`) and is removed by the
+  first read after the last frame holding that flag is gone: a frame lives as long as
+  some context (a thread, a task, a copied context) still holds it, so a task created
+  inside an override that outlives the block still reads the override through
+  every path.
+
+Each Config has its own classes, so overrides of one Config never touch another.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+
+from modecfg.config.flags import FLAGS, Flag, Lazy
+from modecfg.config.origin import Layer, Origin
+from modecfg.config.resolve import Candidate, Note, Resolution
+from modecfg.errors import ConfigErrors, ObsoleteFlagWarning
+
+if TYPE_CHECKING:
+    from modecfg.config.live import Config
+
+__all__ = ["Change", "Section", "Store", "caller_origin", "warn_notes"]
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_MISSING = object()
+_getrefcount = sys.getrefcount
+
+
+def caller_origin(layer: Layer) -> Origin:
+    """The first frame outside modecfg: where an assignment or override was written."""
+    frame: Any = sys._getframe(2)  # the caller of the modecfg function that asks
+    filename = frame.f_code.co_filename
+    while filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+        if frame is None:
+            return Origin(layer)
+        filename = frame.f_code.co_filename
+    return Origin(layer, filename, frame.f_lineno)
+
+
+class Change(NamedTuple):
+    """What a subscriber of :meth:`Config.subscribe` is told.
+
+    ``kind`` is ``"loaded"`` (the sources were read and set the flag), ``"assigned"``,
+    ``"reset"`` (an assignment dropped: ``value`` is what decides now), or ``"override"``
+    (an override was entered in one thread or task: ``value`` holds there only).
+    """
+
+    name: str
+    value: Any
+    origin: Origin
+    kind: Literal["loaded", "assigned", "reset", "override"]
+
+
+Listener = Callable[[Change], None]
+Guard = Callable[[Flag, Any], None]
+
+
+class _Descriptor:
+    """Base of the data descriptors on Config classes.
+
+    They define ``__set__`` only to be *data* descriptors (which win over the instance
+    ``__dict__``); every assignment goes through ``Section.__setattr__`` instead.
+    """
+
+    __slots__ = ()
+
+    def __set__(self, obj: Any, value: Any) -> None:  # pragma: no cover - __setattr__ wins
+        raise AssertionError("Section.__setattr__ handles assignment")
+
+
+class Overridden(_Descriptor):
+    """On a section class while some live frame overrides the flag."""
+
+    __slots__ = ("name", "store")
+
+    def __init__(self, name: str, store: Store) -> None:
+        self.name, self.store = name, store
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        if obj is None:
+            return self
+        store = self.store
+        frame = store.var.get()
+        if frame is not None:
+            hit = frame.get(self.name)
+            if hit is not None:
+                return hit[0]
+        live = store.live[self.name]
+        if live and store.lingering:
+            store.sweep_soon()  # frames other contexts held may be let go by now
+        if not live:
+            store.uninstall(self.name)  # no frame holds it any more: plain reads again
+        return store.base(self.name)
+
+
+class LazyDefault(_Descriptor):
+    """A flag whose default is computed at each read until some layer sets it."""
+
+    __slots__ = ("name", "store")
+
+    def __init__(self, name: str, store: Store) -> None:
+        self.name, self.store = name, store
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        if obj is None:
+            return self
+        return self.store.base(self.name)
+
+
+class Alias(_Descriptor):
+    """``config.traceback__limit``: PyTensor's spelling of ``config.traceback.limit``."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        return self if obj is None else obj[self.name]
+
+
+class Pending(_Descriptor):
+    """Stands for a top-level attribute until the sources have been read."""
+
+    __slots__ = ("name", "store")
+
+    def __init__(self, name: str, store: Store) -> None:
+        self.name, self.store = name, store
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        if obj is None:
+            return self
+        self.store.ready_up()
+        return getattr(obj, self.name)
+
+
+class Section:
+    """A group of flags: ``config.traceback`` holds ``limit`` and ``compile_limit``."""
+
+    _cfg_root: Config
+    _cfg_prefix: str
+
+    if TYPE_CHECKING:
+        # Flags are read as attributes. At run time there is no __getattr__ (it would slow
+        # every read); this only tells type checkers that any flag name may be read.
+        def __getattr__(self, attr: str) -> Any: ...
+
+    def __setattr__(self, attr: str, value: Any) -> None:
+        self._cfg_root._assign(self._cfg_prefix + attr, value, caller_origin(Layer.ASSIGNMENT))
+
+    def __delattr__(self, attr: str) -> None:
+        self._cfg_root.reset(self._cfg_prefix + attr)
+
+    def __dir__(self) -> list[str]:
+        prefix = self._cfg_prefix
+        names = {n[len(prefix) :].split(".")[0] for n in FLAGS if n.startswith(prefix)}
+        return sorted(names)
+
+    def __repr__(self) -> str:
+        prefix = self._cfg_prefix
+        items = ", ".join(
+            f"{n[len(prefix) :]}={self._cfg_root[n]!r}"
+            for n in FLAGS
+            if n.startswith(prefix) and "." not in n[len(prefix) :]
+        )
+        return f"<config section {prefix[:-1]}: {items}>"
+
+
+class Store:
+    """The values of one Config below its overrides, and who wants to hear of changes."""
+
+    def __init__(self, root: Config, loader: Callable[[], Resolution] | None) -> None:
+        self.root = root
+        self.loader = loader
+        self.ready = loader is None
+        self.lock = threading.RLock()  # sources, assignment
+        self.counting = threading.Lock()  # the Overridden descriptors
+        # The override frame of each context (see modecfg.config.overrides).
+        self.var: contextvars.ContextVar[Mapping[object, Any] | None] = contextvars.ContextVar(
+            "modecfg_overrides", default=None
+        )
+        self.sections: dict[tuple[str, ...], Section] = {}
+        self.candidates: dict[str, list[Candidate]] = {}
+        self.notes: list[Note] = []
+        self.read: list[str] = []
+        # flag -> one entry per live override frame holding it, in any context. Entries
+        # are added and removed with list.append / list.pop, which the GIL makes atomic.
+        self.live: dict[str, list[None]] = {name: [] for name in FLAGS}
+        # frames left by their block but still held by another context, with their counts
+        self.lingering: list[tuple[Mapping[object, Any], tuple[list[None], ...]]] = []
+        self._sweep_in = 0
+        # flag -> what its class held before an Overridden went in (None: nothing)
+        self.displaced: dict[str, object] = {}
+        # flag -> subscribers; ``scoped`` hear of overrides being entered as well
+        self.listeners: dict[str, list[Listener]] = {name: [] for name in FLAGS}
+        self.scoped: dict[str, list[Listener]] = {name: [] for name in FLAGS}
+        self.guards: list[Guard] = []
+        # an override() call site -> the Override it made (see modecfg.config.overrides)
+        self.sites: dict[int, Any] = {}
+
+    # -- values ----------------------------------------------------------------------
+
+    def base(self, name: str) -> Any:
+        """The value below the overrides: assigned, from a source, or the default."""
+        spec = FLAGS[name]
+        try:
+            return self.sections[spec.section].__dict__[spec.attr]
+        except KeyError:
+            assert isinstance(spec.default, Lazy), name
+            if not self.ready:  # the first read of the process: the sources may set it
+                self.ready_up()
+                found = self.sections[spec.section].__dict__.get(spec.attr, _MISSING)
+                if found is not _MISSING:
+                    return found
+            return spec.default.compute(self.root)
+
+    def ready_up(self) -> None:
+        """Read the sources if that has not happened yet (the process-wide config is lazy)."""
+        if self.ready:
+            return
+        with self.lock:
+            if self.ready:
+                return
+            assert self.loader is not None
+            res = self.loader()
+            if res.errors:
+                raise res.errors[0] if len(res.errors) == 1 else ConfigErrors(res.errors)
+            self.fill(res)
+            cls = type(self.root)
+            for attr, value in list(vars(cls).items()):
+                if isinstance(value, Pending):
+                    delattr(cls, attr)
+            self.ready = True
+        warn_notes(res.notes)
+        for name, found in self.candidates.items():
+            if found:
+                self.notify(Change(name, found[-1].value, found[-1].origin, "loaded"))
+
+    def fill(self, res: Resolution) -> None:
+        self.candidates = {k: list(v) for k, v in res.candidates.items()}
+        self.notes = list(res.notes)
+        self.read = list(res.read)
+        for spec in FLAGS.values():
+            ns = self.sections[spec.section]
+            found = self.candidates.get(spec.name)
+            if found:
+                ns.__dict__[spec.attr] = found[-1].value
+            elif not spec.is_lazy:
+                ns.__dict__[spec.attr] = spec.default
+
+    def assign(self, spec: Flag, typed: Any, raw: Any, origin: Origin) -> None:
+        for guard in self.guards:
+            guard(spec, typed)
+        with self.lock:
+            self.sections[spec.section].__dict__[spec.attr] = typed
+            self.candidates.setdefault(spec.name, []).append(Candidate(typed, raw, origin))
+        self.notify(Change(spec.name, typed, origin, "assigned"))
+
+    def reset(self, spec: Flag) -> None:
+        with self.lock:
+            kept = [c for c in self.candidates.get(spec.name, ()) if c.origin.layer is not Layer.ASSIGNMENT]
+            self.candidates[spec.name] = kept
+            ns = self.sections[spec.section]
+            if kept:
+                ns.__dict__[spec.attr] = kept[-1].value
+            elif spec.is_lazy:
+                ns.__dict__.pop(spec.attr, None)
+            else:
+                ns.__dict__[spec.attr] = spec.default
+        origin = kept[-1].origin if kept else Origin(Layer.DEFAULT)
+        self.notify(Change(spec.name, self.base(spec.name), origin, "reset"))
+
+    # -- change notification -----------------------------------------------------------
+
+    def subscribe(self, listener: Listener, names: Iterable[str], overrides: bool) -> Callable[[], None]:
+        lists = [self.listeners[n] for n in names]
+        if overrides:
+            lists += [self.scoped[n] for n in names]
+        for found in lists:
+            found.append(listener)
+
+        def unsubscribe() -> None:
+            for found in lists:
+                if listener in found:
+                    found.remove(listener)
+
+        return unsubscribe
+
+    def notify(self, change: Change) -> None:
+        for listener in tuple(self.listeners[change.name]):
+            listener(change)
+
+    # -- frames that outlive their block ----------------------------------------------
+
+    def linger(self, frame: Mapping[object, Any], counts: tuple[list[None], ...]) -> None:
+        """``frame`` was left but another context holds it: keep it counted until it is let go."""
+        with self.counting:
+            self.lingering.append((frame, counts))
+
+    def sweep_soon(self) -> None:
+        """Sweep at this read or a later one: each read pays a constant share of a sweep."""
+        self._sweep_in -= 1
+        if self._sweep_in <= 0:
+            self.sweep()
+
+    def sweep(self) -> None:
+        """Stop counting lingering frames that no context holds any more."""
+        with self.counting:
+            kept = []
+            for record in self.lingering:
+                # held by: the record and the argument; more means a context
+                if _getrefcount(record[0]) > 2:
+                    kept.append(record)
+                else:
+                    for entries in record[1]:
+                        entries.pop()
+            self.lingering[:] = kept
+            self._sweep_in = len(kept) // 4  # a read pays for about four checks
+
+    # -- the Overridden descriptors -----------------------------------------------------
+
+    def install(self, name: str) -> None:
+        """Put an Overridden for ``name`` on its section class, unless one is there."""
+        with self.counting:
+            if name in self.displaced:
+                return
+            spec = FLAGS[name]
+            cls = type(self.sections[spec.section])
+            previous = cls.__dict__.get(spec.attr)
+            # Descriptor first, record second: entering reads ``displaced`` unlocked.
+            setattr(cls, spec.attr, Overridden(name, self))
+            self.displaced[name] = previous
+
+    def uninstall(self, name: str) -> None:
+        """Take the Overridden of ``name`` away again if no live frame holds it.
+
+        A frame made meanwhile either sees the descriptor gone (and installs it) or is
+        seen by the re-check at the end: ``live`` is appended to before ``displaced`` is
+        looked at, ``displaced`` is emptied before the descriptor goes and filled after
+        it comes.
+        """
+        with self.counting:
+            if self.live[name] or name not in self.displaced:
+                return
+            spec = FLAGS[name]
+            cls = type(self.sections[spec.section])
+            previous = self.displaced.pop(name)
+            if previous is None:
+                delattr(cls, spec.attr)
+            else:
+                setattr(cls, spec.attr, previous)
+            if self.live[name]:
+                setattr(cls, spec.attr, Overridden(name, self))
+                self.displaced[name] = previous
+
+
+def warn_notes(notes: Iterable[Note]) -> None:
+    """One ObsoleteFlagWarning per obsolete flag, however many sources set it."""
+    from modecfg._warn import warn
+
+    seen: set[str] = set()
+    for note in notes:
+        if note.flag in seen:
+            continue
+        seen.add(note.flag)
+        warn(str(note), ObsoleteFlagWarning)

@@ -1,0 +1,216 @@
+"""Overrides exact in every context: copied contexts that outlive the block, every read path alike."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import gc
+import threading
+
+import pytest
+
+import modecfg
+from modecfg.config.origin import Layer
+from modecfg.config.store import Overridden
+
+
+@pytest.fixture
+def cfg() -> modecfg.Config:
+    return modecfg.load(env={})
+
+
+def _reads(cfg: modecfg.Config) -> tuple[object, ...]:
+    """Every way of reading floatX in this context."""
+    return (cfg.floatX, cfg["floatX"], cfg.origin("floatX").layer, cfg.overrides().get("floatX"))
+
+
+def _descriptor_on_class(cfg: modecfg.Config) -> bool:
+    return isinstance(type(cfg).__dict__.get("floatX"), Overridden)
+
+
+def test_a_task_created_inside_an_override_keeps_it_after_the_block_ends(cfg: modecfg.Config) -> None:
+    async def late_reader(started: asyncio.Event, go_on: asyncio.Event) -> tuple[object, ...]:
+        started.set()
+        await go_on.wait()  # the block that created this task has ended by now
+        return _reads(cfg)
+
+    async def main() -> tuple[tuple[object, ...], tuple[object, ...]]:
+        started, go_on = asyncio.Event(), asyncio.Event()
+        with cfg.override(floatX="float32"):
+            task = asyncio.create_task(late_reader(started, go_on))
+            await started.wait()
+        outside = _reads(cfg)
+        go_on.set()
+        return outside, await task
+
+    outside, in_task = asyncio.run(main())
+    assert outside == ("float64", "float64", Layer.DEFAULT, None)
+    assert in_task == ("float32", "float32", Layer.OVERRIDE, "float32")
+
+
+def test_a_thread_running_a_copied_context_keeps_the_override(cfg: modecfg.Config) -> None:
+    block_ended, read = threading.Event(), threading.Event()
+    seen: list[tuple[object, ...]] = []
+
+    def worker() -> None:
+        block_ended.wait(10)
+        seen.append(_reads(cfg))
+        read.set()
+
+    with cfg.override(floatX="float16"):
+        ctx = contextvars.copy_context()
+    thread = threading.Thread(target=ctx.run, args=(worker,))
+    thread.start()
+    # The main thread reads first, so that a descriptor taken away too early would show.
+    assert _reads(cfg) == ("float64", "float64", Layer.DEFAULT, None)
+    block_ended.set()
+    assert read.wait(10)
+    thread.join()
+    assert seen == [("float16", "float16", Layer.OVERRIDE, "float16")]
+    # The copied context is still alive (ctx): the fast read stays exact in it.
+    assert ctx.run(lambda: cfg.floatX) == "float16"
+
+
+def test_plain_reads_come_back_once_no_context_holds_the_override(cfg: modecfg.Config) -> None:
+    with cfg.override(floatX="float32"):
+        ctx = contextvars.copy_context()
+    assert cfg.floatX == "float64"
+    assert _descriptor_on_class(cfg)  # ctx still holds the frame
+    del ctx
+    gc.collect()
+    assert cfg.floatX == "float64"  # this read takes the descriptor away
+    assert not _descriptor_on_class(cfg)
+    assert cfg.floatX == "float64"
+
+
+def test_without_copies_the_descriptor_goes_at_the_first_read_after_the_block(cfg: modecfg.Config) -> None:
+    for _ in range(3):
+        with cfg.override(floatX="float32"):
+            assert cfg.floatX == "float32" and _descriptor_on_class(cfg)
+        assert cfg.floatX == "float64"
+        assert not _descriptor_on_class(cfg)
+
+
+def test_nested_overrides_in_a_copied_context_keep_both_levels(cfg: modecfg.Config) -> None:
+    with cfg.override(floatX="float32"):
+        with cfg.override(traceback__limit=2):
+            ctx = contextvars.copy_context()
+    assert (cfg.floatX, cfg.traceback.limit) == ("float64", 8)
+    assert ctx.run(lambda: (cfg.floatX, cfg.traceback.limit, cfg["traceback.limit"])) == ("float32", 2, 2)
+
+
+def test_an_assignment_inside_an_override_is_undone_with_it_and_seen_by_copies(cfg: modecfg.Config) -> None:
+    with cfg.override(floatX="float32"):
+        cfg.floatX = "float16"  # changes the override
+        ctx = contextvars.copy_context()
+        assert cfg.floatX == "float16"
+    assert cfg.floatX == "float64"
+    assert ctx.run(lambda: (cfg.floatX, cfg["floatX"])) == ("float16", "float16")
+    del ctx
+    gc.collect()
+    assert cfg.floatX == "float64" and not _descriptor_on_class(cfg)
+
+
+def test_many_tasks_outliving_their_overrides(cfg: modecfg.Config) -> None:
+    values = ["float16", "float32", "float64"]
+
+    async def reader(want: str, go_on: asyncio.Event) -> bool:
+        await go_on.wait()
+        return all(r == want for r in (cfg.floatX, cfg["floatX"], cfg.overrides()["floatX"]))
+
+    async def main() -> list[bool]:
+        go_on = asyncio.Event()
+        tasks = []
+        for i in range(30):
+            with cfg.override(floatX=values[i % 3]):
+                tasks.append(asyncio.create_task(reader(values[i % 3], go_on)))
+        assert cfg.floatX == "float64"
+        go_on.set()
+        return await asyncio.gather(*tasks)
+
+    assert all(asyncio.run(main()))
+    gc.collect()
+    # Lingering frames are swept a share at each read: plain reads are back within a few.
+    assert [cfg.floatX for _ in range(10)] == ["float64"] * 10
+    assert not _descriptor_on_class(cfg)
+
+
+# -- change notification -----------------------------------------------------------------
+
+
+def test_subscribers_hear_assignments_resets_and_overrides_when_entered() -> None:
+    cfg = modecfg.load(env={"THEANO_FLAGS": "floatX=float32"})
+    heard: list[tuple[str, object, str]] = []
+    stop = cfg.subscribe(lambda c: heard.append((c.name, c.value, c.kind)), ["floatX"], overrides=True)
+    cfg.traceback.limit = 2  # not a flag it asked for
+    cfg.floatX = "float16"
+    del cfg.floatX
+    override = cfg.override(floatX="float64")
+    assert heard == [("floatX", "float16", "assigned"), ("floatX", "float32", "reset")]
+    with override:  # told when entered, not when made
+        assert heard[-1] == ("floatX", "float64", "override")
+    stop()
+    cfg.floatX = "float16"
+    assert len(heard) == 3
+
+
+def test_subscribers_without_overrides_do_not_hear_them() -> None:
+    cfg = modecfg.load(env={})
+    heard: list[str] = []
+    cfg.subscribe(lambda c: heard.append(c.kind))
+    with cfg.override(floatX="float32"):
+        pass
+    cfg.floatX = "float32"
+    assert heard == ["assigned"]
+
+
+def test_a_lazy_config_tells_what_its_sources_set_when_first_read() -> None:
+    from modecfg.config.live import build
+    from modecfg.config.origin import Origin, Setting
+    from modecfg.config.resolve import Resolution, resolve
+
+    def loader() -> Resolution:
+        res = Resolution()
+        resolve([Setting("floatX", "float32", Origin(Layer.ENV, "THEANO_FLAGS"))], res)
+        return res
+
+    cfg = build(loader)
+    heard: list[tuple[str, object, str]] = []
+    cfg.subscribe(lambda c: heard.append((c.name, c.value, c.kind)))
+    assert heard == [] and not cfg.loaded
+    assert cfg.traceback.limit == 8
+    assert heard == [("floatX", "float32", "loaded")] and cfg.loaded
+
+
+def test_a_guard_refuses_an_assignment_and_nothing_changes() -> None:
+    cfg = modecfg.load(env={})
+    heard: list[str] = []
+    cfg.subscribe(lambda c: heard.append(c.name))
+
+    def no_float16(spec: object, value: object) -> None:
+        if value == "float16":
+            raise modecfg.ReadOnlyFlagError("not today", flag="floatX")
+
+    remove = cfg.guard(no_float16)
+    with pytest.raises(modecfg.ReadOnlyFlagError):
+        cfg.floatX = "float16"
+    assert cfg.floatX == "float64" and cfg.origin("floatX").layer is Layer.DEFAULT and heard == []
+    cfg.floatX = "float32"
+    remove()
+    cfg.floatX = "float16"
+    assert cfg.floatX == "float16"
+
+
+def test_a_copy_made_before_an_assignment_inside_the_override_keeps_what_it_saw(cfg: modecfg.Config) -> None:
+    with cfg.override(floatX="float32"):
+        before = contextvars.copy_context()
+        cfg.floatX = "float16"
+    assert cfg.floatX == "float64"
+    assert before.run(lambda: (cfg.floatX, cfg["floatX"], cfg.origin("floatX").layer)) == (
+        "float32",
+        "float32",
+        Layer.OVERRIDE,
+    )
+    del before
+    gc.collect()
+    assert [cfg.floatX for _ in range(3)] == ["float64"] * 3 and not _descriptor_on_class(cfg)

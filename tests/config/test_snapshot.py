@@ -1,0 +1,111 @@
+"""Configuration that travels to worker processes: snapshots, with real spawned children."""
+
+from __future__ import annotations
+
+import multiprocessing
+import pickle
+from concurrent.futures import ProcessPoolExecutor
+
+import pytest
+
+import modecfg
+from modecfg.config.origin import Layer
+from modecfg.errors import FlagValueError, ReadOnlyFlagError
+
+# The child's own environment disagrees with the driver on both flags.
+CHILD_ENV = "floatX=float32,traceback.limit=1"
+
+
+def _child_view() -> dict[str, object]:
+    cfg = modecfg.config
+    return {
+        "values": [cfg.floatX, cfg.traceback.limit],
+        "origin": str(cfg.origin("floatX")),
+        "layer": str(cfg.origin("floatX").layer),
+    }
+
+
+def _scoped_in_child(snapshot: modecfg.Snapshot) -> dict[str, object]:
+    before = _child_view()
+    inside = snapshot.run(_child_view)
+    return {"before": before, "inside": inside, "after": _child_view()}
+
+
+def _installed_in_child() -> dict[str, object]:
+    return _child_view()
+
+
+@pytest.fixture
+def disagreeing_children(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Spawned children read THEANO_FLAGS from the environment they inherit."""
+    modecfg.config.floatX  # noqa: B018  (the driver has read its sources already)
+    monkeypatch.setenv("THEANO_FLAGS", CHILD_ENV)
+
+
+@modecfg.change_flags(floatX="float64", traceback__limit=8)
+def _driver_snapshot() -> modecfg.Snapshot:
+    return modecfg.config.snapshot()
+
+
+def test_a_snapshot_holds_overrides_and_values_equal_to_the_default() -> None:
+    snap = _driver_snapshot()
+    assert snap.as_dict()["floatX"] == "float64" and snap.as_dict()["traceback.limit"] == 8
+    assert "floatX=float64" in snap.to_flags() and "traceback.limit=8" in snap.to_flags()
+    origins = {name: origin for name, _, origin in snap.values}
+    assert origins["floatX"].layer is Layer.OVERRIDE and origins["floatX"].source == __file__
+    assert pickle.loads(pickle.dumps(snap)) == snap
+
+
+def test_a_spawned_child_runs_a_task_under_the_driver_s_overrides(disagreeing_children: None) -> None:
+    snap = _driver_snapshot()
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(1) as pool:
+        out = pool.apply(_scoped_in_child, (snap,))
+    assert out["before"]["values"] == ["float32", 1]  # type: ignore[index]
+    assert out["inside"]["values"] == ["float64", 8]  # type: ignore[index]
+    assert out["inside"]["layer"] == "override"  # type: ignore[index]
+    assert __file__ in out["inside"]["origin"] and "(override in " in out["inside"]["origin"]  # type: ignore[index]
+    assert out["after"]["values"] == ["float32", 1]  # type: ignore[index]
+
+
+def test_a_process_pool_initialized_with_a_snapshot_works_as_the_driver(disagreeing_children: None) -> None:
+    snap = _driver_snapshot()
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=1, mp_context=ctx, initializer=snap.install) as pool:
+        out = pool.submit(_installed_in_child).result(timeout=120)
+    assert out["values"] == ["float64", 8]
+    assert out["layer"] == "assignment"
+
+
+def test_a_tampered_snapshot_is_refused_with_the_error_a_bad_value_gets() -> None:
+    cfg = modecfg.load(env={})
+    good = cfg.snapshot()
+    origin = modecfg.Origin(Layer.OVERRIDE, "x.py", 1)
+    for values, error in [
+        ((("floatX", "float33", origin),), FlagValueError),
+        ((("no.such.flag", "1", origin),), FlagValueError),
+        ((("floatX", ["float32"], origin),), FlagValueError),
+    ]:
+        bad = good._replace(values=values)
+        with pytest.raises(error):
+            bad.override(cfg)
+        with pytest.raises(error):
+            bad.install(cfg)
+    assert cfg.floatX == "float64" and cfg.origin("floatX").layer is Layer.DEFAULT
+
+
+def test_flags_pytensor_fixes_are_assigned_and_refused_once_fixed() -> None:
+    driver = modecfg.load(env={"THEANO_FLAGS": "cxx=/nonexistent/g++"})
+    snap = driver.snapshot()
+    worker = modecfg.load(env={})
+    with snap.override(worker):
+        assert worker.cxx == "/nonexistent/g++"
+        assert worker.origin("cxx").layer is Layer.ASSIGNMENT  # cannot be scoped
+
+    def fixed(spec: object, value: object) -> None:
+        raise ReadOnlyFlagError("PyTensor already uses another one", flag="cxx")
+
+    other = modecfg.load(env={})
+    other.guard(fixed)
+    with pytest.raises(ReadOnlyFlagError):
+        snap.override(other)
