@@ -29,6 +29,8 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
 
 from modecfg._pytensor.version import pytensor_version
+from modecfg._registry.linkers import pytensor_linker_names
+from modecfg._registry.modes import pytensor_mode_names
 from modecfg._warn import warn
 from modecfg.config import config as _config
 from modecfg.config.flags import FLAGS, Flag
@@ -50,16 +52,6 @@ def _log() -> logging.Logger:
     return logging.getLogger("modecfg.bridge")
 
 
-# Values PyTensor 3 itself accepts for the two flags whose choices modecfg extends.
-_PYTENSOR_MODES = frozenset(
-    ["Mode", "DebugMode", "FAST_RUN", "NanGuardMode", "FAST_COMPILE", "DEBUG_MODE", "CVM", "C",
-     "JAX", "NUMBA", "PYTORCH", "MLX"]
-)  # fmt: skip
-_PYTENSOR_LINKERS = frozenset(
-    ["auto", "cvm", "c|py", "py", "c", "c|py_nogc", "vm", "vm_nogc", "cvm_nogc", "numba", "jax"]
-)
-
-
 def pytensor_text(value: Any) -> str:
     """A value as PyTensor's own parser reads it (``str`` of a float is its shortest repr)."""
     return str(value)
@@ -71,9 +63,9 @@ def pytensor_accepts(spec: Flag, value: Any) -> bool:
     if not spec.in_pytensor(pytensor_version()):
         return False
     if spec.name == "mode":
-        return value in _PYTENSOR_MODES
+        return value in pytensor_mode_names()
     if spec.name == "linker":
-        return value in _PYTENSOR_LINKERS
+        return value in pytensor_linker_names()
     return True
 
 

@@ -20,6 +20,7 @@ __all__ = [
     "canonical_linker",
     "detect_cxx",
     "linker_names",
+    "pytensor_linker_names",
     "resolve_linker",
     "table",
     "why_unavailable",
@@ -35,6 +36,7 @@ class LinkerInfo(NamedTuple):
     overhead: str  # per-call overhead, relative to the other linkers
     description: str
     needs: str  # "c++", "numba", "jax", "torch", "mlx" or "" (nothing)
+    pytensor_flag: bool = True  # PyTensor's own ``linker`` flag takes the name too
     available: bool = True
     why_not: str = ""
 
@@ -50,8 +52,8 @@ _ROWS: tuple[LinkerInfo, ...] = (
     LinkerInfo("vm_nogc", False, True, "medium", "vm keeping intermediate results", ""),
     LinkerInfo("numba", False, False, "low", "the graph JIT-compiled by numba (PyTensor's default)", "numba"),
     LinkerInfo("jax", False, False, "medium", "the graph traced and compiled by JAX/XLA; GPU capable", "jax"),
-    LinkerInfo("pytorch", False, False, "medium", "the graph run by PyTorch", "torch"),
-    LinkerInfo("mlx", False, False, "medium", "the graph run by Apple's MLX", "mlx"),
+    LinkerInfo("pytorch", False, False, "medium", "the graph run by PyTorch", "torch", pytensor_flag=False),
+    LinkerInfo("mlx", False, False, "medium", "the graph run by Apple's MLX", "mlx", pytensor_flag=False),
 )
 _BY_NAME = {row.name: row for row in _ROWS}
 _NAMES = ("auto", *_BY_NAME)
@@ -83,6 +85,11 @@ def detect_cxx() -> str:
 def linker_names() -> tuple[str, ...]:
     """Every valid value of the ``linker`` flag ('auto': the fastest usable one)."""
     return _NAMES
+
+
+def pytensor_linker_names() -> frozenset[str]:
+    """The values of ``linker`` that PyTensor's own flag takes."""
+    return frozenset(["auto", *(row.name for row in _ROWS if row.pytensor_flag)])
 
 
 def canonical_linker(name: str) -> str:

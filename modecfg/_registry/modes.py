@@ -18,18 +18,21 @@ __all__ = [
     "canonical_mode",
     "entries",
     "mode_names",
+    "pytensor_mode_names",
     "register_mode",
     "register_name",
 ]
 
 
 class ModeEntry(NamedTuple):
-    """One registered mode."""
+    """One registered mode: the one place its name is written."""
 
     name: str
     purpose: str
-    factory: Callable[[], Any] | None = None  # None: a built-in, built from the config
+    factory: Callable[[], Any] | None = None  # a user's mode: called at each compile
     deprecated: str = ""  # the DeprecationWarning's text, for deprecated modes
+    builder: str = ""  # a built-in: how modecfg.modes.build makes it ("backend": PyTensor's mode)
+    pytensor: bool = False  # PyTensor's own ``mode`` flag takes the name too
 
 
 _lock = threading.Lock()
@@ -37,26 +40,32 @@ _lock = threading.Lock()
 _MODES: dict[str, ModeEntry] = {
     e.name: e
     for e in (
-        ModeEntry("FAST_RUN", "all rewrites, the fastest linker here: training and production"),
-        ModeEntry("FAST_COMPILE", "few rewrites, Python thunks: quick compiles while iterating"),
-        ModeEntry("DebugMode", "checks every rewrite and op implementation against each other (slow)"),
-        ModeEntry("MonitorMode", "calls your functions before and after every node"),
-        ModeEntry("NanGuardMode", "stops at the first NaN, Inf or huge value"),
+        ModeEntry("FAST_RUN", "all rewrites, the fastest linker here: training and production",
+                  builder="standard", pytensor=True),
+        ModeEntry("FAST_COMPILE", "few rewrites, Python thunks: quick compiles while iterating",
+                  builder="fast_compile", pytensor=True),
+        ModeEntry("DebugMode", "checks every rewrite and op implementation against each other (slow)",
+                  builder="debug", pytensor=True),
+        ModeEntry("MonitorMode", "calls your functions before and after every node", builder="monitor"),
+        ModeEntry("NanGuardMode", "stops at the first NaN, Inf or huge value",
+                  builder="nanguard", pytensor=True),
         ModeEntry(
             "ProfileMode",
             "FAST_RUN with profiling on",
             deprecated="ProfileMode is deprecated: use mode=FAST_RUN with profile=True "
             "(the flag, or modecfg.function(..., profile=True))",
+            builder="profile",
         ),
-        ModeEntry("Mode", "the optimizer and linker flags as they are (FAST_RUN by default)"),
-        ModeEntry("CVM", "all rewrites on the C virtual machine"),
-        ModeEntry("C", "all rewrites on the single-module C linker"),
-        ModeEntry("NUMBA", "all rewrites on the numba backend"),
-        ModeEntry("JAX", "all rewrites on the JAX backend (CPU or GPU)"),
-        ModeEntry("PYTORCH", "all rewrites on the PyTorch backend"),
-        ModeEntry("MLX", "all rewrites on the MLX backend"),
+        ModeEntry("Mode", "the optimizer and linker flags as they are (FAST_RUN by default)",
+                  builder="standard", pytensor=True),
+        ModeEntry("CVM", "all rewrites on the C virtual machine", builder="backend", pytensor=True),
+        ModeEntry("C", "all rewrites on the single-module C linker", builder="backend", pytensor=True),
+        ModeEntry("NUMBA", "all rewrites on the numba backend", builder="backend", pytensor=True),
+        ModeEntry("JAX", "all rewrites on the JAX backend (CPU or GPU)", builder="backend", pytensor=True),
+        ModeEntry("PYTORCH", "all rewrites on the PyTorch backend", builder="backend", pytensor=True),
+        ModeEntry("MLX", "all rewrites on the MLX backend", builder="backend", pytensor=True),
     )
-}
+}  # fmt: skip
 
 # The flags a built-in mode is built from: a change of one asks for a new mode.
 SHAPING_FLAGS = (
@@ -75,6 +84,13 @@ def mode_names() -> list[str]:
     """Every valid value of the ``mode`` flag, registered modes included."""
     with _lock:
         return [*_MODES, *_ALIASES]
+
+
+def pytensor_mode_names() -> frozenset[str]:
+    """The values of ``mode`` that PyTensor's own flag takes (the rest modecfg serves)."""
+    with _lock:
+        names = {e.name for e in _MODES.values() if e.pytensor}
+        return frozenset(names | {alias for alias, target in _ALIASES.items() if target in names})
 
 
 def entries() -> list[ModeEntry]:

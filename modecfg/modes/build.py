@@ -45,8 +45,6 @@ _cache: dict[tuple[Any, ...], Any] = {}
 _deprecation_said: set[str] = set()
 _lock = threading.RLock()
 
-_BACKENDS = {"CVM": "cvm", "C": "c", "NUMBA": "numba", "JAX": "jax", "PYTORCH": "pytorch", "MLX": "mlx"}
-
 
 def forget_modes() -> None:
     """Drop the built modes: a flag that shapes them changed for the whole process."""
@@ -135,48 +133,76 @@ def _check_requiring() -> None:
 
 def _build(name: str) -> Any:
     from pytensor.compile import mode as ptmode
+
+    entry = find_mode(name)
+    assert entry is not None and entry.builder, name
+    if entry.builder == "backend":  # PyTensor's mode of that name: its linker and its rewrites
+        own = getattr(ptmode, entry.name)
+        return ptmode.Mode(linker=own.linker, optimizer=_query(own.provided_optimizer))
+    return _BUILDERS[entry.builder](_query(ptmode.predefined_optimizers[str(config.optimizer)]))
+
+
+def _standard(optimizer: Any) -> Any:
+    from pytensor.compile.mode import Mode
+
+    return Mode(linker=resolved_linker(), optimizer=optimizer)
+
+
+def _fast_compile(optimizer: Any) -> Any:
+    from pytensor.compile import mode as ptmode
     from pytensor.link.vm import VMLinker
 
-    optimizer = _query(ptmode.predefined_optimizers[str(config.optimizer)])
-    if name in ("FAST_RUN", "Mode"):
-        return ptmode.Mode(linker=resolved_linker(), optimizer=optimizer)
-    if name == "FAST_COMPILE":
-        fast_compile = ptmode.FAST_COMPILE.provided_optimizer
-        return ptmode.Mode(VMLinker(use_cloop=False, c_thunks=False), _query(fast_compile))
-    if name == "ProfileMode":
-        from modecfg.modes.profile import ProfileMode
+    fast_compile = ptmode.FAST_COMPILE.provided_optimizer
+    return ptmode.Mode(VMLinker(use_cloop=False, c_thunks=False), _query(fast_compile))
 
-        return ProfileMode(linker=resolved_linker(), optimizer=optimizer)
-    if name == "DebugMode":
-        from modecfg._pytensor.debugmode import debug_mode_class
 
-        dm = config.DebugMode
-        checks = [p for p in str(dm.check_preallocated_output).split(":") if p]
-        # PyTensor 3.0's Python implementation of a fused reduction (CAReduce of a
-        # Composite, made by local_careduce_fusion for C) starts from the first element
-        # instead of the identity: sum(w**2) becomes w[0] + sum(w[1:]**2). DebugMode
-        # compares Python with C and would report PyTensor's bug on every such graph.
-        return debug_mode_class()(
-            optimizer=optimizer.excluding("local_careduce_fusion"),
-            stability_patience=dm.patience,
-            check_c_code=bool(dm.check_c) and not _no_compiler(),
-            check_py_code=dm.check_py,
-            check_isfinite=dm.check_finite,
-            check_preallocated_output=checks,
-            require_matching_strides=dm.check_strides,
-        )
-    if name == "NanGuardMode":
-        from modecfg.modes.nanguard import NanGuardMode
+def _profile(optimizer: Any) -> Any:
+    from modecfg.modes.profile import ProfileMode
 
-        return NanGuardMode(linker=resolved_linker(), optimizer=optimizer)
-    if name == "MonitorMode":
-        from modecfg.modes.monitor import MonitorMode
+    return ProfileMode(linker=resolved_linker(), optimizer=optimizer)
 
-        return MonitorMode(optimizer=optimizer)
-    if name in _BACKENDS:
-        backend = getattr(ptmode, name)
-        return ptmode.Mode(linker=backend.linker, optimizer=_query(backend.provided_optimizer))
-    raise AssertionError(f"no builder for the built-in mode {name!r}")  # pragma: no cover
+
+def _debug(optimizer: Any) -> Any:
+    from modecfg._pytensor.debugmode import debug_mode_class
+
+    dm = config.DebugMode
+    checks = [p for p in str(dm.check_preallocated_output).split(":") if p]
+    # PyTensor 3.0's Python implementation of a fused reduction (CAReduce of a
+    # Composite, made by local_careduce_fusion for C) starts from the first element
+    # instead of the identity: sum(w**2) becomes w[0] + sum(w[1:]**2). DebugMode
+    # compares Python with C and would report PyTensor's bug on every such graph.
+    return debug_mode_class()(
+        optimizer=optimizer.excluding("local_careduce_fusion"),
+        stability_patience=dm.patience,
+        check_c_code=bool(dm.check_c) and not _no_compiler(),
+        check_py_code=dm.check_py,
+        check_isfinite=dm.check_finite,
+        check_preallocated_output=checks,
+        require_matching_strides=dm.check_strides,
+    )
+
+
+def _nanguard(optimizer: Any) -> Any:
+    from modecfg.modes.nanguard import NanGuardMode
+
+    return NanGuardMode(linker=resolved_linker(), optimizer=optimizer)
+
+
+def _monitor(optimizer: Any) -> Any:
+    from modecfg.modes.monitor import MonitorMode
+
+    return MonitorMode(optimizer=optimizer)
+
+
+# A registry entry's ``builder`` names its function here (backends are built by _build).
+_BUILDERS: dict[str, Any] = {
+    "standard": _standard,
+    "fast_compile": _fast_compile,
+    "profile": _profile,
+    "debug": _debug,
+    "nanguard": _nanguard,
+    "monitor": _monitor,
+}
 
 
 def backend_missing(mode: Any) -> str:
