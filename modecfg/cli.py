@@ -99,7 +99,7 @@ def cmd_validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     report = modecfg.diagnose(rc_files=args.rc or None)
     for source in report.sources:
         out.write(f"read {source}\n")
-    if not report.sources:
+    if not report.sources and not report.errors:
         out.write("no flag variables or rc files are set: everything is at its default\n")
     for note in report.notes:
         out.write(f"warning: {note}\n")

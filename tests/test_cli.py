@@ -111,6 +111,27 @@ def test_validate_with_nothing_set(monkeypatch: pytest.MonkeyPatch) -> None:
     assert code == 0 and "everything is at its default" in out
 
 
+@pytest.mark.parametrize("kind", ["directory", "broken link"])
+def test_validate_says_a_default_rc_path_that_is_no_file_and_nothing_else(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    if kind == "directory":
+        (home / ".theanorc").mkdir()
+    else:
+        (home / ".theanorc").symlink_to(tmp_path / "gone")
+    monkeypatch.delenv("MODECFG_FLAGS")
+    monkeypatch.delenv("MODECFGRC")
+    monkeypatch.setenv("HOME", str(home))
+    code, out, _ = _cli("validate")
+    assert code == 1
+    said = {"directory": "is a directory, not a file", "broken link": f"is a link to {tmp_path / 'gone'}"}
+    assert f"error: rc file {home / '.theanorc'} {said[kind]}" in out
+    assert "everything is at its default" not in out  # not said before an error about an rc file
+    assert out.count("error:") == 1
+
+
 def test_migrate_a_legacy_theanorc(tmp_path: Path) -> None:
     rc = tmp_path / ".theanorc"
     rc.write_text(

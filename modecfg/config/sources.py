@@ -78,7 +78,8 @@ def find_rc_files(env: Mapping[str, str]) -> list[RcFile]:
     The path lists in THEANORC, AESARARC, PYTENSORRC and MODECFGRC (``os.pathsep``
     separated; a file on the right overrides one on the left) when any is set, else
     the default files that exist. A named file that does not exist is an error later,
-    when it is read; a missing default file is simply not there.
+    when it is read, and so is a default path that exists but is no file; a missing
+    default file is simply not there.
     """
     named: list[RcFile] = []
     any_set = False
@@ -100,7 +101,8 @@ def find_rc_files(env: Mapping[str, str]) -> list[RcFile]:
     found = []
     for default in DEFAULT_RC_FILES:
         path = _expand(default, env)
-        if "~" not in path and os.path.isfile(path):
+        # A default path that is there but is no file (a directory) is read, and said.
+        if "~" not in path and os.path.lexists(path):
             found.append(RcFile(path))
     return found
 
@@ -123,9 +125,18 @@ def read_text(rc: RcFile) -> str:
         with open(rc.path, "rb") as fh:
             data = fh.read()
     except FileNotFoundError:
+        if os.path.islink(rc.path):
+            target = os.readlink(rc.path)
+            raise RcFileError(
+                f"rc file {rc.path}{named} is a link to {target}, which does not exist", origin=origin
+            ) from None
         raise RcFileError(f"rc file {rc.path}{named} does not exist", origin=origin) from None
     except IsADirectoryError:
-        raise RcFileError(f"rc file {rc.path}{named} is a directory", origin=origin) from None
+        raise RcFileError(
+            f"rc file {rc.path}{named} is a directory, not a file: rename it, or choose the rc "
+            "files to read with MODECFGRC",
+            origin=origin,
+        ) from None
     except OSError as exc:
         raise RcFileError(f"rc file {rc.path}{named} cannot be read: {exc.strerror}", origin=origin) from None
     try:
