@@ -193,9 +193,8 @@ def _print(workload: str, results: dict[str, tuple[dict[str, object], dict[str, 
     best_step = min(float(w["step"]) for _, w in ok.values()) if ok else 1.0  # type: ignore[arg-type]
     best_warm = min(float(w["compile"]) for _, w in ok.values()) if ok else 1.0  # type: ignore[arg-type]
     print(f"\n{workload}")
-    print(
-        f"  {'linker':<22} {'step ms':>9} {'x best':>7} {'cold compile s':>15} {'warm compile s':>15} {'x best':>7}"
-    )
+    head = f"{'step ms':>9} {'x best':>7} {'cold compile s':>15} {'warm compile s':>15} {'x best':>7}"
+    print(f"  {'linker':<22} {head}")
     for linker, (cold, warm) in results.items():
         label = linker if linker != "auto" else f"auto ({warm.get('linker', '?')})"
         if "error" in warm:
