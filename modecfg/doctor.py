@@ -154,10 +154,79 @@ def _library_missing(flags: str) -> list[str]:
     return missing
 
 
+def _does_not_run(cxx: str) -> str:
+    """Why ``cxx --version`` does not run ('' when it does)."""
+    import subprocess
+
+    try:
+        proc = subprocess.run([cxx, "--version"], capture_output=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"the C++ compiler {cxx} does not run ({exc})"
+    if proc.returncode != 0:
+        return f"the C++ compiler {cxx} does not run (`{cxx} --version` exited with {proc.returncode})"
+    return ""
+
+
+def _does_not_link(cxx: str, ldflags: str) -> str:
+    """Why an empty C++ program does not link with ``ldflags`` ('' when it does).
+
+    A success is remembered (keyed by the compiler, its modification time and the flags) in
+    modecfg's cache directory, so validate stays quick; a failure is tried again each time.
+    """
+    import hashlib
+    import os
+    import shlex
+    import subprocess
+    import tempfile
+
+    try:
+        stamp = f"{cxx}\0{os.stat(cxx if os.sep in cxx else _which(cxx)).st_mtime_ns}\0{ldflags}"
+    except OSError:
+        stamp = f"{cxx}\0?\0{ldflags}"
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    marker = os.path.join(cache, "modecfg", "linktest", hashlib.sha256(stamp.encode()).hexdigest())
+    if os.path.exists(marker):
+        return ""
+    try:
+        words = shlex.split(ldflags)
+    except ValueError:
+        words = ldflags.split()
+    with tempfile.TemporaryDirectory(prefix="modecfg-linktest-") as tmp:
+        try:
+            proc = subprocess.run(
+                [cxx, "-x", "c++", "-", "-o", os.path.join(tmp, "a.out"), *words],
+                input=b"int main() { return 0; }\n",
+                capture_output=True,
+                timeout=120,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"the link test could not run ({exc})"
+    if proc.returncode != 0:
+        said = proc.stderr.decode(errors="replace").strip().splitlines()
+        linker = [line for line in said if "ld:" in line or "cannot find" in line]
+        errors = [line for line in said if "error" in line]
+        first = (linker or errors or said or [""])[0]
+        return f"an empty program does not link with these flags ({first.strip()[:200]})"
+    try:
+        os.makedirs(os.path.dirname(marker), exist_ok=True)
+        open(marker, "w").close()
+    except OSError:
+        pass  # not remembered: tried again next time
+    return ""
+
+
+def _which(cxx: str) -> str:
+    import shutil
+
+    return shutil.which(cxx) or cxx
+
+
 def preflight(cfg: Config) -> list[str]:
     """What this configuration asks of the machine that the machine cannot give, found now
     rather than at the first compile: the compiler, the linker, the mode's backend, the device,
-    the BLAS libraries and the compile directory. Empty when all is there. Imports no PyTensor."""
+    the BLAS libraries (present, and an empty program links with them), the compile directory
+    and the NaN-guard dump directory (writable, private). Empty when all is there. Imports no
+    PyTensor."""
     import os
 
     from modecfg._registry import linkers as registry
@@ -166,19 +235,19 @@ def preflight(cfg: Config) -> list[str]:
 
     problems = []
     cxx = str(cfg.cxx)
+    compiler_ok = False
     if cxx:
-        why = registry.why_unavailable("cvm", cxx)
+        why = registry.why_unavailable("cvm", cxx) or _does_not_run(cxx)
         if why:
             problems.append(f"cxx: {why} (from {cfg.origin('cxx')})")
+        compiler_ok = not why
     if cfg.linker != "auto":
         why = registry.why_unavailable(str(cfg.linker), cxx)
         if why:
             problems.append(f"linker={cfg.linker} (from {cfg.origin('linker')}): {why}")
     entry = find_mode(str(cfg.mode))
-    backend = {"NUMBA": "numba", "JAX": "jax", "PYTORCH": "pytorch", "MLX": "mlx"}.get(
-        entry.name if entry else ""
-    )
-    if backend:
+    if entry is not None and entry.builder == "backend":  # CVM, C, NUMBA, JAX: the linker of that name
+        backend = entry.name.lower()
         why = registry.why_unavailable(backend, cxx)
         if why:
             problems.append(f"mode={cfg.mode} (from {cfg.origin('mode')}): {why}")
@@ -189,12 +258,23 @@ def preflight(cfg: Config) -> list[str]:
             problems.append(f"device={device} (from {cfg.origin('device')}): {why}")
     ldflags = cfg.blas.ldflags
     if ldflags:
-        for name in _library_missing(str(ldflags)):
+        missing = _library_missing(str(ldflags))
+        for name in missing:
             problems.append(
                 f"blas.ldflags (from {cfg.origin('blas.ldflags')}): -l{name} names no library on this "
                 f"machine (no lib{name}.so; Debian/Ubuntu: apt install lib{name}-dev), so PyTensor's C "
                 "code would fail to link"
             )
+        why = "" if missing or not compiler_ok else _does_not_link(cxx, str(ldflags))
+        if why:
+            problems.append(f"blas.ldflags={ldflags} (from {cfg.origin('blas.ldflags')}): {why}")
+    from modecfg.modes.dump import directory_problem, dump_directory
+
+    dumps = dump_directory(cfg)
+    why = directory_problem(dumps)
+    if why:
+        problems.append(f"NaN-guard dumps would go to {dumps} (NanGuardMode.dump_dir, from "
+                        f"{cfg.origin('NanGuardMode.dump_dir')}): {why}")  # fmt: skip
     base = os.path.abspath(str(cfg.base_compiledir))
     existing = base
     while not os.path.exists(existing) and os.path.dirname(existing) != existing:

@@ -132,6 +132,39 @@ def test_validate_says_a_default_rc_path_that_is_no_file_and_nothing_else(
     assert out.count("error:") == 1
 
 
+def test_validate_runs_the_compiler_links_the_blas_flags_and_checks_the_dump_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    if shutil.which("g++") is None:
+        pytest.skip("needs a C++ compiler")
+    dumps = tmp_path / "dumps"
+    dumps.mkdir()
+    dumps.chmod(0o777)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # the link test remembers successes here
+    flags = f'blas.ldflags="-lm -Wl,--no-such-flag",NanGuardMode.dump_dir={dumps}'
+    monkeypatch.setenv("THEANO_FLAGS", flags)
+    code, out, _ = _cli("validate")
+    assert code == 1
+    assert (
+        "error: blas.ldflags=-lm -Wl,--no-such-flag (from THEANO_FLAGS): an empty program does not link"
+        in out
+    )
+    assert "--no-such-flag" in out.split("does not link", 1)[1]
+    assert f"{dumps} is writable by group or others (mode 777)" in out
+    assert out.count("error:") == 2
+    monkeypatch.setenv("THEANO_FLAGS", f"{flags},cxx=/bin/false")
+    code, out, _ = _cli("validate")
+    assert "the C++ compiler /bin/false does not run" in out
+    assert "does not link" not in out  # said once: the compiler is the problem
+    dumps.chmod(0o700)
+    monkeypatch.setenv("THEANO_FLAGS", f"blas.ldflags=-lm,NanGuardMode.dump_dir={dumps}")
+    code, out, _ = _cli("validate")
+    assert code == 0, out
+    assert len(list((tmp_path / "cache" / "modecfg" / "linktest").iterdir())) == 1  # remembered
+
+
 def test_migrate_a_legacy_theanorc(tmp_path: Path) -> None:
     rc = tmp_path / ".theanorc"
     rc.write_text(

@@ -34,7 +34,7 @@ import threading
 import time
 from typing import Any
 
-from modecfg.config import config
+from modecfg.config import Config, config
 from modecfg.config.flags import FLAGS
 from modecfg.errors import DumpError
 
@@ -47,22 +47,44 @@ _written = 0
 _lock = threading.Lock()
 
 
-def dump_directory() -> str:
+def dump_directory(cfg: Config | None = None) -> str:
     """The directory dumps go to (not created): the flag, else the user's cache directory."""
-    configured = str(config.NanGuardMode.dump_dir)
+    configured = str((cfg or config).NanGuardMode.dump_dir)
     if configured:
         return os.path.abspath(os.path.expanduser(configured))
     cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(cache, "modecfg", "nanguard")
 
 
+def directory_problem(directory: str) -> str:
+    """Why dumps could not be written privately to ``directory`` ('' if they could), creating nothing."""
+    if not os.path.lexists(directory):
+        parent = directory
+        while not os.path.exists(parent) and os.path.dirname(parent) != parent:
+            parent = os.path.dirname(parent)
+        if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
+            return f"it cannot be created ({parent} cannot be written)"
+        return ""
+    return _ownership_problem(directory) or (
+        "" if os.access(directory, os.W_OK | os.X_OK) else f"{directory} cannot be written"
+    )
+
+
 def _private_directory(directory: str) -> str:
     """Create ``directory`` 0700 if missing; refuse one others could tamper with (its problem, or '')."""
     try:
         os.makedirs(directory, mode=0o700, exist_ok=True)
-        info = os.lstat(directory)
     except OSError as exc:
         return f"cannot create {directory} ({exc.strerror})"
+    return _ownership_problem(directory)
+
+
+def _ownership_problem(directory: str) -> str:
+    """Why an existing ``directory`` is no private place for dumps ('' if it is)."""
+    try:
+        info = os.lstat(directory)
+    except OSError as exc:
+        return f"cannot look at {directory} ({exc.strerror})"
     if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
         return f"{directory} is not a plain directory (a symbolic link or a file): refused"
     if hasattr(os, "getuid") and info.st_uid != os.getuid():
