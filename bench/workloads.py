@@ -6,7 +6,8 @@ Each (workload, linker) pair runs in its own fresh interpreter, twice: first wit
 compile caches (PyTensor's compile directory and numba's cache in a new temporary
 directory: "cold"), then again with the caches that run left ("warm"). Compile time is
 ``pytensor.function`` plus the first call (numba compiles at the first call); step time
-is the median of ``--steps`` calls after that. The column ``auto`` is
+is the median of ``--steps`` calls after that; the warm figures are the median of ``--warm``
+fresh interpreters. The column ``auto`` is
 ``modecfg.function`` with the ``linker`` flag at its default, in the same way, and names
 the linker it chose. Ratios are to the best of the row. The machines are noisy: compare
 ratios within one run, and run it twice before believing a change.
@@ -168,9 +169,10 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--only", default=",".join(WORKLOADS))
     parser.add_argument("--linkers", default="")
+    parser.add_argument("--warm", type=int, default=3, help="warm runs, each a fresh interpreter (median)")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
-    linkers = args.linkers.split(",") if args.linkers else available_linkers()
+    linkers = [n for n in args.linkers.split(",") if n != "auto"] if args.linkers else available_linkers()
     columns = [*linkers, "auto"]
     import pytensor
 
@@ -181,11 +183,26 @@ def main() -> None:
             cache = Path(tempfile.mkdtemp(prefix="modecfg-bench-"))
             try:
                 cold = run(workload, linker, args.steps, cache)
-                warm = run(workload, linker, args.steps, cache)
+                warm = _median_of([run(workload, linker, args.steps, cache) for _ in range(args.warm)])
             finally:
                 shutil.rmtree(cache, ignore_errors=True)
             results[linker] = (cold, warm)
         _print(workload, results)
+
+
+def _median_of(runs: list[dict[str, object]]) -> dict[str, object]:
+    """The median step and compile times of several runs (a process's placement on the machine
+    moves its times by tens of percent: one run is not enough)."""
+    import statistics
+
+    ok = [r for r in runs if "error" not in r]
+    if not ok:
+        return runs[0]
+    return {
+        "step": statistics.median(float(r["step"]) for r in ok),  # type: ignore[arg-type]
+        "compile": statistics.median(float(r["compile"]) for r in ok),  # type: ignore[arg-type]
+        "linker": ok[0]["linker"],
+    }
 
 
 def _print(workload: str, results: dict[str, tuple[dict[str, object], dict[str, object]]]) -> None:

@@ -32,6 +32,12 @@ def _get_mode(name: str | None) -> Any:
     return get_mode(name)
 
 
+def _rewrite_mode(fgraph: Any, mode: Any, profile: Any) -> Any:
+    from modecfg.linkers.auto import mode_for
+
+    return mode_for(fgraph, mode, profile)
+
+
 def _print_profiles() -> None:
     from modecfg.profiles.session import print_at_exit
 
@@ -82,6 +88,7 @@ def wire() -> None:
     hooks.before_rewrites.append(_enforce_float32)
     hooks.get_mode = _get_mode
     hooks.print_profiles = _print_profiles
+    hooks.rewrite_mode = _rewrite_mode
     hooks.test_values = _test_values
     hooks.scan_test_values = _scan_test_values
     hooks.after_import.append(_pytensor_loaded)

@@ -91,6 +91,12 @@ def _prepare_fgraph(inputs: Any, outputs: Any, additional_outputs: Any, fgraph: 
     for hook in hooks.before_rewrites:
         hook(fgraph)
     mode = args[0] if args else kwargs.get("mode")
+    if hooks.rewrite_mode is not None and mode is not None:
+        profile = args[1] if len(args) > 1 else kwargs.get("profile")
+        chosen = hooks.rewrite_mode(fgraph, mode, profile)
+        if chosen is not mode:
+            mode = chosen
+            args, kwargs = ((mode, *args[1:]), kwargs) if args else (args, {**kwargs, "mode": mode})
     blas.notice(fgraph, mode)
     carry = CarryTraces()
     fgraph.attach_feature(carry)

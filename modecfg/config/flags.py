@@ -308,7 +308,10 @@ flag("mode", str, "FAST_RUN",
      "Default compile mode: an optimizer and a linker (see `modecfg modes`).",
      pytensor=True, choices_from=_mode_names, check=_check_mode)
 flag("linker", str, "auto",
-     "Linker of the default mode (see `modecfg linkers`); 'auto' picks the fastest usable one.",
+     "Linker of the default mode (see `modecfg linkers`). 'auto' chooses for each graph: numba "
+     "for a scan or inner function, and for matrix products when PyTensor's C code has no BLAS; "
+     "cvm otherwise and whenever the compile is profiled (the rule: modecfg/linkers/auto.py). "
+     "Any other value pins that linker.",
      pytensor=True, choices_from=_linker_names, check=_check_linker)
 flag("allow_gc", Bool, True,
      "Free intermediate results during a call: less memory, more allocation.", pytensor=True)

@@ -145,6 +145,10 @@ def _build(name: str) -> Any:
 def _standard(optimizer: Any) -> Any:
     from pytensor.compile.mode import Mode
 
+    if config.linker == "auto" and device_linker() is None:
+        from modecfg.linkers.auto import AutoLinker
+
+        return Mode(linker=AutoLinker(), optimizer=optimizer)  # a linker for each graph
     return Mode(linker=resolved_linker(), optimizer=optimizer)
 
 
@@ -280,6 +284,8 @@ def describe_linker(linker: Any) -> str:
     name = type(linker).__name__
     if name == "GuardLinker":  # NanGuardMode's: the linker it guards
         return describe_linker(linker.inner)
+    if getattr(linker, "modecfg_auto", False):
+        return "auto (chosen per graph)"
     if name == "VMLinker":
         if not getattr(linker, "c_thunks", True):
             return "vm (Python thunks)"

@@ -12,7 +12,8 @@ import pytest
 
 import modecfg
 from modecfg.demo import build_graph, build_problem
-from modecfg.modes.build import table
+from modecfg.linkers.auto import chosen
+from modecfg.modes.build import describe_linker, table
 
 pytensor = pytest.importorskip("pytensor")
 pt = pytest.importorskip("pytensor.tensor")
@@ -66,7 +67,7 @@ def test_the_modes_table_lists_every_registered_mode() -> None:
         rows
     )
     assert rows["ProfileMode"].deprecated and not rows["FAST_RUN"].deprecated
-    assert rows["FAST_RUN"].linker == modecfg.linkers.best_linker()
+    assert rows["FAST_RUN"].linker == "auto (chosen per graph)"
     for row in rows.values():
         assert row.available or "cannot run" in row.why_not
 
@@ -282,15 +283,21 @@ def test_optimizer_requiring_is_a_config_error_naming_its_source_not_pytensor_s_
 def test_pytensor_function_without_a_mode_uses_modecfgs_mode_flag() -> None:
     x = pt.vector("x")
     g = pytensor.function([x], x + 1)
-    assert g.maker.mode.provided_linker == modecfg.linkers.best_linker()
+    assert chosen(g).startswith(modecfg.linkers.best_linker() + ": ")  # linker=auto chose for it
     with modecfg.config.override(mode="FAST_COMPILE"):
         h = pytensor.function([x], x + 1)
     assert "fast_compile" in h.maker.mode.provided_optimizer.include
 
 
-def test_the_default_mode_uses_the_fastest_usable_linker() -> None:
+def test_the_default_mode_chooses_a_linker_per_graph_and_a_pinned_linker_is_kept() -> None:
     assert modecfg.config.mode == "FAST_RUN" and modecfg.config.linker == "auto"
-    assert modecfg.get_mode().provided_linker == modecfg.linkers.best_linker()
+    assert getattr(modecfg.get_mode().linker, "modecfg_auto", False)
+    with modecfg.config.override(linker="vm"):
+        pinned = modecfg.get_mode()
+        x = pt.vector("x")
+        f = modecfg.function([x], x + 1)
+    assert pinned.provided_linker == "vm" and chosen(f) == ""
+    assert describe_linker(f.maker.linker) == "vm"
 
 
 # -- devices -----------------------------------------------------------------------------------
@@ -334,7 +341,7 @@ def test_fallback_to_cpu_warns_and_runs(monkeypatch: pytest.MonkeyPatch) -> None
         with pytest.warns(device.DeviceFallbackWarning, match="running on the CPU instead"):
             f = modecfg.function([x], x + 1)
     np.testing.assert_array_equal(f(np.array([1.0])), [2.0])
-    assert f.maker.mode.provided_linker == modecfg.linkers.best_linker()
+    assert chosen(f).startswith(modecfg.linkers.best_linker() + ": ")  # the CPU's auto
 
 
 def test_a_usable_gpu_runs_on_jax_and_selects_that_gpu_simulated(monkeypatch: pytest.MonkeyPatch) -> None:

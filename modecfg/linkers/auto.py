@@ -1,0 +1,164 @@
+"""``linker=auto``: a linker chosen for each graph, by the one rule written here.
+
+Theano always linked with cvm and PyTensor always links with numba; neither looks at the
+graph. Measured with ``bench/workloads.py``, neither is best everywhere: cvm has the lowest
+per-call overhead and links BLAS for products, while numba compiles loops (scan) into
+machine code where cvm runs the inner graph through Python, and uses numpy's own BLAS
+where PyTensor's C code has none. The rule, first match wins:
+
+1. the graph has an inner loop or inner function (``Scan``, ``OpFromGraph``) and numba
+   runs here: **numba**;
+2. the graph multiplies matrices by matrices, PyTensor's C code has no BLAS to link
+   (``blas__ldflags`` empty) and numba runs here: **numba** (its products are numpy's,
+   with numpy's own BLAS; C's fall back to a slow loop). Matrix-vector products are
+   not enough: there cvm's lower overhead wins (``bench/workloads.py``: logistic
+   regression 2.5x faster on cvm, the MLP 2x faster on numba);
+3. a C++ compiler runs here: **cvm**;
+4. else the first usable of numba, vm, py.
+
+The choice is made on the user's graph before the rewrites, since each linker has its own
+(numba's exclude the C-only ones), and is kept on the graph: ``chosen(f)`` says it and
+why, and a DEBUG line of the ``modecfg.linkers`` logger too. A linker flag other than
+``auto`` pins that linker, as before. Only the modes built from the ``linker`` flag
+(FAST_RUN, Mode) choose; DebugMode, NanGuardMode and the backend modes keep theirs.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, NamedTuple
+
+from pytensor.link.basic import Linker
+
+from modecfg.linkers import why_unavailable
+
+__all__ = ["AutoLinker", "Choice", "choose", "chosen", "mode_for"]
+
+# What the chosen linker is kept under on a FunctionGraph: plain strings, so a compiled
+# function still unpickles where modecfg is not installed.
+_NAME, _REASON = "modecfg_linker", "modecfg_linker_reason"
+
+
+class Choice(NamedTuple):
+    name: str
+    reason: str
+
+
+def choose(fgraph: Any, profiled: bool = False) -> Choice:
+    """The linker ``linker=auto`` gives this graph, and why (the rule of the module's doc)."""
+    if profiled:
+        name = "cvm" if not why_unavailable("cvm") else "vm"
+        return Choice(name, "the compile is profiled: a profile times each node, which the VM linkers do")
+    from pytensor.compile.builders import OpFromGraph
+    from pytensor.scan.op import Scan
+    from pytensor.tensor.math import Dot
+
+    numba = not why_unavailable("numba")
+    loops = products = False
+    for node in fgraph.apply_nodes:
+        op = node.op
+        if isinstance(op, Scan | OpFromGraph):
+            loops = True
+            break
+        if isinstance(getattr(op, "core_op", op), Dot) and all(map(_is_matrix, node.inputs)):
+            products = True  # matrix @ matrix (Matmul, a Blockwise of Dot: batched too)
+    if loops and numba:
+        return Choice("numba", "the graph has an inner loop (scan) or inner function: numba compiles it")
+    if products and numba and not _c_has_blas():
+        return Choice("numba", "matrix-matrix products and no BLAS for C: numba's products are numpy's")
+    if not why_unavailable("cvm"):
+        return Choice("cvm", "C thunks with the lowest per-call overhead")
+    for name in ("numba", "vm", "py"):
+        if not why_unavailable(name):
+            return Choice(name, f"no C++ compiler: {name} is the fastest linker left")
+    return Choice("py", "nothing else runs here")  # pragma: no cover - py needs nothing
+
+
+def _is_matrix(var: Any) -> bool:
+    """At least two dimensions, neither of the last two known to be 1 (``X @ w`` makes ``w`` a
+    column: that is a matrix-vector product)."""
+    return bool(var.type.ndim >= 2 and 1 not in var.type.shape[-2:])
+
+
+def _c_has_blas() -> bool:
+    """Whether PyTensor's C code links a BLAS (its ``blas__ldflags``, as found or as set)."""
+    import pytensor
+
+    return bool(pytensor.config.blas__ldflags)
+
+
+def chosen(function: Any) -> str:
+    """``"numba: <why>"``: what ``linker=auto`` chose for a compiled function ('' if it did not choose)."""
+    fgraph = function.maker.fgraph
+    name = getattr(fgraph, _NAME, "")
+    return f"{name}: {getattr(fgraph, _REASON, '')}" if name else ""
+
+
+def mode_for(fgraph: Any, mode: Any, profile: Any = None) -> Any:
+    """The mode to rewrite ``fgraph`` with: ``mode`` itself, unless its linker is auto's.
+
+    Then the linker is chosen now, kept on the graph for :class:`AutoLinker` to hand it
+    on, and the graph is rewritten for that linker (the user's optimizer, with the
+    rewrites the linker needs and without those it cannot run).
+    """
+    if not getattr(mode.linker, "modecfg_auto", False):
+        return mode
+    from pytensor.compile.mode import Mode
+
+    choice = choose(fgraph, profiled=bool(profile))
+    if profile:  # the profile's header names the linker that timed the nodes
+        profile.modecfg_linker = f"{choice.name} (linker=auto)"
+    setattr(fgraph, _NAME, choice.name)
+    setattr(fgraph, _REASON, choice.reason)
+    _log().debug(
+        "linker=auto chose %s for %s: %s",
+        choice.name,
+        getattr(fgraph, "name", None) or "a graph",
+        choice.reason,
+    )
+    return Mode(linker=choice.name, optimizer=mode.provided_optimizer)
+
+
+def _log() -> Any:
+    import logging
+
+    return logging.getLogger("modecfg.linkers")
+
+
+class AutoLinker(Linker):  # type: ignore[misc]
+    """Hands each graph to the linker chosen for it (see :func:`mode_for`).
+
+    Pickled, it is PyTensor's linker for what auto meant before it looked at graphs (cvm
+    with a compiler, else numba, vm, py), so a pickled mode loads without modecfg.
+    """
+
+    modecfg_auto = True
+
+    def accept(self, fgraph: Any, no_recycling: Any = None, profile: Any = None) -> Any:
+        from pytensor.compile.mode import predefined_linkers
+
+        name = getattr(fgraph, _NAME, "") or choose(fgraph).name
+        linker = copy.copy(predefined_linkers[name]).accept(
+            fgraph, no_recycling=no_recycling, profile=profile
+        )
+        if hasattr(linker, "accept_var_updates"):  # what FunctionMaker tells a linker it can see
+            linker.accept_var_updates(
+                {fgraph.inputs[i]: fgraph.outputs[o] for o, i in fgraph.update_mapping.items()}
+            )
+        return linker
+
+    def make_thunk(self, **kwargs: Any) -> Any:
+        raise RuntimeError("the auto linker hands every graph to the linker chosen for it")
+
+    def __copy__(self) -> AutoLinker:  # FunctionMaker copies the mode's linker for each compile
+        return AutoLinker()
+
+    def __deepcopy__(self, memo: Any) -> AutoLinker:
+        return AutoLinker()
+
+    def __reduce__(self) -> Any:
+        from pytensor.compile.mode import predefined_linkers
+
+        from modecfg.linkers import best_linker
+
+        return copy.copy, (predefined_linkers[best_linker()],)

@@ -1,0 +1,132 @@
+"""linker=auto: the rule picks what it says for small graphs of each kind (no timing here)."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+
+import modecfg
+from modecfg.linkers import auto
+from modecfg.linkers.auto import choose, chosen
+from modecfg.modes.build import describe_linker
+
+pytensor = pytest.importorskip("pytensor")
+pt = pytest.importorskip("pytensor.tensor")
+
+needs_numba = pytest.mark.skipif(
+    bool(modecfg.linkers.why_unavailable("numba")), reason="numba is not installed"
+)
+needs_cxx = pytest.mark.skipif(bool(modecfg.linkers.why_unavailable("cvm")), reason="no C++ compiler")
+
+
+def _fgraph(inputs: list, outputs: list) -> object:
+    from pytensor.graph.fg import FunctionGraph
+
+    return FunctionGraph(inputs, outputs, clone=True)
+
+
+def _scan_graph() -> tuple[list, object]:
+    xs = pt.matrix("xs")
+    res = pytensor.scan(lambda r, h: pt.tanh(r + h), sequences=[xs], outputs_info=[pt.zeros(3)])
+    hs = res[0] if isinstance(res, tuple) else res
+    return [xs], hs[-1].sum()
+
+
+@pytest.fixture
+def no_blas(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(auto, "_c_has_blas", lambda: False)
+
+
+@pytest.fixture
+def blas(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(auto, "_c_has_blas", lambda: True)
+
+
+@needs_cxx
+def test_an_elementwise_graph_gets_cvm(blas: None) -> None:
+    x = pt.vector("x")
+    assert choose(_fgraph([x], [pt.exp(x) * 2 + 1])).name == "cvm"
+
+
+@needs_numba
+def test_a_scan_gets_numba() -> None:
+    inputs, out = _scan_graph()
+    found = choose(_fgraph(inputs, [out]))
+    assert found.name == "numba" and "inner loop" in found.reason
+
+
+@needs_numba
+def test_an_inner_function_gets_numba() -> None:
+    from pytensor.compile.builders import OpFromGraph
+
+    a = pt.vector("a")
+    inner = OpFromGraph([a], [a * 2 + 1])
+    x = pt.vector("x")
+    assert choose(_fgraph([x], [inner(x).sum()])).name == "numba"
+
+
+@needs_numba
+@needs_cxx
+def test_matrix_products_get_numba_without_a_blas_for_c_and_cvm_with_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    X, W, w = pt.matrix("X"), pt.matrix("W"), pt.vector("w")
+    matrices = _fgraph([X, W], [pt.tanh(X @ W).sum()])
+    matvec = _fgraph([X, w], [pt.sigmoid(X @ w).sum()])
+    monkeypatch.setattr(auto, "_c_has_blas", lambda: False)
+    found = choose(matrices)
+    assert found.name == "numba" and "no BLAS" in found.reason
+    assert choose(matvec).name == "cvm"  # a matrix-vector product: cvm's overhead wins
+    monkeypatch.setattr(auto, "_c_has_blas", lambda: True)
+    assert choose(matrices).name == "cvm"
+
+
+@needs_cxx
+def test_a_profiled_compile_gets_a_vm_linker_whatever_the_graph() -> None:
+    inputs, out = _scan_graph()
+    found = choose(_fgraph(inputs, [out]), profiled=True)
+    assert found.name == "cvm" and "profiled" in found.reason
+
+
+@needs_numba
+def test_without_a_compiler_numba_comes_next(monkeypatch: pytest.MonkeyPatch, blas: None) -> None:
+    real = auto.why_unavailable
+    monkeypatch.setattr(auto, "why_unavailable", lambda name: "no compiler" if name == "cvm" else real(name))
+    x = pt.vector("x")
+    found = choose(_fgraph([x], [x + 1]))
+    assert found.name == "numba" and "no C++ compiler" in found.reason
+
+
+@needs_numba
+def test_a_compiled_function_runs_on_the_chosen_linker_and_says_why(caplog: pytest.LogCaptureFixture) -> None:
+    inputs, out = _scan_graph()
+    with caplog.at_level(logging.DEBUG, logger="modecfg.linkers"):
+        f = pytensor.function(inputs, out)  # PyTensor's door: PyMC compiles this way
+    assert describe_linker(f.maker.linker) == "numba"
+    assert chosen(f).startswith("numba: the graph has an inner loop")
+    assert any("linker=auto chose numba" in r.getMessage() for r in caplog.records)
+    data = np.arange(12.0).reshape(4, 3) / 10
+    h = np.zeros(3)
+    for row in data:
+        h = np.tanh(row + h)
+    expected = h.sum()
+    np.testing.assert_allclose(f(data), expected)
+
+
+@needs_numba
+def test_updates_are_applied_on_the_chosen_linker() -> None:
+    inputs, out = _scan_graph()
+    w = pytensor.shared(1.0, "w")
+    f = modecfg.function(inputs, out, updates=[(w, w * 2)])
+    f(np.ones((2, 3)))
+    f(np.ones((2, 3)))
+    assert w.get_value() == 4.0
+
+
+def test_a_pinned_linker_is_not_second_guessed() -> None:
+    inputs, out = _scan_graph()
+    with modecfg.config.override(linker="vm"):
+        f = modecfg.function(inputs, out)
+    assert chosen(f) == "" and describe_linker(f.maker.linker) == "vm"
