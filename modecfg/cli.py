@@ -198,6 +198,18 @@ def cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
+def cmd_schema(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if args.format == "ini":
+        from modecfg.config.example import theanorc_example
+
+        out.write(theanorc_example())
+        return 0
+    from modecfg.config.schema import json_schema
+
+    out.write(json.dumps(json_schema(), indent=2) + "\n")
+    return 0
+
+
 def cmd_linkers(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     rows = modecfg.linkers.table()
     if args.json:
@@ -414,6 +426,14 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--flags", help="a flag string to migrate instead of a file")
     s.add_argument("--to", choices=["ini", "toml", "flags"], help="output format")
 
+    s = sub.add_parser("schema", help="a JSON Schema of the rc file, for editors (TOML language servers)")
+    s.add_argument(
+        "--format",
+        choices=["json", "ini"],
+        default="json",
+        help="json: a JSON Schema (default); ini: a documented rc file of every flag (.theanorc.example)",
+    )
+    s.set_defaults(handler=cmd_schema)
     s = sub.add_parser("linkers", help="the linker table: what each linker is, and if it runs here")
     s.set_defaults(handler=cmd_linkers)
     s.add_argument("--json", action="store_true", help="machine-readable output")

@@ -1,4 +1,4 @@
-"""The documented .theanorc.example reads cleanly and shows every flag."""
+"""The documented .theanorc.example is generated from the flag declarations and reads cleanly."""
 
 from __future__ import annotations
 
@@ -6,21 +6,34 @@ from pathlib import Path
 
 import modecfg
 from modecfg.config.compat import lookup
+from modecfg.config.example import theanorc_example
 from modecfg.config.flags import FLAGS
 from modecfg.config.sources import read_ini
 
 EXAMPLE = Path(__file__).resolve().parents[1] / ".theanorc.example"
 
 
-def test_the_example_loads_without_problems() -> None:
+def test_the_committed_example_is_what_the_declarations_generate() -> None:
+    assert EXAMPLE.read_text() == theanorc_example(), (
+        "regenerate it: modecfg schema --format ini > .theanorc.example"
+    )
+
+
+def test_the_example_loads_without_problems_and_gives_every_default() -> None:
     report = modecfg.diagnose(env={"USER": "ann"}, rc_files=[EXAMPLE])
     assert report.errors == () and report.notes == ()
-    cfg = modecfg.load(env={"USER": "ann"}, rc_files=[EXAMPLE])
-    assert cfg.floatX == "float32" and str(cfg.base_compiledir) == "/tmp/ann/pytensor"
+    from_file = modecfg.load(env={"USER": "ann"}, rc_files=[EXAMPLE])
+    defaults = modecfg.load(env={"USER": "ann"}, rc_files=[])
+    assert [name for name in FLAGS if from_file[name] != defaults[name]] == []
 
 
-def test_the_example_shows_every_flag() -> None:
-    settings = read_ini(EXAMPLE.read_text(), str(EXAMPLE), {})
+def test_the_example_shows_every_flag_and_comments_out_the_unset_and_computed_ones() -> None:
+    text = EXAMPLE.read_text()
+    settings = read_ini(text, str(EXAMPLE), {})
     shown = {lookup(s.key, section=s.section).flag.name for s in settings}  # type: ignore[union-attr]
-    assert set(FLAGS) - shown == {"compiledir"}  # shown commented out: its default is derived
-    assert "# compiledir = " in EXAMPLE.read_text()
+    commented = {spec.name for spec in FLAGS.values() if spec.is_lazy or spec.default is None}
+    assert shown == set(FLAGS) - commented
+    for name in commented:
+        assert f"# {name.rsplit('.', 1)[-1]} =    (default: " in text
+    for spec in FLAGS.values():
+        assert spec.doc.split(".")[0][:40] in " ".join(line[2:] for line in text.splitlines())

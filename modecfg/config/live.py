@@ -212,6 +212,13 @@ class Config(Section):
                 pass
         return self._override(pairs, frame)
 
+    def override_at(self, flags: Mapping[str, Any], *, source: str, line: int | None = None) -> Override:
+        """``override(flags)`` whose origin is ``source`` (and ``line``) rather than the calling
+        line: for tools that apply flags written elsewhere (a pytest mark, a job file)."""
+        self._cfg_store.ready_up()
+        origin = Origin(_OVERRIDE, source, line)
+        return make_override(self, self._cfg_store, self._items(flags, origin), None, None)
+
     def _override(self, pairs: dict[str, Any], frame: Any) -> Override:
         """``override`` for the call written in ``frame``."""
         store = self._cfg_store

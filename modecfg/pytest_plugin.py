@@ -1,0 +1,120 @@
+"""modecfg for test suites: a pytest plugin, loaded by pytest wherever modecfg is installed.
+
+* ``@pytest.mark.modecfg(floatX="float32", mode="FAST_COMPILE")`` (or a dict of dotted
+  names) runs one test under those flags: a scoped override entered before the test's
+  setup and left after its teardown, so the fixtures see the flags too and nothing
+  outlives the test, whether it passes or fails. Marks on a class or module apply to each
+  test in it, the closest mark winning per flag; ``pytest.param(..., marks=...)`` marks
+  one parametrized case. A bad flag or value is an error of that test, naming the mark.
+* ``--modecfg-flags "floatX=float32,optimizer=None"`` assigns flags for the whole run
+  (origin ``pytest --modecfg-flags``); a bad one stops the run with a usage error.
+* the fixture ``modecfg_config``: an isolated Config from explicit sources only (the
+  defaults; no environment, no rc files), for tests of code that takes a Config.
+* the report header names every flag not at its default and where it came from.
+
+Importing modecfg is left to the hooks that need it, so the plugin costs nothing where
+neither mark nor option is used but the header; ``-p no:modecfg`` turns it off.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from modecfg.config import Config, Override
+
+__all__ = ["modecfg_config"]
+
+_OVERRIDE: pytest.StashKey[Override] = pytest.StashKey()
+_SOURCE = "pytest --modecfg-flags"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("modecfg")
+    group.addoption(
+        "--modecfg-flags",
+        default=None,
+        metavar="FLAGS",
+        help="modecfg flags for the whole run, as in THEANO_FLAGS: 'floatX=float32,optimizer=None'",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "modecfg(**flags): run this test (setup, call, teardown) with these modecfg flags, "
+        "as a scoped override",
+    )
+    text = config.getoption("modecfg_flags", None)
+    if not text:
+        return
+    import modecfg
+    from modecfg.config.flagstring import parse
+
+    try:
+        for setting in parse(text, _SOURCE):
+            modecfg.config.set(setting.key, setting.raw, source=_SOURCE)
+    except modecfg.ConfigError as exc:
+        raise pytest.UsageError(f"--modecfg-flags: {exc}") from None
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    try:
+        import modecfg
+
+        cfg = modecfg.config
+        shown = [f"{name}={cfg[name]!r} ({cfg.origin(name)})" for name in cfg if not cfg.is_default(name)]
+    except Exception as exc:  # the header must not break the run; the first read will say it
+        return [f"modecfg: the configuration cannot be read: {exc}"]
+    return ["modecfg: " + ("; ".join(shown) if shown else "every flag at its default")]
+
+
+def _marked(item: pytest.Item) -> tuple[dict[str, Any], str, int | None]:
+    """The flags of the item's ``modecfg`` marks (the closest wins) and where the closest is."""
+    marks = list(item.iter_markers("modecfg"))  # closest first
+    flags: dict[str, Any] = {}
+    for mark in reversed(marks):
+        for arg in mark.args:
+            if not isinstance(arg, dict):
+                raise TypeError(f"@pytest.mark.modecfg takes flags as keywords or a dict, not {arg!r}")
+            flags.update(arg)
+        flags.update(mark.kwargs)
+    path, line, _ = item.location
+    return flags, str(item.path) if item.path else path, None if line is None else line + 1
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Before the fixtures are set up (a plain hook, inside every plugin's wrapper, so a bad
+    mark is an error of this test that leaves the other plugins' state as they expect)."""
+    flags, source, line = _marked(item)
+    if flags:
+        import modecfg
+
+        override = modecfg.config.override_at(flags, source=f"@pytest.mark.modecfg of {source}", line=line)
+        override.__enter__()
+        item.stash[_OVERRIDE] = override
+
+
+@pytest.hookimpl(wrapper=True, trylast=True)
+def pytest_runtest_teardown(
+    item: pytest.Item, nextitem: pytest.Item | None
+) -> Generator[None, object, object]:
+    try:
+        return (yield)
+    finally:
+        override = item.stash.get(_OVERRIDE, None)
+        if override is not None:
+            del item.stash[_OVERRIDE]
+            override.__exit__(None, None, None)
+
+
+@pytest.fixture
+def modecfg_config() -> Config:
+    """An isolated Config: the defaults only, whatever the environment and rc files say."""
+    import modecfg
+
+    return modecfg.load(env={}, rc_files=[])

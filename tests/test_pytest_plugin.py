@@ -1,0 +1,97 @@
+"""The pytest plugin, run as users run it: pytest in a fresh process, the plugin from its entry point."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+MARKED = """
+import pytest
+import modecfg
+
+seen = []
+
+@pytest.fixture
+def watch():
+    seen.append(("setup", modecfg.config.floatX))
+    yield
+    seen.append(("teardown", modecfg.config.floatX))
+
+@pytest.mark.modecfg(floatX="float32", traceback__limit=2)
+def test_marked(watch):
+    assert (modecfg.config.floatX, modecfg.config.traceback.limit) == ("float32", 2)
+    assert modecfg.config.origin("floatX").layer == "override"
+    assert "@pytest.mark.modecfg of" in modecfg.config.origin("floatX").source
+
+@pytest.mark.modecfg(floatX="float16")
+def test_marked_and_failing():
+    assert modecfg.config.floatX == "float32", "fails on purpose"
+
+def test_after_them_the_defaults_are_back():
+    assert seen == [("setup", "float32"), ("teardown", "float32")]
+    assert modecfg.config.floatX == "float64" and modecfg.config.overrides() == {}
+
+@pytest.mark.modecfg(floatX="float32", mode="FAST_COMPILE")
+class TestClass:
+    @pytest.mark.modecfg(floatX="float16")
+    def test_closest_mark_wins_per_flag(self):
+        assert (modecfg.config.floatX, modecfg.config.mode) == ("float16", "FAST_COMPILE")
+
+@pytest.mark.parametrize("want", [
+    "float64",
+    pytest.param("float32", marks=pytest.mark.modecfg(floatX="float32")),
+    pytest.param("float16", marks=pytest.mark.modecfg({"floatX": "float16"})),
+])
+def test_parametrized(want):
+    assert modecfg.config.floatX == want
+
+@pytest.mark.modecfg(floatX="float33")
+def test_bad_value():
+    pass
+
+def test_isolated_config(modecfg_config):
+    assert modecfg.config.exception_verbosity == "high"  # THEANO_FLAGS
+    assert modecfg_config.exception_verbosity == "low"  # not read: the defaults only
+"""
+
+
+def test_marks_hold_from_setup_to_teardown_and_go_with_the_test(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("THEANO_FLAGS", "exception_verbosity=high")
+    pytester.makepyfile(test_marks=MARKED)
+    result = pytester.runpytest_subprocess("-v")
+    result.assert_outcomes(passed=7, failed=1, errors=1)
+    result.stdout.fnmatch_lines(["*test_marked_and_failing FAILED*", "*fails on purpose*"])
+    # the bad value is an error of its test, naming the value, the mark and where it is
+    result.stdout.fnmatch_lines(["*test_bad_value ERROR*"])
+    result.stdout.fnmatch_lines(
+        ["*FlagValueError: floatX='float33' (from override at @pytest.mark.modecfg of *"]
+    )
+    # the header: every flag not at its default, with its origin
+    result.stdout.fnmatch_lines(["modecfg: *exception_verbosity='high' (THEANO_FLAGS)*"])
+
+
+def test_the_run_wide_option_assigns_and_a_bad_one_stops_the_run(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_run="""
+        import modecfg
+        def test_it():
+            assert modecfg.config.floatX == "float32"
+            assert str(modecfg.config.origin("floatX")) == "assignment at pytest --modecfg-flags"
+        """
+    )
+    good = pytester.runpytest_subprocess("--modecfg-flags", "floatX=float32")
+    good.assert_outcomes(passed=1)
+    good.stdout.fnmatch_lines(["modecfg: *floatX='float32' (assignment at pytest --modecfg-flags)*"])
+    bad = pytester.runpytest_subprocess("--modecfg-flags", "floatx=float32")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    bad.stderr.fnmatch_lines(["*--modecfg-flags: unknown flag 'floatx'*did you mean floatX?*"])
+
+
+def test_the_plugin_can_be_turned_off(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_off="def test_it():\n    pass\n")
+    result = pytester.runpytest_subprocess("-p", "no:modecfg")
+    result.assert_outcomes(passed=1)
+    assert "modecfg:" not in result.stdout.str()
