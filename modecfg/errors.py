@@ -176,6 +176,11 @@ class Float64Error(ModecfgError, TypeError):
 class NanGuardError(ModecfgError, FloatingPointError):
     """A guarded function produced NaN, Inf or a value above the `big` threshold."""
 
+    def _repr_html_(self) -> str:  # a caught error shown in a notebook: the findings, readable
+        from modecfg._html import pre
+
+        return pre(str(self), title="NanGuardError", color="#a00")
+
 
 class TestValueError(ModecfgError, ValueError):
     """A node failed on its inputs' test values (compute_test_value=raise)."""

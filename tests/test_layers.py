@@ -13,7 +13,8 @@ import pytest
 grimp = pytest.importorskip("grimp")
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("modecfg.errors", "modecfg._registry", "modecfg._warn", "modecfg._source", "modecfg._script"),
+    ("modecfg.errors", "modecfg._registry", "modecfg._warn", "modecfg._source", "modecfg._script",
+     "modecfg._html"),
     ("modecfg.config",),
     ("modecfg._pytensor",),
     ("modecfg.modes", "modecfg.linkers", "modecfg.checks", "modecfg.profiles", "modecfg.debug"),

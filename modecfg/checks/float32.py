@@ -314,7 +314,37 @@ def _fold_gradient_seeds(findings: list[Finding]) -> list[Finding]:
     ]
 
 
-def check_float32(target: Any) -> list[Finding]:
+class Findings(list[Finding]):
+    """The findings of :func:`check_float32`: a list, shown as a table in a notebook."""
+
+    def __str__(self) -> str:
+        if not self:
+            return "no float64 enters this graph"
+        return "\n".join(str(f) for f in self)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(str(self))
+
+    def _repr_html_(self) -> str:
+        from modecfg._html import table
+
+        if not self:
+            return "<p><b>float32 check</b>: no float64 enters this graph</p>"
+        rows = [
+            (
+                f"{f.source}" if f.source else "(no line recorded)",
+                f.source.code if f.source else "",
+                f"{f.reason}: {f.op}({', '.join(f.input_dtypes)}) -> float64",
+                f.fix,
+                len(f.consequences),
+            )
+            for f in self
+        ]
+        caption = f"float32 check: {len(self)} place(s) where float64 enters"
+        return table(["where", "code", "what", "fix", "float64 downstream"], rows, caption=caption)
+
+
+def check_float32(target: Any) -> Findings:
     """Every origin of float64 in ``target``: a compiled function, a FunctionGraph, or outputs."""
     outputs, order = graph_of(target)
     walker = _Walker()
@@ -347,4 +377,4 @@ def check_float32(target: Any) -> list[Finding]:
                 consequences=tuple(raw["consequences"]),
             )
         )
-    return _fold_gradient_seeds(findings)
+    return Findings(_fold_gradient_seeds(findings))

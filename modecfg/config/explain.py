@@ -24,6 +24,22 @@ class Explanation(NamedTuple):
     pytensor: bool
     fixed: bool
 
+    def _repr_html_(self) -> str:
+        from modecfg._html import escape, table
+
+        rows = [("default", repr(self.default), "")]
+        rows += [(f"{c.origin.layer} {_where(c.origin)}".strip(), repr(c.raw), "") for c in self.layers]
+        if len(rows) > 1:
+            rows[-1] = (*rows[-1][:2], "wins")
+        head = (
+            f"<p><code>{escape(self.name)}</code> = <code>{escape(repr(self.value))}</code> "
+            f"(from {escape(self.origin)})<br>{escape(self.doc)}<br>type: {escape(self.kind)}</p>"
+        )
+        return head + table(["layer", "value", ""], rows)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(str(self))
+
     def __str__(self) -> str:
         lines = [f"{self.name} = {self.value!r}   (from {self.origin})", f"  {self.doc}"]
         lines.append(f"  type: {self.kind}")

@@ -119,6 +119,14 @@ class BadValue(NamedTuple):
     size: int
     grad: GradOrigin | None = None  # for a node of a gradient: its grad call and forward expression
 
+    def _repr_html_(self) -> str:
+        from modecfg._html import pre
+
+        return pre(self.describe(), title=f"first bad value: {self.kind}", color="#a00")
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(self.describe())
+
     def describe(self) -> str:
         lines = [f"{self.kind} in {self.where} ({self.n_bad} of {self.size} values)"]
         if self.grad is not None:  # a node pt.grad made: the expression it differentiates, and where

@@ -234,6 +234,15 @@ class ProfileReport(NamedTuple):
         data["largest"] = [row._asdict() for row in self.largest]
         return data
 
+    def _repr_html_(self) -> str:
+        """In a notebook: the HTML report's section for this function, with its chart."""
+        from modecfg.profiles.html import notebook_html
+
+        return notebook_html(self)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(self.text())
+
     def text(self, n_apply: int = 20, n_ops: int = 20) -> str:
         """The summary a person reads: times, then the top rows of each table."""
         ms = 1e3

@@ -311,7 +311,7 @@ def test_a_function_without_a_name_is_titled_by_the_line_that_compiled_it() -> N
 
 
 def test_chart_labels_fit_their_column_and_carry_the_line(profiled: object) -> None:
-    from modecfg.profiles.render import _LABEL_CHARS, _label
+    from modecfg.profiles.html import _LABEL_CHARS, _label
 
     r = report(profiled)
     for row in r.applies:
