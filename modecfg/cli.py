@@ -198,6 +198,44 @@ def cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
+def _after_edit(edit: Any, out: TextIO) -> None:
+    """Say where the edit went, and whether something else decides the flag here."""
+    if edit.backup:
+        out.write(f"the previous file is kept as {edit.backup}\n")
+    try:
+        winner = modecfg.load().origin(edit.flag)
+    except modecfg.ConfigError:
+        return
+    elsewhere = winner.layer is modecfg.Layer.ENV or (
+        winner.layer is modecfg.Layer.RC and winner.source != os.path.abspath(edit.path)
+    )
+    if elsewhere:
+        out.write(f"note: {winner} also sets {edit.flag}, and that is what counts here\n")
+
+
+def cmd_set(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from modecfg.config.edit import set_flag
+
+    edit = set_flag(args.flag, args.value, args.file)
+    where = f"{edit.path}" + (f" (line {edit.line})" if edit.line else "")
+    verb = "set" if edit.changed else "already set"
+    out.write(f"{edit.flag} = {edit.value!r} {verb} in {where}\n")
+    _after_edit(edit, out)
+    return 0
+
+
+def cmd_unset(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from modecfg.config.edit import unset_flag
+
+    edit = unset_flag(args.flag, args.file)
+    if not edit.changed:
+        out.write(f"{edit.flag} is not set in {edit.path}: nothing to do\n")
+        return 0
+    out.write(f"{edit.flag} removed from {edit.path}\n")
+    _after_edit(edit, out)
+    return 0
+
+
 def cmd_schema(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.format == "ini":
         from modecfg.config.example import theanorc_example
@@ -426,6 +464,16 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--flags", help="a flag string to migrate instead of a file")
     s.add_argument("--to", choices=["ini", "toml", "flags"], help="output format")
 
+    s = sub.add_parser("set", help="set a flag in an rc file, keeping the rest of it as it is")
+    s.add_argument("flag")
+    s.add_argument("value")
+    s.add_argument("--file", help="the rc file (default: the one that sets the flag, else the first "
+                   "existing rc file, else ~/.theanorc)")  # fmt: skip
+    s.set_defaults(handler=cmd_set)
+    s = sub.add_parser("unset", help="remove a flag from an rc file, keeping the rest of it as it is")
+    s.add_argument("flag")
+    s.add_argument("--file", help="the rc file (default: the one that sets the flag)")
+    s.set_defaults(handler=cmd_unset)
     s = sub.add_parser("schema", help="a JSON Schema of the rc file, for editors (TOML language servers)")
     s.add_argument(
         "--format",

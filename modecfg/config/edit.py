@@ -1,0 +1,308 @@
+"""Editing rc files in place: ``modecfg set FLAG VALUE`` and ``modecfg unset FLAG``.
+
+Every other byte of the file stays as it was: comments, order, blank lines, spacing,
+sections modecfg does not know. The value is checked before anything is written, and
+the file that would be written is read back with modecfg's own reader and must give the
+flag that value and no problem, else nothing changes. INI files are edited line by line
+(modecfg's reader gives the line of every setting); TOML files with tomlkit, which keeps
+a document's formatting when it changes a value.
+
+Writing is atomic: a temporary file in the same directory, written and fsynced, given
+the old file's permissions, then renamed over it (and the directory fsynced). The old
+file is kept as ``FILE.bak``, put in place the same way. A process killed at any moment
+leaves the old file or the new one, never a part of either.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import stat
+import tempfile
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from modecfg.config.compat import lookup
+from modecfg.config.flags import Flag
+from modecfg.config.origin import Layer, Origin
+from modecfg.config.resolve import unknown_flag, value_error
+from modecfg.config.schema import validate
+from modecfg.config.sources import find_rc_files, read_ini, read_toml
+from modecfg.errors import ConfigError, RcFileError
+
+__all__ = ["Edit", "default_rc_file", "set_flag", "unset_flag", "write_atomically"]
+
+
+class Edit(NamedTuple):
+    """What an edit did."""
+
+    path: str
+    flag: str
+    value: Any  # None for unset
+    changed: bool  # False: the file already said so
+    backup: str | None
+    line: int | None  # where the flag is now (set) or was (unset)
+
+
+def _spec(name: str) -> Flag:
+    info = lookup(name)
+    if info.flag is None:
+        if info.obsolete is not None:
+            raise unknown_flag(info.written, None, (), f"it is obsolete: {info.message}")
+        raise unknown_flag(info.written, None, info.suggestions, info.message)
+    return info.flag
+
+
+def default_rc_file(flag: str | None = None, env: Mapping[str, str] | None = None) -> str:
+    """The file an edit goes to: the rc file that sets ``flag`` now (the last, which wins),
+    else the first existing rc file, else ``~/.theanorc``."""
+    env = os.environ if env is None else env
+    files = [
+        rc for rc in find_rc_files(env) if rc.text is None and not rc.problem and os.path.isfile(rc.path)
+    ]
+    if flag is not None:
+        spec = _spec(flag)
+        for rc in reversed(files):
+            if any(_flag_of(s) == spec.name for s in _read(rc.path)):
+                return rc.path
+    if files:
+        return files[0].path
+    home = env.get("HOME") or os.path.expanduser("~")
+    return os.path.join(home, ".theanorc")
+
+
+def _read(path: str) -> list[Any]:
+    with open(path, encoding="utf-8-sig") as fh:
+        text = fh.read()
+    return read_toml(text, path) if path.endswith(".toml") else read_ini(text, path, {})
+
+
+def _flag_of(setting: Any) -> str | None:
+    info = lookup(setting.key, section=setting.section)
+    return info.flag.name if info.flag is not None else None
+
+
+# -- INI ----------------------------------------------------------------------------------
+
+_VALUE = re.compile(r"^(?P<head>\s*[^=:#;\s][^=:]*?\s*[=:][ \t]*)(?P<value>.*?)(?P<tail>[ \t]+[#;].*)?$")
+
+
+def _ini_text(value: str) -> str:
+    return value.replace("%", "%%")  # the reader interpolates %(name)s
+
+
+def _ini_lines(text: str, path: str, spec: Flag) -> list[int]:
+    """The lines (1-based) of the settings of ``spec`` in an INI text."""
+    return [s.origin.line or 0 for s in read_ini(text, path, {}) if _flag_of(s) == spec.name]
+
+
+def _ini_set(text: str, path: str, spec: Flag, value: str) -> tuple[str, int]:
+    lines = text.splitlines(keepends=True)
+    found = _ini_lines(text, path, spec)
+    if found:
+        for number in found:
+            line = lines[number - 1]
+            body = line.rstrip("\r\n")
+            ending = line[len(body) :]
+            m = _VALUE.match(body)
+            if m is None:  # pragma: no cover - the reader read it as name = value
+                raise RcFileError(
+                    f"{path}:{number}: cannot edit this line", origin=Origin(Layer.RC, path, number)
+                )
+            lines[number - 1] = f"{m['head']}{_ini_text(value)}{m['tail'] or ''}{ending}"
+        return "".join(lines), found[-1]
+    section = ".".join(spec.section) or "global"
+    key = spec.attr
+    header = re.compile(rf"^\s*\[\s*{re.escape(section)}\s*\]\s*([#;].*)?$")
+    start = next((i for i, line in enumerate(lines) if header.match(line)), None)
+    newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
+    if lines and not lines[-1].endswith(("\n", "\r")):
+        lines[-1] += newline
+    if start is None:  # a new section at the end
+        gap = [newline] if lines and lines[-1].strip() else []
+        lines += [*gap, f"[{section}]{newline}", f"{key} = {_ini_text(value)}{newline}"]
+        return "".join(lines), len(lines)
+    end = start + 1  # after the section's last non-blank line
+    for i in range(start + 1, len(lines)):
+        if re.match(r"^\s*\[", lines[i]):
+            break
+        if lines[i].strip():
+            end = i + 1
+    lines.insert(end, f"{key} = {_ini_text(value)}{newline}")
+    return "".join(lines), end + 1
+
+
+def _ini_unset(text: str, path: str, spec: Flag) -> tuple[str, int | None]:
+    lines = text.splitlines(keepends=True)
+    found = _ini_lines(text, path, spec)
+    for number in reversed(found):
+        indent = len(lines[number - 1]) - len(lines[number - 1].lstrip())
+        stop = number  # continuation lines: indented deeper, not blank
+        while (
+            stop < len(lines)
+            and lines[stop].strip()
+            and len(lines[stop]) - len(lines[stop].lstrip()) > indent
+        ):
+            stop += 1
+        del lines[number - 1 : stop]
+    return "".join(lines), (found[0] if found else None)
+
+
+# -- TOML ---------------------------------------------------------------------------------
+
+
+def _toml_set(text: str, spec: Flag, typed: Any) -> tuple[str, None]:
+    import tomlkit
+
+    doc = tomlkit.parse(text)
+    value = typed if isinstance(typed, bool | int | float | str) else str(typed)
+    node: Any = doc
+    for part in spec.section:
+        if part not in node:
+            node[part] = tomlkit.table()
+        node = node[part]
+    if spec.attr in node:  # in place: its comment and spacing stay
+        old = node.item(spec.attr) if hasattr(node, "item") else node[spec.attr]
+        new = tomlkit.item(value)
+        new.trivia.indent, new.trivia.comment_ws = old.trivia.indent, old.trivia.comment_ws
+        new.trivia.comment, new.trivia.trail = old.trivia.comment, old.trivia.trail
+        node[spec.attr] = new
+        _toml_unset_in(doc, spec, keep=node)
+    else:
+        _toml_unset_in(doc, spec)  # written elsewhere ([global], a quoted dotted key): moved here
+        node[spec.attr] = value
+    return tomlkit.dumps(doc), None
+
+
+def _toml_unset_in(doc: Any, spec: Flag, keep: Any = None) -> bool:
+    removed = False
+    for holder_path in (spec.section, ("global", *spec.section)):
+        node: Any = doc
+        for part in holder_path:
+            node = node.get(part) if hasattr(node, "get") else None
+            if node is None:
+                break
+        if node is not None and node is not keep and spec.attr in node:
+            del node[spec.attr]
+            removed = True
+    if spec.section and spec.name in doc:  # "traceback.limit" = ... as a quoted top-level key
+        del doc[spec.name]
+        removed = True
+    return removed
+
+
+def _toml_unset(text: str, spec: Flag) -> tuple[str, int | None]:
+    import tomlkit
+
+    doc = tomlkit.parse(text)
+    return (tomlkit.dumps(doc), 0) if _toml_unset_in(doc, spec) else (text, None)
+
+
+# -- the edits ------------------------------------------------------------------------------
+
+
+def _current(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        return ""
+    except IsADirectoryError:
+        raise RcFileError(f"{path} is a directory, not an rc file", origin=Origin(Layer.RC, path)) from None
+
+
+def _check(text: str, path: str, spec: Flag, expected: Any) -> None:
+    """The edited text, read back as modecfg reads it: no problem, and the flag as expected."""
+    try:
+        settings = read_toml(text, path) if path.endswith(".toml") else read_ini(text, path, {})
+    except ConfigError as exc:
+        raise RcFileError(f"the edit would leave {path} unreadable ({exc}); nothing was changed") from None
+    values = [s for s in settings if _flag_of(s) == spec.name]
+    got = validate(spec, values[-1].raw) if values else None
+    if got != expected:
+        raise RcFileError(f"the edit would not give {spec.name}={expected!r} in {path}; nothing was changed")
+
+
+def set_flag(name: str, value: str, path: str | None = None) -> Edit:
+    """Set ``name = value`` in the rc file ``path`` (default: :func:`default_rc_file`)."""
+    spec = _spec(name)
+    where = path or default_rc_file(spec.name)
+    origin = Origin(Layer.RC, where)
+    try:
+        typed = validate(spec, value)
+    except ValueError as exc:
+        raise value_error(spec, value, origin, str(exc)) from None
+    old = _current(where)
+    if where.endswith(".toml"):
+        new, line = _toml_set(old, spec, typed)
+    else:
+        new, line = _ini_set(old, where, spec, str(value))
+    _check(new, where, spec, typed)
+    if new == old:
+        return Edit(where, spec.name, typed, False, None, line)
+    backup = write_atomically(where, new)
+    return Edit(where, spec.name, typed, True, backup, line)
+
+
+def unset_flag(name: str, path: str | None = None) -> Edit:
+    """Remove every setting of ``name`` from the rc file ``path`` (default: the one that sets it)."""
+    spec = _spec(name)
+    where = path or default_rc_file(spec.name)
+    old = _current(where)
+    if not old:
+        return Edit(where, spec.name, None, False, None, None)
+    new, line = _toml_unset(old, spec) if where.endswith(".toml") else _ini_unset(old, where, spec)
+    if line is None:
+        return Edit(where, spec.name, None, False, None, None)
+    _check(new, where, spec, None)
+    backup = write_atomically(where, new)
+    return Edit(where, spec.name, None, True, backup, line or None)
+
+
+def write_atomically(path: str, text: str) -> str | None:
+    """Replace ``path`` by ``text`` atomically; the old file is kept as ``path.bak`` (returned)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        info: os.stat_result | None = os.stat(path)
+    except FileNotFoundError:
+        info = None
+    backup = None
+    if info is not None:
+        backup = path + ".bak"
+        with open(path, "rb") as fh:
+            _replace(backup, fh.read(), directory, info)
+    _replace(path, text.encode("utf-8"), directory, info)
+    return backup
+
+
+def _replace(path: str, data: bytes, directory: str, info: os.stat_result | None) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if info is not None:
+            os.chmod(tmp, stat.S_IMODE(info.st_mode))
+            with contextlib.suppress(OSError):  # only root may give a file away
+                os.chown(tmp, info.st_uid, info.st_gid)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _fsync_directory(directory)
+
+
+def _fsync_directory(directory: str) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:  # not on every platform
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
