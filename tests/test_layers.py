@@ -19,7 +19,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("modecfg._pytensor",),
     ("modecfg.modes", "modecfg.linkers", "modecfg.checks", "modecfg.profiles", "modecfg.debug"),
     ("modecfg", "modecfg.__main__", "modecfg.cli", "modecfg.demo", "modecfg.doctor",
-     "modecfg._wiring", "modecfg.pytest_plugin"),
+     "modecfg._wiring", "modecfg.pytest_plugin", "modecfg.workers"),
 )  # fmt: skip
 
 

@@ -124,6 +124,24 @@ def _remove_stale_temporaries(directory: str) -> None:
             pass
 
 
+def _process_name() -> str:
+    """``host-pid``, or ``host-worker-pid`` in a Dask worker: dumps from a cluster say where they
+    were written. Only letters, digits, ``.``, ``_`` and ``-``."""
+    import socket
+    import sys
+
+    parts = [socket.gethostname()]
+    if "distributed" in sys.modules:
+        try:
+            from distributed import get_worker
+
+            parts.append(str(get_worker().name))
+        except (ImportError, ValueError):  # not in a worker
+            pass
+    parts.append(str(os.getpid()))
+    return "-".join(re.sub(r"[^A-Za-z0-9._]+", "_", p) for p in parts)
+
+
 def write_dump(plan: Any, values: list[Any], found: Any, bad_outputs: list[str]) -> tuple[str | None, str]:
     """Write the dump of a failing call: (its path, '') or (None, why there is none). Never raises."""
     global _written
@@ -156,7 +174,7 @@ def write_dump(plan: Any, values: list[Any], found: Any, bad_outputs: list[str])
         body = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
     except Exception as exc:
         return None, f"the call cannot be pickled ({type(exc).__name__}: {exc})"
-    name = f"nanguard-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{next(_counter)}.pkl"
+    name = f"nanguard-{time.strftime('%Y%m%d-%H%M%S')}-{_process_name()}-{next(_counter)}.pkl"
     path = os.path.join(directory, name)
     tmp = None
     try:
