@@ -110,10 +110,18 @@ def compile_model(
     return Model(train, predict, g["w"], g["b"], data_x, data_y, time.perf_counter() - start)
 
 
+def _linker(fn: Any) -> str:
+    """The linker that runs ``fn``, and whether ``linker=auto`` chose it."""
+    from modecfg.linkers.auto import chosen
+    from modecfg.modes.build import describe_linker
+
+    name = describe_linker(fn.maker.linker)
+    return f"{name} (chosen by linker=auto)" if chosen(fn) else name
+
+
 def run(steps: int = 200, seed: int = 0, mode: Any = None, profile: bool = False) -> DemoResult:
     """Compile and train; measure compile time, time per step and final accuracy."""
     from modecfg.checks import check_float32
-    from modecfg.modes.build import describe_linker
 
     model = compile_model(mode, seed, profile=profile or None)
     times = []
@@ -127,7 +135,7 @@ def run(steps: int = 200, seed: int = 0, mode: Any = None, profile: bool = False
     return DemoResult(
         floatX=str(config.floatX),
         mode=str(mode or config.mode),
-        linker=describe_linker(model.train.maker.mode.linker),
+        linker=_linker(model.train),
         compile_seconds=model.compile_seconds,
         step_seconds=float(np.median(times)) if times else 0.0,
         steps=steps,

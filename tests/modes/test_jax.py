@@ -1,0 +1,56 @@
+"""The JAX linker and the device path with a real (CPU) JAX, not a mock. Skipped without jax."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import modecfg
+
+jax = pytest.importorskip("jax")
+pt = pytest.importorskip("pytensor.tensor")
+
+
+@pytest.fixture(scope="module")
+def cpu_only() -> None:
+    if any(d.platform == "gpu" for d in jax.devices()):
+        pytest.skip("this machine has a GPU JAX can see")
+
+
+def test_the_demo_trains_under_mode_jax_on_the_cpu() -> None:
+    from modecfg.demo import run
+
+    result = run(steps=30, mode="JAX")
+    assert result.linker == "jax" and result.mode == "JAX"
+    assert result.last_cost < result.first_cost and result.accuracy > 0.9
+
+
+def test_float32_enforcement_holds_for_jax() -> None:
+    y = pt.vector("y", dtype="float32")
+    with modecfg.config.override(floatX="float32", warn_float64="raise"):
+        with pytest.raises(modecfg.Float64Error, match="float64 constant"):
+            modecfg.function([y], y * np.float64(2.0), mode="JAX")
+        f = modecfg.function([y], y * np.float32(2.0), mode="JAX")
+    assert f(np.ones(2, dtype="float32")).dtype == np.float32
+
+
+def test_device_cuda_without_a_gpu_says_what_is_missing(cpu_only: None) -> None:
+    x = pt.vector("x")
+    with modecfg.config.override(device="cuda"), pytest.raises(modecfg.DeviceUnavailableError) as caught:
+        modecfg.function([x], x + 1)
+    message = str(caught.value)
+    assert "needs a GPU that JAX can see, and it sees none" in message
+    assert "jax[cuda12]" in message and "fallback_to_cpu=True" in message
+
+
+def test_device_cuda_falls_back_to_the_cpu_when_asked(
+    cpu_only: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from modecfg.modes import device
+
+    monkeypatch.setattr(device, "_warned", set())  # said once per process: this test wants to see it
+    x = pt.vector("x")
+    with modecfg.config.override(device="cuda", fallback_to_cpu=True):
+        with pytest.warns(device.DeviceFallbackWarning, match="running on the CPU instead"):
+            f = modecfg.function([x], x + 1)
+    np.testing.assert_array_equal(f(np.array([1.0, 2.0])), [2.0, 3.0])
