@@ -83,7 +83,7 @@ def detect_cxx() -> str:
 
 
 def linker_names() -> tuple[str, ...]:
-    """Every valid value of the ``linker`` flag ('auto': the fastest usable one)."""
+    """Every valid value of the ``linker`` flag ('auto': chosen for each graph)."""
     return _NAMES
 
 
@@ -141,7 +141,8 @@ def table(cxx: str | None = None) -> tuple[LinkerInfo, ...]:
 
 
 def best_linker(cxx: str | None = None) -> str:
-    """What 'auto' means here: the fastest usable linker of cvm, numba, vm, py."""
+    """The first usable of cvm, numba, vm, py: what a mode needing one VM-capable linker uses for
+    'auto' (NanGuardMode, ProfileMode), and the fallback of the per-graph rule."""
     for name in _PREFERENCE:
         if not why_unavailable(name, cxx):
             return name

@@ -40,7 +40,7 @@ _lock = threading.Lock()
 _MODES: dict[str, ModeEntry] = {
     e.name: e
     for e in (
-        ModeEntry("FAST_RUN", "all rewrites, the fastest linker here: training and production",
+        ModeEntry("FAST_RUN", "all rewrites, a linker chosen for each graph: training and production",
                   builder="standard", pytensor=True),
         ModeEntry("FAST_COMPILE", "few rewrites, Python thunks: quick compiles while iterating",
                   builder="fast_compile", pytensor=True),

@@ -37,7 +37,7 @@ def table(cxx: str | None = None) -> tuple[LinkerInfo, ...]:
 
 
 def best_linker(cxx: str | None = None) -> str:
-    """What 'auto' means here: the fastest usable linker of cvm, numba, vm, py."""
+    """The first usable of cvm, numba, vm, py (see :func:`modecfg._registry.linkers.best_linker`)."""
     return _registry.best_linker(_cxx(cxx))
 
 
