@@ -169,7 +169,7 @@ def cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     shown = [n for n in cfg if not cfg.is_default(n)]
     values = {name: str(cfg[name]) for name in dict.fromkeys([*shown, "floatX", "mode", "linker"])}
     if values["linker"] == "auto":
-        values["linker"] = f"auto = {modecfg.linkers.best_linker()}"
+        values["linker"] = "auto (chosen per graph)"
     width = max(14, *(len(v) for v in values.values()))
     for name, value in values.items():
         out.write(f"  {name:<24} {value:<{width}} {cfg.origin(name)}\n")
