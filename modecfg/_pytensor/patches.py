@@ -154,6 +154,15 @@ PATCHES: tuple[Patch, ...] = (
         "(their own traces stop inside PyTensor)",
     ),
     Patch(
+        name="auto linker",
+        module="pytensor.link.vm",
+        attr="VMLinker.accept",
+        params=("self", "fgraph", "no_recycling", "profile"),
+        replacement="vm_accept",
+        why="linker=auto: the cvm linker of modecfg's default mode hands each graph to the linker "
+        "chosen for it (numba for a scan, ...)",
+    ),
+    Patch(
         name="test values",
         module="pytensor.graph.op",
         attr="Op.__call__",

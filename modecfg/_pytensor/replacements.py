@@ -159,6 +159,35 @@ def _grad(cost: Any, wrt: Any, *args: Any, **kwargs: Any) -> Any:
     return result
 
 
+# -- linker=auto ---------------------------------------------------------------------------
+
+
+def vm_accept(_original: Any) -> Any:
+    _vm_accept.__doc__ = _original.__doc__
+    return _vm_accept
+
+
+def _vm_accept(self: Any, fgraph: Any, no_recycling: Any = None, profile: Any = None) -> Any:
+    """``VMLinker.accept``; the marked linker of ``linker=auto`` hands the graph on instead
+    when the compile hook chose another linker for it (kept on the graph as a string)."""
+    chosen = getattr(fgraph, "modecfg_linker", "") if getattr(self, "modecfg_auto", False) else ""
+    if chosen and chosen != "cvm" and is_on("auto linker"):
+        import copy
+
+        from pytensor.compile.mode import predefined_linkers
+
+        linker = copy.copy(predefined_linkers[chosen]).accept(
+            fgraph, no_recycling=no_recycling, profile=profile
+        )
+        if not hasattr(linker, "accept_var_updates"):
+            # FunctionMaker saw a VMLinker and will tell the linker the updates; numba's does the
+            # updates through the Function instead and has no such method. A builtin that
+            # ignores its argument: it pickles, and unpickles where modecfg is not installed.
+            linker.accept_var_updates = id
+        return linker
+    return original("auto linker")(self, fgraph, no_recycling, profile)
+
+
 # -- test values -----------------------------------------------------------------------
 
 

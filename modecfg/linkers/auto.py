@@ -28,11 +28,9 @@ from __future__ import annotations
 import copy
 from typing import Any, NamedTuple
 
-from pytensor.link.basic import Linker
-
 from modecfg.linkers import why_unavailable
 
-__all__ = ["AutoLinker", "Choice", "choose", "chosen", "mode_for"]
+__all__ = ["Choice", "auto_linker", "choose", "chosen", "mode_for"]
 
 # What the chosen linker is kept under on a FunctionGraph: plain strings, so a compiled
 # function still unpickles where modecfg is not installed.
@@ -125,40 +123,16 @@ def _log() -> Any:
     return logging.getLogger("modecfg.linkers")
 
 
-class AutoLinker(Linker):  # type: ignore[misc]
-    """Hands each graph to the linker chosen for it (see :func:`mode_for`).
+def auto_linker() -> Any:
+    """The linker of the modes ``linker=auto`` builds: PyTensor's cvm ``VMLinker``, marked.
 
-    Pickled, it is PyTensor's linker for what auto meant before it looked at graphs (cvm
-    with a compiler, else numba, vm, py), so a pickled mode loads without modecfg.
+    It stays PyTensor's own class (PyTensor's tests count linker classes, and a pickled mode
+    must load without modecfg); the integration point "auto linker" (``VMLinker.accept``)
+    hands a graph to the linker chosen for it when the mark is there, and without the patch
+    the graph simply runs on cvm.
     """
+    from pytensor.compile.mode import predefined_linkers
 
-    modecfg_auto = True
-
-    def accept(self, fgraph: Any, no_recycling: Any = None, profile: Any = None) -> Any:
-        from pytensor.compile.mode import predefined_linkers
-
-        name = getattr(fgraph, _NAME, "") or choose(fgraph).name
-        linker = copy.copy(predefined_linkers[name]).accept(
-            fgraph, no_recycling=no_recycling, profile=profile
-        )
-        if hasattr(linker, "accept_var_updates"):  # what FunctionMaker tells a linker it can see
-            linker.accept_var_updates(
-                {fgraph.inputs[i]: fgraph.outputs[o] for o, i in fgraph.update_mapping.items()}
-            )
-        return linker
-
-    def make_thunk(self, **kwargs: Any) -> Any:
-        raise RuntimeError("the auto linker hands every graph to the linker chosen for it")
-
-    def __copy__(self) -> AutoLinker:  # FunctionMaker copies the mode's linker for each compile
-        return AutoLinker()
-
-    def __deepcopy__(self, memo: Any) -> AutoLinker:
-        return AutoLinker()
-
-    def __reduce__(self) -> Any:
-        from pytensor.compile.mode import predefined_linkers
-
-        from modecfg.linkers import best_linker
-
-        return copy.copy, (predefined_linkers[best_linker()],)
+    linker = copy.copy(predefined_linkers["cvm"])
+    linker.modecfg_auto = True
+    return linker

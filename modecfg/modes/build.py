@@ -145,10 +145,10 @@ def _build(name: str) -> Any:
 def _standard(optimizer: Any) -> Any:
     from pytensor.compile.mode import Mode
 
-    if config.linker == "auto" and device_linker() is None:
-        from modecfg.linkers.auto import AutoLinker
+    if config.linker == "auto" and device_linker() is None and resolved_linker() == "cvm":
+        from modecfg.linkers.auto import auto_linker
 
-        return Mode(linker=AutoLinker(), optimizer=optimizer)  # a linker for each graph
+        return Mode(linker=auto_linker(), optimizer=optimizer)  # a linker for each graph
     return Mode(linker=resolved_linker(), optimizer=optimizer)
 
 
