@@ -95,7 +95,7 @@ def chosen(function: Any) -> str:
 def mode_for(fgraph: Any, mode: Any, profile: Any = None) -> Any:
     """The mode to rewrite ``fgraph`` with: ``mode`` itself, unless its linker is auto's.
 
-    Then the linker is chosen now, kept on the graph for :class:`AutoLinker` to hand it
+    Then the linker is chosen now, kept on the graph for the marked linker to hand it
     on, and the graph is rewritten for that linker (the user's optimizer, with the
     rewrites the linker needs and without those it cannot run).
     """
