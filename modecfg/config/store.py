@@ -85,13 +85,19 @@ class _Descriptor:
         raise AssertionError("Section.__setattr__ handles assignment")
 
 
-class Overridden(_Descriptor):
-    """On a section class while some live frame overrides the flag."""
+class _FlagDescriptor(_Descriptor):
+    """A descriptor for one name (a flag, or a top-level attribute) of one Config's store."""
 
     __slots__ = ("name", "store")
 
     def __init__(self, name: str, store: Store) -> None:
         self.name, self.store = name, store
+
+
+class Overridden(_FlagDescriptor):
+    """On a section class while some live frame overrides the flag."""
+
+    __slots__ = ()
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         if obj is None:
@@ -110,13 +116,10 @@ class Overridden(_Descriptor):
         return store.base(self.name)
 
 
-class LazyDefault(_Descriptor):
+class LazyDefault(_FlagDescriptor):
     """A flag whose default is computed at each read until some layer sets it."""
 
-    __slots__ = ("name", "store")
-
-    def __init__(self, name: str, store: Store) -> None:
-        self.name, self.store = name, store
+    __slots__ = ()
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         if obj is None:
@@ -136,13 +139,10 @@ class Alias(_Descriptor):
         return self if obj is None else obj[self.name]
 
 
-class Pending(_Descriptor):
+class Pending(_FlagDescriptor):
     """Stands for a top-level attribute until the sources have been read."""
 
-    __slots__ = ("name", "store")
-
-    def __init__(self, name: str, store: Store) -> None:
-        self.name, self.store = name, store
+    __slots__ = ()
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         if obj is None:
