@@ -225,3 +225,10 @@ def test_only_the_flag_s_line_changes(
     assert rc.read_text() == text.replace("floatX = float64  # keep me", "floatX = float32  # keep me")
     unset_flag("floatX", str(rc))
     assert rc.read_text() == text.replace("floatX = float64  # keep me\n", "")
+
+
+def test_an_rc_path_that_is_a_directory_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(modecfg.RcFileError, match="is a directory, not an rc file"):
+        set_flag("floatX", "float32", str(tmp_path))
+    with pytest.raises(modecfg.RcFileError, match="is a directory, not an rc file"):
+        unset_flag("floatX", str(tmp_path))
