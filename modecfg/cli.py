@@ -414,7 +414,7 @@ def cmd_profile(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    modecfg.replay(args.dump, dump=args.write_dump)  # raises the dump's NanGuardError again
+    modecfg.replay(args.dump, dump=args.write_dump, trust=args.trust)  # raises its NanGuardError again
     out.write(f"{args.dump}: the call no longer produces a bad value\n")
     return 0
 
@@ -508,6 +508,12 @@ def _parser() -> argparse.ArgumentParser:
     s.set_defaults(handler=cmd_replay)
     s.add_argument("dump")
     s.add_argument("--dump", dest="write_dump", action="store_true", help="write a new dump if it fails")
+    s.add_argument(
+        "--trust", action="store_true",
+        help="apply the dump's compiler, linker and path flags and compile its C code, as the original "
+        "call did (only for a dump you trust: by default those flags are shown, not applied, and the "
+        "graph runs on Python implementations)",
+    )  # fmt: skip
 
     s = sub.add_parser("demo", help="train the logistic regression under the current configuration")
     s.set_defaults(handler=cmd_demo)

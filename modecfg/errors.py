@@ -22,6 +22,7 @@ Every error names what was wrong, where it came from and what is valid::
     ├── ObsoleteFlagWarning                  a legacy Theano/Aesara flag or value
     ├── Float64Warning                       float64 in a float32 graph
     ├── MissingBlasWarning                   PyTensor's C code has no BLAS (what it costs, the fix)
+    ├── DumpWarning                          what a replay left out of an untrusted dump
     └── PyTensorIntegrationWarning           an integration point left off (PyTensor differs)
 
 The command line turns a :class:`ModecfgError` into its message and ``exit_code``.
@@ -40,6 +41,7 @@ __all__ = [
     "ConfigErrors",
     "DeviceUnavailableError",
     "DumpError",
+    "DumpWarning",
     "FlagSyntaxError",
     "FlagValueError",
     "Float64Error",
@@ -194,6 +196,11 @@ class DumpError(ModecfgError, ValueError):
 
 class ModecfgWarning(UserWarning):
     """Base of every warning modecfg emits."""
+
+
+class DumpWarning(ModecfgWarning):
+    """Flags of a NaN-guard dump an untrusted replay did not apply (they reach a compiler,
+    a linker, a path or a subprocess, or stop at the debugger)."""
 
 
 class ObsoleteFlagWarning(ModecfgWarning):

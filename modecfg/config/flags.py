@@ -68,13 +68,15 @@ class Flag:
     runs after type validation and returns the (normalised) value or raises ValueError
     with a message for the user; ``legacy_value`` rewrites an old spelling of a value
     and returns (new raw, note) or None; ``describe`` says what is valid when the type
-    alone does not.
+    alone does not. ``reaches`` names what the value reaches outside Python (the C++
+    compiler, the linker, a path, a subprocess): data modecfg did not write (a NaN-guard
+    dump) does not set such a flag unless the user says so.
     """
 
     __slots__ = (
         "attr", "base", "check", "choices_from", "default", "describe", "doc", "fixed",
         "legacy_value", "literals", "name", "optional", "pytensor", "pytensor_since", "pytensor_until",
-        "range", "section", "type",
+        "range", "reaches", "section", "type",
     )  # fmt: skip
 
     def __init__(
@@ -93,6 +95,7 @@ class Flag:
         check: Callable[[Any], Any] | None = None,
         legacy_value: Callable[[str], tuple[str, str] | None] | None = None,
         describe: str | None = None,
+        reaches: str = "",
     ) -> None:
         self.name = name
         self.type = type
@@ -107,6 +110,7 @@ class Flag:
         self.check = check
         self.legacy_value = legacy_value
         self.describe = describe
+        self.reaches = reaches
         # Facts about the type, worked out once: validation reads them on every call.
         self.base = _strip_none(type)
         self.optional = _allows_none(type)
@@ -339,20 +343,22 @@ flag("check_stack_trace", Literal["off", "log", "warn", "raise"], "off",
 
 flag("cxx", str, Lazy(_default_cxx, "g++ found on PATH, else ''"),
      "The C++ compiler; empty disables C code (Python and numba linkers only).",
-     pytensor=True, fixed=True)
-flag("gcc.cxxflags", str, "", "Extra flags for the C++ compiler.", pytensor=True)
+     pytensor=True, fixed=True, reaches="the C++ compiler")
+flag("gcc.cxxflags", str, "", "Extra flags for the C++ compiler.", pytensor=True,
+     reaches="the C++ compiler")
 flag("nocleanup", Bool, False, "Keep the files of C code that failed to compile.", pytensor=True)
 flag("cmodule.warn_no_version", Bool, False,
      "Warn when an Op's C code cannot be cached (no c_code_cache_version).", pytensor=True)
 flag("cmodule.remove_gxx_opt", Bool, False,
-     "Compile C code without -O (for gdb).", pytensor=True)
+     "Compile C code without -O (for gdb).", pytensor=True, reaches="the C++ compiler")
 flag("cmodule.compilation_warning", Bool, False, "Print C compiler warnings.", pytensor=True)
 flag("cmodule.preload_cache", Bool, False,
      "Load the whole C module cache at import.", pytensor=True, fixed=True)
 flag("cmodule.age_thresh_use", int, 60 * 60 * 24 * 24,
      "Seconds after which a cached C module is not reused.", pytensor=True, fixed=True,
      range=Range(ge=0))
-flag("cmodule.debug", Bool, False, "Define DEBUG in generated C code.", pytensor=True)
+flag("cmodule.debug", Bool, False, "Define DEBUG in generated C code.", pytensor=True,
+     reaches="the C++ compiler")
 flag("compile.wait", int, 5, "Seconds between tries to take the compile lock.",
      pytensor=True, fixed=True, range=Range(gt=0))
 flag("compile.timeout", int, Lazy(lambda cfg: cfg["compile.wait"] * 24, "24 x compile.wait"),
@@ -360,27 +366,29 @@ flag("compile.timeout", int, Lazy(lambda cfg: cfg["compile.wait"] * 24, "24 x co
      pytensor=True, fixed=True, range=Range(ge=0))
 flag("blas.ldflags", str | None, None,
      "Linker flags of the BLAS library (-L/-l words). None: PyTensor detects it; "
-     "'' : no BLAS library, numpy does the products.", pytensor=True, fixed=True)
+     "'' : no BLAS library, numpy does the products.", pytensor=True, fixed=True, reaches="the linker")
 flag("blas.check_openmp", Bool, True,
      "Check for conflicting OpenMP runtimes in BLAS.", pytensor=True)
 flag("compiledir_format", str, _COMPILEDIR_FORMAT,
      "Name of the platform-specific directory under base_compiledir; %(key)s placeholders "
      "are PyTensor's (platform, short_platform, processor, python_version, ...).",
-     pytensor=True, fixed=True)
+     pytensor=True, fixed=True, reaches="a path")
 flag("base_compiledir", Path, Lazy(lambda cfg: Path("~/.pytensor").expanduser(), "~/.pytensor"),
-     "Root directory of compiled modules.", pytensor=True, fixed=True, check=_expand_path)
+     "Root directory of compiled modules.", pytensor=True, fixed=True, check=_expand_path,
+     reaches="a path")
 flag("compiledir", Path | None, None,
      "Directory of compiled modules. None: base_compiledir/compiledir_format.",
-     pytensor=True, fixed=True)
+     pytensor=True, fixed=True, reaches="a path")
 flag("generated_src_dir", str, "",
      "Directory for the generated Python source of compiled functions; empty: one file per "
-     "function in the temp directory, never removed.", pytensor=True, pytensor_since=(3, 3))
+     "function in the temp directory, never removed.", pytensor=True, pytensor_since=(3, 3),
+     reaches="a path")
 
 flag("tensor.cmp_sloppy", int, 0, "Relax float comparisons in tests: 0, 1 or 2.",
      pytensor=True, fixed=True, range=Range(ge=0, le=2))
 flag("tensor.insert_inplace_optimizer_validate_nb", int, -1,
      "Validation batch of the in-place rewrite; -1: automatic.", pytensor=True)
-flag("lib.amdlibm", Bool, False, "Use AMD's libm.", pytensor=True)
+flag("lib.amdlibm", Bool, False, "Use AMD's libm.", pytensor=True, reaches="the linker")
 
 flag("traceback.limit", int, 8,
      "Stack frames kept where each variable is created (-1: all); used to name the "
@@ -409,7 +417,7 @@ flag("NanGuardMode.big", float, 1e10,
      range=Range(gt=0), check=_finite, describe="a positive finite number")
 flag("NanGuardMode.dump_dir", str, "",
      "Directory for NaN-guard dumps; empty: nanguard under the user's cache directory "
-     "(private; a directory others own or may write is refused).")
+     "(private; a directory others own or may write is refused).", reaches="a path")
 flag("NanGuardMode.max_dumps", int, 10,
      "Dumps one process writes at most (a loop that skips bad batches fills no disk); 0: none.",
      range=Range(ge=0))
@@ -444,14 +452,16 @@ flag("profiling.min_memory_size", int, 1024,
 flag("profiling.min_peak_memory", Bool, False,
      "Memory profile: also compute the order of minimal peak memory.", pytensor=True)
 flag("profiling.destination", str, "stderr",
-     "Where the profile text goes: stderr, stdout or a file path.", pytensor=True)
+     "Where the profile text goes: stderr, stdout or a file path.", pytensor=True,
+     reaches="a path")
 flag("profiling.debugprint", Bool, False, "Debugprint each profiled function.", pytensor=True)
 flag("profiling.ignore_first_call", Bool, False,
      "Leave the first call (compilation, caches) out of profiles.", pytensor=True)
 flag("on_shape_error", Literal["warn", "raise"], "warn",
      "What to do when shape inference fails.", pytensor=True)
 
-flag("openmp", Bool, False, "Allow OpenMP parallelism in C code.", pytensor=True)
+flag("openmp", Bool, False, "Allow OpenMP parallelism in C code.", pytensor=True,
+     reaches="the C++ compiler")
 flag("openmp_elemwise_minsize", int, 200000,
      "Smallest elementwise size run in parallel under OpenMP.", pytensor=True, range=Range(ge=0))
 

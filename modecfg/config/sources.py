@@ -19,6 +19,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
+from modecfg._files import NotReadable, read_regular_file
 from modecfg.config.flagstring import parse as parse_flag_string
 from modecfg.config.flagstring import unwrap_quotes
 from modecfg.config.origin import Layer, Origin, Setting
@@ -115,6 +116,9 @@ def read_rc(rc: RcFile, env: Mapping[str, str]) -> list[Setting]:
     return read_ini(text, rc.path, interpolation_defaults(env))
 
 
+RC_FILE_LIMIT = 4 << 20  # bytes; the largest public .theanorc we know is a few kilobytes
+
+
 def read_text(rc: RcFile) -> str:
     """The text of an rc file; RcFileError if it is missing, unreadable or not UTF-8."""
     named = f" (named by {rc.named_by})" if rc.named_by else ""
@@ -122,8 +126,13 @@ def read_text(rc: RcFile) -> str:
     if rc.problem:
         raise RcFileError(f"rc file path {rc.path!r}{named} {rc.problem}: not a file name", origin=origin)
     try:
-        with open(rc.path, "rb") as fh:
-            data = fh.read()
+        data = read_regular_file(rc.path, limit=RC_FILE_LIMIT)
+    except NotReadable as exc:
+        reason = "is a directory, not a file" if exc.reason.startswith("is a directory") else exc.reason
+        raise RcFileError(
+            f"rc file {rc.path}{named} {reason}: rename it, or choose the rc files to read with MODECFGRC",
+            origin=origin,
+        ) from None
     except FileNotFoundError:
         if os.path.islink(rc.path):
             target = os.readlink(rc.path)
@@ -131,12 +140,6 @@ def read_text(rc: RcFile) -> str:
                 f"rc file {rc.path}{named} is a link to {target}, which does not exist", origin=origin
             ) from None
         raise RcFileError(f"rc file {rc.path}{named} does not exist", origin=origin) from None
-    except IsADirectoryError:
-        raise RcFileError(
-            f"rc file {rc.path}{named} is a directory, not a file: rename it, or choose the rc "
-            "files to read with MODECFGRC",
-            origin=origin,
-        ) from None
     except OSError as exc:
         raise RcFileError(f"rc file {rc.path}{named} cannot be read: {exc.strerror}", origin=origin) from None
     try:

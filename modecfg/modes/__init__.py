@@ -53,12 +53,13 @@ def function(inputs: Any, outputs: Any = None, mode: Any = None, **kwargs: Any) 
     return _function(inputs, outputs, mode=mode, **kwargs)
 
 
-def replay(path: Any, *, dump: bool = False) -> Any:
+def replay(path: Any, *, dump: bool = False, trust: bool = False) -> Any:
     """Re-run a NaN-guard dump: its NanGuardError again (the dump is checked first; no new dump
-    is written unless ``dump``)."""
+    is written unless ``dump``; ``trust`` applies its compiler and path flags and compiles its
+    C code, see :mod:`modecfg.modes.replaying`)."""
     from modecfg.modes.replaying import replay as _replay
 
-    return _replay(path, dump=dump)
+    return _replay(path, dump=dump, trust=trust)
 
 
 def __getattr__(name: str) -> Any:

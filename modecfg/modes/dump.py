@@ -11,18 +11,19 @@ inputs of the call, the shared values from before it, and the flags in force.
 * **Written whole.** A temporary file renamed into place; temporary files left by
   writers that were killed are removed. ``NanGuardMode.max_dumps`` caps the dumps of one
   process. When no dump can be written the guard still raises, saying why.
-* **Read carefully.** The header carries a SHA-256 digest of the rest, checked before
-  anything is unpickled; the unpickler admits only the classes a dump holds (numpy
-  arrays and dtypes, PyTensor's graph, op and type classes, a few builtins) and refuses
-  everything else; the contents are checked for the shape of a dump. Anything else is a
-  :class:`~modecfg.errors.DumpError`, never a raw exception, and nothing runs.
+* **Read carefully.** Only a regular file is read (a FIFO or a device is refused). The
+  header carries a SHA-256 digest of the rest, checked before anything is unpickled (it
+  catches damage, not malice: anyone can compute a digest); the unpickler
+  (:mod:`modecfg.modes.safeload`) admits only the objects a dump holds, imports nothing
+  and checks the state it gives them; the contents are checked for the shape of a dump.
+  Anything else is a :class:`~modecfg.errors.DumpError`, never a raw exception, and
+  nothing runs. Flags in a dump that reach a compiler, a linker, a path or a
+  subprocess are shown, not applied, unless the replay is trusted.
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib
-import inspect
 import io
 import itertools
 import os
@@ -34,6 +35,7 @@ import threading
 import time
 from typing import Any
 
+from modecfg._files import NotReadable, read_regular_file
 from modecfg.config import Config, config
 from modecfg.config.flags import FLAGS
 from modecfg.errors import DumpError
@@ -142,6 +144,23 @@ def _process_name() -> str:
     return "-".join(re.sub(r"[^A-Za-z0-9._]+", "_", p) for p in parts)
 
 
+class _DumpPickler(pickle.Pickler):
+    """Leaves out the compiled inner functions ops cache (``Scan._fn``): a dump holds graphs,
+    and a reader compiles them itself."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        from pytensor.compile.executor import Function
+        from pytensor.graph.op import Op
+
+        if not isinstance(obj, Op) or not any(isinstance(v, Function) for v in vars(obj).values()):
+            return NotImplemented
+        reduced = obj.__reduce_ex__(pickle.HIGHEST_PROTOCOL)
+        if not isinstance(reduced, tuple) or len(reduced) < 3 or not isinstance(reduced[2], dict):
+            return NotImplemented
+        state = {k: v for k, v in reduced[2].items() if not isinstance(v, Function)}
+        return (*reduced[:2], state, *reduced[3:])
+
+
 def write_dump(plan: Any, values: list[Any], found: Any, bad_outputs: list[str]) -> tuple[str | None, str]:
     """Write the dump of a failing call: (its path, '') or (None, why there is none). Never raises."""
     global _written
@@ -154,10 +173,13 @@ def write_dump(plan: Any, values: list[Any], found: Any, bad_outputs: list[str])
                 else "NanGuardMode.max_dumps is 0"
             )
         _written += 1
-    graph = plan.original
+    from pytensor.graph.basic import clone
+
+    # A copy of the graph as written: its variables do not point back to the compiled graphs.
+    inputs, outputs = clone(plan.original.inputs, plan.original.outputs, copy_inputs=True, copy_orphans=True)
     payload = {
-        "inputs": list(graph.inputs),
-        "outputs": list(graph.outputs),
+        "inputs": inputs,
+        "outputs": outputs,
         "n_outputs": plan.n_outputs,
         "target_indices": list(plan.target_indices),
         "values": [v.copy() if hasattr(v, "copy") else v for v in values],
@@ -171,7 +193,9 @@ def write_dump(plan: Any, values: list[Any], found: Any, bad_outputs: list[str])
     if problem:
         return None, problem
     try:
-        body = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
+        buffer = io.BytesIO()
+        _DumpPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(payload)
+        body = buffer.getvalue()
     except Exception as exc:
         return None, f"the call cannot be pickled ({type(exc).__name__}: {exc})"
     name = f"nanguard-{time.strftime('%Y%m%d-%H%M%S')}-{_process_name()}-{next(_counter)}.pkl"
@@ -196,86 +220,14 @@ def write_dump(plan: Any, values: list[Any], found: Any, bad_outputs: list[str])
 
 # -- reading -----------------------------------------------------------------------------------
 
-# What a dump may hold: classes (types, never functions) of PyTensor's graph, op and type
-# modules; numpy's arrays, dtypes, scalars and random generators; a few builtins; and the
-# reconstructors numpy and the standard library pickle through. Nothing that touches files
-# or runs programs (numpy.memmap, PyTensor's module cache, subprocess helpers) is admitted.
-_PYTENSOR = (
-    "pytensor.graph.", "pytensor.tensor.", "pytensor.scalar.", "pytensor.scan.", "pytensor.sparse.",
-    "pytensor.typed_list.", "pytensor.xtensor.", "pytensor.compile.ops", "pytensor.compile.sharedvalue",
-    "pytensor.compile.builders", "pytensor.link.c.type", "pytensor.ifelse", "pytensor.raise_op",
-    "pytensor.gradient", "pytensor.breakpoint", "pytensor.printing", "pytensor.misc.frozendict",
-    "pytensor.assumptions.",
-)  # fmt: skip
-_CLASSES = {
-    ("pytensor.link.basic", "Container"),  # a shared variable's storage
-    ("pathlib", "PosixPath"),
-    ("pathlib", "WindowsPath"),
-    ("modecfg._pytensor.gradients", "GradOrigin"),  # what modecfg tags gradient nodes with
-    ("modecfg._source", "SourceLine"),
-}
-# Functions: the reconstructors numpy, the standard library and PyTensor pickle through, and
-# the type rules scalar ops keep (upcast_out, Sign._output_types_preference, ...).
-_CALLABLES = {
-    ("numpy.core.multiarray", "_reconstruct"),
-    ("numpy._core.multiarray", "_reconstruct"),
-    ("numpy.core.multiarray", "scalar"),
-    ("numpy._core.multiarray", "scalar"),
-    ("numpy.core.numeric", "_frombuffer"),
-    ("numpy._core.numeric", "_frombuffer"),
-    ("numpy.random._pickle", "__generator_ctor"),
-    ("numpy.random._pickle", "__bit_generator_ctor"),
-    ("numpy.random._pickle", "__randomstate_ctor"),
-    ("numpy.random.bit_generator", "__pyx_unpickle_SeedSequence"),
-    ("copyreg", "_reconstructor"),
-    ("pytensor.graph.basic", "_get_frozen_output"),
-}
-_FUNCTION_MODULES = ("pytensor.scalar.basic", "pytensor.scalar.math")
-_BUILTINS = {"set", "frozenset", "slice", "complex", "range", "tuple", "list", "dict", "object"}
-
-
-def _admitted(module: str, name: str, found: Any) -> bool:
-    import numpy as np
-
-    if inspect.isfunction(found):
-        return module in _FUNCTION_MODULES or (
-            module == "pytensor.tensor.type" and name.startswith("values_eq_approx")
-        )
-    if isinstance(found, np.ufunc):  # Elemwise keeps numpy's ufunc: pure arithmetic
-        return True
-    if not isinstance(found, type):
-        return False
-    if module.startswith("numpy"):
-        return (
-            found in (np.ndarray, np.dtype)
-            or issubclass(found, np.generic | np.dtype)
-            or module.startswith("numpy.random")
-        ) and not issubclass(found, np.memmap)
-    return (module + ".").startswith(_PYTENSOR) or (module, name) in _CLASSES
-
-
-class _Unpickler(pickle.Unpickler):
-    """Admits only what a dump holds; anything else is refused before it is called."""
-
-    def find_class(self, module: str, name: str) -> Any:
-        if (module, name) in _CALLABLES or (module == "builtins" and name in _BUILTINS):
-            return super().find_class(module, name)
-        if module.split(".")[0] in ("numpy", "pytensor", "pathlib", "modecfg"):
-            try:
-                found: Any = importlib.import_module(module)
-                for part in name.split("."):
-                    found = getattr(found, part)
-            except (ImportError, AttributeError):
-                raise DumpError(f"the dump names {module}.{name}, which does not exist here") from None
-            if _admitted(module, name, found):
-                return found
-        raise DumpError(f"the dump asks for {module}.{name}, which no NaN-guard dump holds: refused")
-
 
 def _read(path: str) -> bytes:
+    """The file's bytes, if it is a regular file (a FIFO, /dev/zero or a directory is refused
+    before anything is read: reading one would hang or never end)."""
     try:
-        with open(path, "rb") as fh:
-            data = fh.read()
+        data = read_regular_file(path)
+    except NotReadable as exc:
+        raise DumpError(f"{path} {exc.reason}: not a dump") from None
     except OSError as exc:
         raise DumpError(f"{path}: cannot read the dump ({exc.strerror})") from None
     if not data.startswith(MAGIC):
@@ -325,14 +277,20 @@ def _check(path: str, payload: Any) -> dict[str, Any]:
     return payload
 
 
-def load_dump(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The contents of a dump, checked (digest, allowed classes, structure) before use."""
+def load_dump(path: str | os.PathLike[str], *, trusted: bool = False) -> dict[str, Any]:
+    """The contents of a dump, checked (digest, admitted objects and state, structure) before use.
+
+    ``trusted=False`` (the default) loads inner functions (scan, OpFromGraph) to compile
+    with Python implementations only (see :mod:`modecfg.modes.safeload`).
+    """
+    from modecfg.modes.safeload import loads
+
     where = os.fspath(path)
     body = _read(where)
     try:
-        payload = _Unpickler(io.BytesIO(body)).load()
-    except DumpError:
-        raise
+        payload = loads(body, untrusted=not trusted)
+    except DumpError as exc:
+        raise DumpError(f"{where}: {exc}") from None
     except Exception as exc:
         raise DumpError(f"{where}: the dump is corrupted ({type(exc).__name__}: {exc})") from None
     return _check(where, payload)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -170,14 +171,14 @@ def test_an_unreadable_file_is_an_error(tmp_path: Path, monkeypatch: pytest.Monk
     path = tmp_path / "locked"
     path.write_text("[global]\nfloatX=float32\n")
 
-    real_open = open
+    real_open = os.open
 
     def guarded_open(file: object, *args: object, **kwargs: object) -> object:
         if str(file) == str(path):
             raise PermissionError(13, "Permission denied")
-        return real_open(file, *args, **kwargs)  # type: ignore[call-overload]
+        return real_open(file, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr("builtins.open", guarded_open)  # chmod does not stop root, who runs CI
+    monkeypatch.setattr(os, "open", guarded_open)  # chmod does not stop root, who runs CI
     with pytest.raises(RcFileError, match=r"locked .*cannot be read: Permission denied"):
         modecfg.load(env={}, rc_files=[path])
 
