@@ -119,6 +119,7 @@ _LAZY = {
     "profiles": ("modecfg.profiles", None),
     "check_float32": ("modecfg.checks", "check_float32"),
     "MonitorMode": ("modecfg.modes.monitor", "MonitorMode"),
+    "workers": ("modecfg.workers", None),  # needs distributed (modecfg[dask]): not in __all__
 }
 
 

@@ -31,6 +31,7 @@ import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
+from modecfg._locks import fork_safe
 from modecfg._pytensor.state import applied as _applied
 from modecfg._pytensor.state import is_on, original
 from modecfg._pytensor.state import originals as _originals
@@ -212,7 +213,7 @@ class _Mismatch(Exception):
     pass
 
 
-_lock = threading.RLock()
+_lock = fork_safe(sys.modules[__name__], "_lock", threading.RLock)
 _problems: dict[str, str] = {}
 _version_problem = ""
 _installed = False

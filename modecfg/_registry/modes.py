@@ -8,9 +8,12 @@ without regard to case, as PyTensor's do (``debugmode`` is ``DebugMode``).
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any, NamedTuple
+
+from modecfg._locks import fork_safe
 
 __all__ = [
     "SHAPING_FLAGS",
@@ -35,7 +38,7 @@ class ModeEntry(NamedTuple):
     pytensor: bool = False  # PyTensor's own ``mode`` flag takes the name too
 
 
-_lock = threading.Lock()
+_lock = fork_safe(sys.modules[__name__], "_lock", threading.Lock)
 
 _MODES: dict[str, ModeEntry] = {
     e.name: e

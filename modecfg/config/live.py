@@ -23,7 +23,7 @@ from modecfg.config.explain import Explanation
 from modecfg.config.flags import FLAGS, Flag
 from modecfg.config.flagstring import format_flags
 from modecfg.config.origin import DEFAULT_ORIGIN, Layer, Origin
-from modecfg.config.overrides import PARENT, Override, make_override, replace
+from modecfg.config.overrides import KEYS, Override, make_override, replace
 from modecfg.config.resolve import Candidate, Note, Resolution, unknown_flag, value_error
 from modecfg.config.schema import validate
 from modecfg.config.store import (
@@ -144,7 +144,7 @@ class Config(Section):
         frame = store.var.get()
         if frame is None:
             return {}
-        return {str(k): v[0] for k, v in frame.items() if k is not PARENT}
+        return {str(k): v[0] for k, v in frame.items() if k not in KEYS}
 
     def layers(self, name: str) -> tuple[Candidate, ...]:
         """What each layer below the overrides gave ``name``, lowest precedence first."""
@@ -227,6 +227,14 @@ class Config(Section):
         self._cfg_store.ready_up()
         origin = Origin(_OVERRIDE, source, line)
         return make_override(self, self._cfg_store, self._items(flags, origin), None, None)
+
+    def override_from(self, items: Mapping[str, tuple[Any, Origin]]) -> Override:
+        """``override`` of values that each carry their own origin (a snapshot's, a mark's)."""
+        return make_override(self, self._cfg_store, self._items(items, None), None, None)
+
+    def validated(self, name: str, value: Any, origin: Origin | None = None) -> Any:
+        """``value`` as ``name`` would hold it (typed, normalised); FlagValueError if it is not valid."""
+        return self._validated(self._spec(name), value, origin)
 
     def _override(self, pairs: dict[str, Any], frame: Any) -> Override:
         """``override`` for the call written in ``frame``."""

@@ -30,11 +30,13 @@ from modecfg.config.store import Change, Store
 if TYPE_CHECKING:
     from modecfg.config.live import Config
 
-__all__ = ["PARENT", "Frame", "Items", "Override", "make_override", "replace"]
+__all__ = ["KEYS", "OWNER", "PARENT", "Frame", "Items", "Override", "make_override", "replace"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 PARENT = object()  # key of a frame's parent frame
+OWNER = object()  # key of the Override whose entry made the frame (exits find their own frame by it)
+KEYS = (PARENT, OWNER)  # the keys of a frame that are not flags
 _getrefcount = sys.getrefcount
 Items = dict[str, tuple[Any, Origin]]  # flag -> (value, where the override was written)
 
@@ -55,7 +57,7 @@ def replace(store: Store, frame: Frame, name: str, item: tuple[Any, Origin]) -> 
     # Held now by: our caller's local, our parameter, the argument; more means a context.
     # (Only now: until the set, a copied context shares this context's variables.)
     if _getrefcount(frame) > 3:
-        counts = tuple(store.live[str(k)] for k in frame if k is not PARENT)
+        counts = tuple(store.live[str(k)] for k in frame if k is not PARENT and k is not OWNER)
         for entries in counts:
             entries.append(None)
         store.linger(frame, counts)
@@ -67,9 +69,11 @@ class Override:
 
     An Override holds no per-use state, so one object may be entered by many threads
     and tasks at once, and ``override()`` hands out the same object for the same call
-    site and values. Each entry pushes a frame that remembers its parent; exit
-    restores the parent, so blocks must end in the order they began, as ``with``
-    blocks do.
+    site and values. Each entry pushes a frame that remembers its parent and its
+    owner; an exit in order restores the parent. Exits may also come out of order (an
+    ``ExitStack``, a fixture holding an override while a test enters another): the exit
+    then takes away exactly its own values and keeps those entered since, as PyTensor's
+    ``change_flags`` restores exactly what it changed.
     """
 
     __slots__ = (
@@ -78,6 +82,7 @@ class Override:
     )  # fmt: skip
 
     def __init__(self, config: Config, store: Store, items: Items, code: Any = None, raw: Any = None) -> None:
+        store.ready_up()  # an override is a read: the sources come first (a worker's first use)
         self._config = config
         self._store = store
         self._var = store.var
@@ -85,6 +90,7 @@ class Override:
         self._solo: dict[object, Any] = {}
         self._solo.update(items)
         self._solo[PARENT] = None  # the frame when none is active
+        self._solo[OWNER] = self
         self._names = tuple(items)
         self._counts = tuple(store.live[name] for name in items)
         self._scoped = tuple(store.scoped[name] for name in items)
@@ -105,6 +111,7 @@ class Override:
         else:
             frame = {**parent, **self._items}  # type: ignore[dict-item]
             frame[PARENT] = parent
+            frame[OWNER] = self
         for entries in self._counts:
             entries.append(None)
         displaced = self._displaced
@@ -119,16 +126,23 @@ class Override:
         return self._config
 
     def _tell(self) -> None:
-        for name, (value, origin) in self._items.items():
-            for listener in tuple(self._store.scoped[name]):
-                listener(Change(name, value, origin, "override"))
+        """Tell the override listeners of the entry; one that raises refuses it: the entry is
+        undone (the ``with`` body does not run) and the error raised."""
+        try:
+            for name, (value, origin) in self._items.items():
+                for listener in tuple(self._store.scoped[name]):
+                    listener(Change(name, value, origin, "override"))
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         var = self._var
         frame = var.get()
-        if frame is None:
-            raise RuntimeError("override exited without being entered in this context")
-        var.set(frame[PARENT])
+        if frame is None or frame[OWNER] is not self:
+            frame = _leave_out_of_order(var, frame, self)
+        else:
+            var.set(frame[PARENT])
         if _getrefcount(frame) > 2:  # another context holds it (2: our local, the argument)
             self._store.linger(frame, self._counts)
         else:
@@ -143,14 +157,23 @@ class Override:
             @functools.wraps(func)
             async def async_gen_wrapper(*args: Any, **kwargs: Any) -> Any:
                 agen = func(*args, **kwargs)
-                sent: Any = None
+                step: Any = agen.asend
+                arg: Any = None
                 while True:  # the body runs, step by step, inside the override
                     with self:
                         try:
-                            item = await agen.asend(sent)
+                            item = await step(arg)
                         except StopAsyncIteration:
                             return
-                    sent = yield item
+                    try:
+                        arg = yield item
+                        step = agen.asend
+                    except GeneratorExit:  # aclose(): the body's finally runs inside the override
+                        with self:
+                            await agen.aclose()
+                        raise
+                    except BaseException as exc:  # athrow(): into the body
+                        step, arg = agen.athrow, exc
 
             return async_gen_wrapper  # type: ignore[return-value]
 
@@ -218,6 +241,7 @@ class _SingleOverride(Override):
         else:
             frame = {**parent, **self._items}  # type: ignore[dict-item]
             frame[PARENT] = parent
+            frame[OWNER] = self
         self._count.append(None)
         if self._name not in self._displaced:
             self._store.install(self._name)
@@ -230,13 +254,34 @@ class _SingleOverride(Override):
         # Override.__exit__ for one flag, without the loop: measured 5-8% off enter+exit here.
         var = self._var
         frame = var.get()
-        if frame is None:
-            raise RuntimeError("override exited without being entered in this context")
-        var.set(frame[PARENT])
+        if frame is None or frame[OWNER] is not self:
+            frame = _leave_out_of_order(var, frame, self)
+        else:
+            var.set(frame[PARENT])
         if _getrefcount(frame) > 2:  # another context holds it (2: our local, the argument)
             self._store.linger(frame, self._counts)
         else:
             self._count.pop()
+
+
+def _leave_out_of_order(var: Any, top: Mapping[object, Any] | None, owner: Override) -> Any:
+    """Take the newest frame ``owner`` made out of this context's chain, keeping the frames
+    entered after it (rebuilt on its parent, each with its own values); return it."""
+    newer = []
+    frame = top
+    while frame is not None and frame[OWNER] is not owner:
+        newer.append(frame)
+        frame = frame[PARENT]
+    if frame is None:
+        raise RuntimeError("override exited without being entered in this context")
+    rebuilt = frame[PARENT]
+    for later in reversed(newer):
+        own = {name: later[name] for name in later[OWNER]._names}  # assignments inside it included
+        new = {**rebuilt, **own} if rebuilt is not None else own
+        new[PARENT], new[OWNER] = rebuilt, later[OWNER]
+        rebuilt = new
+    var.set(rebuilt)
+    return frame
 
 
 def make_override(config: Config, store: Store, items: Items, code: Any, raw: Any) -> Override:

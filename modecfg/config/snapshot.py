@@ -55,19 +55,19 @@ class Snapshot(NamedTuple):
     def override(self, config: Config | None = None) -> Override:
         """The values as a scoped override of ``config`` (the process-wide one by default).
 
-        Flags that cannot be scoped are assigned first (see the module's doc).
+        Every value is checked first, so a bad one changes nothing; flags that cannot be
+        scoped are then assigned (see the module's doc).
         """
         cfg = _config(config)
+        checked = self._checked(cfg)
         scoped: dict[str, tuple[Any, Origin]] = {}
-        for name, value, origin in self._checked():
+        for name, value, origin in checked:
             if FLAGS[name].fixed:
                 if cfg[name] != value:
                     cfg.set(name, value, source=_where(origin, self.process))
             else:
                 scoped[name] = (value, Origin(Layer.OVERRIDE, _where(origin, self.process)))
-        from modecfg.config.overrides import make_override
-
-        return make_override(cfg, cfg._cfg_store, cfg._items(scoped, None), None, None)
+        return cfg.override_from(scoped)
 
     def run(self, func: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
         """``func(*args, **kwargs)`` under this snapshot (what a submitted task calls)."""
@@ -75,25 +75,47 @@ class Snapshot(NamedTuple):
             return func(*args, **kwargs)
 
     def install(self, config: Config | None = None) -> None:
-        """Assign every value: this process works as the one the snapshot came from."""
+        """Assign every value: this process works as the one the snapshot came from.
+        Every value is checked first, so a bad one changes nothing."""
         cfg = _config(config)
-        for name, value, origin in self._checked():
+        for name, value, origin in self._checked(cfg):
             cfg.set(name, value, source=_where(origin, self.process))
 
-    def _checked(self) -> list[tuple[str, Any, Origin]]:
-        """The values, refusing what no snapshot holds: an unknown flag or a non-plain value."""
+    def _checked(self, cfg: Config) -> list[tuple[str, Any, Origin]]:
+        """The values, typed; a FlagValueError for what no snapshot holds (a wrong shape, an
+        unknown flag, a value that is not plain or not valid), before anything is applied."""
+        process = self.process if isinstance(self.process, str) else "?"
+        if not isinstance(self.values, tuple | list):
+            raise FlagValueError(
+                f"a snapshot from {process} holds a {type(self.values).__name__}, not values"
+            )
         out = []
-        for name, value, origin in self.values:
+        for entry in self.values:
+            if not (isinstance(entry, tuple | list) and len(entry) == 3 and isinstance(entry[0], str)):
+                raise FlagValueError(
+                    f"a snapshot from {process} holds {_short(entry)}, not a (flag, value, origin) triple"
+                )
+            name, value, origin = entry
             if name not in FLAGS:
-                raise FlagValueError(f"a snapshot from {self.process} sets unknown flag {name!r}", flag=name)
+                raise FlagValueError(f"a snapshot from {process} sets unknown flag {name!r}", flag=name)
+            if not isinstance(origin, Origin):
+                raise FlagValueError(
+                    f"a snapshot from {process} gives {name} the origin {_short(origin)}, not an Origin",
+                    flag=name,
+                )
             if not isinstance(value, _PLAIN):
                 raise FlagValueError(
-                    f"a snapshot from {self.process} gives {name} a {type(value).__name__}; "
+                    f"a snapshot from {process} gives {name} a {type(value).__name__}; "
                     "snapshots hold strings, numbers, booleans and None",
                     flag=name,
                 )
-            out.append((name, value, origin))
+            out.append((name, cfg.validated(name, value, origin), origin))
         return out
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 # The process-wide Config, set by modecfg.config when it builds it (this module stays

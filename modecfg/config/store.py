@@ -27,6 +27,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
+from modecfg._locks import fork_safe
 from modecfg.config.flags import FLAGS, Flag, Lazy
 from modecfg.config.origin import Layer, Origin
 from modecfg.config.resolve import Candidate, Note, Resolution
@@ -190,8 +191,8 @@ class Store:
         self.root = root
         self.loader = loader
         self.ready = loader is None
-        self.lock = threading.RLock()  # sources, assignment
-        self.counting = threading.Lock()  # the Overridden descriptors
+        self.lock = fork_safe(self, "lock", threading.RLock)  # sources, assignment
+        self.counting = fork_safe(self, "counting", threading.Lock)  # the Overridden descriptors
         # The override frame of each context (see modecfg.config.overrides).
         self.var: contextvars.ContextVar[Mapping[object, Any] | None] = contextvars.ContextVar(
             "modecfg_overrides", default=None
@@ -266,12 +267,32 @@ class Store:
                 ns.__dict__[spec.attr] = spec.default
 
     def assign(self, spec: Flag, typed: Any, raw: Any, origin: Origin) -> None:
+        """Store an assignment and tell the listeners, under the lock: two threads assigning
+        at once are heard in the order they were stored. A listener that raises refuses
+        the assignment: it is undone, those that heard it are told (``"reset"``), and the
+        error is raised. One assignment per flag is kept (the latest): a loop that assigns
+        a million times keeps one."""
         for guard in self.guards:
             guard(spec, typed)
         with self.lock:
-            self.sections[spec.section].__dict__[spec.attr] = typed
-            self.candidates.setdefault(spec.name, []).append(Candidate(typed, raw, origin))
-        self.notify(Change(spec.name, typed, origin, "assigned"))
+            ns = self.sections[spec.section].__dict__
+            before = ns.get(spec.attr, _MISSING)
+            kept = self.candidates.get(spec.name, [])
+            self.candidates[spec.name] = [c for c in kept if c.origin.layer is not Layer.ASSIGNMENT]
+            self.candidates[spec.name].append(Candidate(typed, raw, origin))
+            ns[spec.attr] = typed
+            try:
+                self.notify(Change(spec.name, typed, origin, "assigned"))
+            except BaseException as exc:
+                self.candidates[spec.name] = kept
+                if before is _MISSING:
+                    ns.pop(spec.attr, None)
+                else:
+                    ns[spec.attr] = before
+                was = kept[-1].origin if kept else Origin(Layer.DEFAULT)
+                undone = Change(spec.name, self.base(spec.name), was, "reset")
+                self.notify(undone, until=getattr(exc, "_modecfg_listener", None))
+                raise
 
     def reset(self, spec: Flag) -> None:
         with self.lock:
@@ -284,8 +305,8 @@ class Store:
                 ns.__dict__.pop(spec.attr, None)
             else:
                 ns.__dict__[spec.attr] = spec.default
-        origin = kept[-1].origin if kept else Origin(Layer.DEFAULT)
-        self.notify(Change(spec.name, self.base(spec.name), origin, "reset"))
+            origin = kept[-1].origin if kept else Origin(Layer.DEFAULT)
+            self.notify(Change(spec.name, self.base(spec.name), origin, "reset"))
 
     # -- change notification -----------------------------------------------------------
 
@@ -303,9 +324,20 @@ class Store:
 
         return unsubscribe
 
-    def notify(self, change: Change) -> None:
+    def notify(self, change: Change, until: Listener | None = None) -> None:
+        """Tell the listeners of ``change.name`` in the order they subscribed (only those
+        before ``until``, when given). One that raises stops the telling; the error says
+        which listener it was (``_modecfg_listener``) so that an undo reaches those that heard."""
         for listener in tuple(self.listeners[change.name]):
-            listener(change)
+            if listener is until:
+                return
+            try:
+                listener(change)
+            except BaseException as exc:
+                if until is None:
+                    exc._modecfg_listener = listener  # type: ignore[attr-defined]
+                    raise
+                _log_listener_error(listener, change, exc)  # an undo is told to everyone who heard
 
     # -- frames that outlive their block ----------------------------------------------
 
@@ -369,6 +401,14 @@ class Store:
             if self.live[name]:
                 setattr(cls, spec.attr, Overridden(name, self))
                 self.displaced[name] = previous
+
+
+def _log_listener_error(listener: Listener, change: Change, exc: BaseException) -> None:
+    import logging
+
+    logging.getLogger("modecfg.config").error(
+        "listener %r failed on %s of %s (%s: %s)", listener, change.kind, change.name, type(exc).__name__, exc
+    )
 
 
 def warn_notes(notes: Iterable[Note]) -> None:

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from modecfg._locks import fork_safe
 from modecfg._source import source_line
 from modecfg._warn import warn
 from modecfg.config import config
@@ -36,7 +37,7 @@ __all__ = ["TestValueWarning", "after_op_call", "after_scan", "compute_test_valu
 _log = logging.getLogger("modecfg.testvalues")
 _UNAVAILABLE = "_modecfg_no_test_value"  # tag attribute: no value, and no more messages
 _said: set[str] = set()  # op types already reported as unable to compute
-_lock = threading.Lock()
+_lock = fork_safe(sys.modules[__name__], "_lock", threading.Lock)
 
 
 class TestValueWarning(ModecfgWarning):

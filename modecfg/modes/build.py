@@ -16,9 +16,11 @@ naming what to install (:func:`modecfg.modes.compiling.function`, and PyTensor i
 
 from __future__ import annotations
 
+import sys
 import threading
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from modecfg._locks import fork_safe
 from modecfg._registry.modes import SHAPING_FLAGS, entries, find_mode, mode_names
 from modecfg._warn import warn
 from modecfg.config import config
@@ -43,7 +45,7 @@ __all__ = [
 
 _cache: dict[tuple[Any, ...], Any] = {}
 _deprecation_said: set[str] = set()
-_lock = threading.RLock()
+_lock = fork_safe(sys.modules[__name__], "_lock", threading.RLock)
 
 
 def forget_modes() -> None:

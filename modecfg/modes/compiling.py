@@ -7,9 +7,11 @@ compile. The compiled function is PyTensor's own: nothing is added to its calls.
 
 from __future__ import annotations
 
+import sys
 import threading
 from typing import Any
 
+from modecfg._locks import fork_safe
 from modecfg._pytensor.mirror import pytensor_flags_applied
 from modecfg.config import config
 from modecfg.modes.build import backend_missing, get_mode
@@ -17,7 +19,7 @@ from modecfg.modes.build import backend_missing, get_mode
 __all__ = ["function"]
 
 # pytensor.config is process-wide: modecfg's compiles take turns.
-_compile_lock = threading.RLock()
+_compile_lock = fork_safe(sys.modules[__name__], "_compile_lock", threading.RLock)
 
 
 def _check_backend(mode: Any) -> None:

@@ -30,12 +30,14 @@ import os
 import pickle
 import re
 import stat
+import sys
 import tempfile
 import threading
 import time
 from typing import Any
 
 from modecfg._files import NotReadable, read_regular_file
+from modecfg._locks import fork_safe
 from modecfg.config import Config, config
 from modecfg.config.flags import FLAGS
 from modecfg.errors import DumpError
@@ -46,7 +48,7 @@ MAGIC = b"MODECFG-NANGUARD-DUMP 2\n"
 _DIGEST = re.compile(rb"sha256:([0-9a-f]{64})\n")
 _counter = itertools.count()
 _written = 0
-_lock = threading.Lock()
+_lock = fork_safe(sys.modules[__name__], "_lock", threading.Lock)
 
 
 def dump_directory(cfg: Config | None = None) -> str:

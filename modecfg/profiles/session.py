@@ -14,13 +14,14 @@ import sys
 import threading
 from typing import Any
 
+from modecfg._locks import fork_safe
 from modecfg._warn import warn
 from modecfg.config import config
 from modecfg.errors import ModecfgWarning
 
 __all__ = ["all_stats", "new_stats", "print_at_exit", "reports", "timing_mode"]
 
-_lock = threading.Lock()
+_lock = fork_safe(sys.modules[__name__], "_lock", threading.Lock)
 _said = False
 
 
