@@ -11,24 +11,32 @@ Writing is atomic: a temporary file in the same directory, written and fsynced, 
 the old file's permissions, then renamed over it (and the directory fsynced). The old
 file is kept as ``FILE.bak``, put in place the same way. A process killed at any moment
 leaves the old file or the new one, never a part of either.
+
+Edits of one file are serialised: the read-modify-replace holds an exclusive ``flock``
+on the file's directory (no lock file is left behind), and an edit that has to wait says
+so (a warning of the ``modecfg.config`` logger). A symbolic link is edited through: its
+target changes, the link stays. A UTF-8 byte order mark is kept. A file the user could
+not write is not replaced (in a directory others may write, a rename could give it away).
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
 import stat
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
+from modecfg._files import NotReadable, read_regular_file
 from modecfg.config.compat import lookup
 from modecfg.config.flags import Flag
 from modecfg.config.origin import Layer, Origin
 from modecfg.config.resolve import unknown_flag, value_error
 from modecfg.config.schema import validate
-from modecfg.config.sources import find_rc_files, read_ini, read_toml
+from modecfg.config.sources import RC_FILE_LIMIT, find_rc_files, read_ini, read_toml
 from modecfg.errors import ConfigError, RcFileError
 
 __all__ = ["Edit", "default_rc_file", "set_flag", "unset_flag", "write_atomically"]
@@ -202,14 +210,62 @@ def _toml_unset(text: str, spec: Flag) -> tuple[str, int | None]:
 # -- the edits ------------------------------------------------------------------------------
 
 
-def _current(path: str) -> str:
+_BOM = b"\xef\xbb\xbf"
+
+
+def _current(path: str) -> tuple[str, bytes]:
+    """The file's text and the byte order mark it starts with (b'' if none, or no file)."""
+    origin = Origin(Layer.RC, path)
     try:
-        with open(path, encoding="utf-8-sig", newline="") as fh:
-            return fh.read()
+        data = read_regular_file(path, limit=RC_FILE_LIMIT)
     except FileNotFoundError:
-        return ""
-    except IsADirectoryError:
-        raise RcFileError(f"{path} is a directory, not an rc file", origin=Origin(Layer.RC, path)) from None
+        return "", b""
+    except NotReadable as exc:
+        reason = "is a directory, not an rc file" if exc.reason.startswith("is a directory") else exc.reason
+        raise RcFileError(f"{path} {reason}", origin=origin) from None
+    except OSError as exc:
+        raise RcFileError(
+            f"{path} cannot be read ({exc.strerror}); nothing was changed", origin=origin
+        ) from None
+    bom = _BOM if data.startswith(_BOM) else b""
+    try:
+        return data[len(bom) :].decode("utf-8"), bom
+    except UnicodeDecodeError as exc:
+        line = data[: len(bom) + exc.start].count(b"\n") + 1
+        raise RcFileError(
+            f"{path}:{line}: not UTF-8 text (byte 0x{data[len(bom) + exc.start]:02x}); save the file as "
+            "UTF-8; nothing was changed",
+            origin=Origin(Layer.RC, path, line),
+        ) from None
+
+
+def _target(path: str) -> str:
+    """The file an edit of ``path`` changes: a symbolic link's target (the link stays)."""
+    return os.path.realpath(path) if os.path.islink(path) else path
+
+
+@contextlib.contextmanager
+def _locked(path: str) -> Iterator[None]:
+    """Hold the edit lock of ``path``'s directory (``flock``; none where there is no fcntl)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError as exc:
+        raise RcFileError(f"cannot open {directory} ({exc.strerror}); nothing was changed") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            logging.getLogger("modecfg.config").warning("waiting for another edit of %s to finish", path)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
 
 
 def _check(text: str, path: str, spec: Flag, expected: Any) -> None:
@@ -233,15 +289,20 @@ def set_flag(name: str, value: str, path: str | None = None) -> Edit:
         typed = validate(spec, value)
     except ValueError as exc:
         raise value_error(spec, value, origin, str(exc)) from None
-    old = _current(where)
-    if where.endswith(".toml"):
-        new, line = _toml_set(old, spec, typed)
-    else:
-        new, line = _ini_set(old, where, spec, str(value))
-    _check(new, where, spec, typed)
-    if new == old:
-        return Edit(where, spec.name, typed, False, None, line)
-    backup = write_atomically(where, new)
+    target = _target(where)
+    with _locked(target):
+        old, bom = _current(target)
+        try:
+            if target.endswith(".toml"):
+                new, line = _toml_set(old, spec, typed)
+            else:
+                new, line = _ini_set(old, target, spec, str(value))
+        except Exception as exc:  # tomlkit's parse errors: the file is not TOML
+            raise _unreadable(target, exc) from None
+        _check(new, target, spec, typed)
+        if new == old:
+            return Edit(where, spec.name, typed, False, None, line)
+        backup = write_atomically(target, new, bom=bom)
     return Edit(where, spec.name, typed, True, backup, line)
 
 
@@ -249,30 +310,56 @@ def unset_flag(name: str, path: str | None = None) -> Edit:
     """Remove every setting of ``name`` from the rc file ``path`` (default: the one that sets it)."""
     spec = _spec(name)
     where = path or default_rc_file(spec.name)
-    old = _current(where)
-    if not old:
-        return Edit(where, spec.name, None, False, None, None)
-    new, line = _toml_unset(old, spec) if where.endswith(".toml") else _ini_unset(old, where, spec)
-    if line is None:
-        return Edit(where, spec.name, None, False, None, None)
-    _check(new, where, spec, None)
-    backup = write_atomically(where, new)
+    target = _target(where)
+    with _locked(target):
+        old, bom = _current(target)
+        if not old:
+            return Edit(where, spec.name, None, False, None, None)
+        try:
+            new, line = _toml_unset(old, spec) if target.endswith(".toml") else _ini_unset(old, target, spec)
+        except Exception as exc:
+            raise _unreadable(target, exc) from None
+        if line is None:
+            return Edit(where, spec.name, None, False, None, None)
+        _check(new, target, spec, None)
+        backup = write_atomically(target, new, bom=bom)
     return Edit(where, spec.name, None, True, backup, line or None)
 
 
-def write_atomically(path: str, text: str) -> str | None:
-    """Replace ``path`` by ``text`` atomically; the old file is kept as ``path.bak`` (returned)."""
+def _unreadable(path: str, exc: Exception) -> RcFileError:
+    if isinstance(exc, RcFileError):
+        return exc
+    return RcFileError(f"{path} cannot be edited: it does not parse ({exc}); nothing was changed")
+
+
+def write_atomically(path: str, text: str, *, bom: bytes = b"") -> str | None:
+    """Replace ``path`` by ``text`` atomically; the old file is kept as ``path.bak`` (returned).
+
+    A file the user could not write is refused (RcFileError), as is a directory they
+    cannot write in; nothing is changed then.
+    """
     directory = os.path.dirname(os.path.abspath(path))
     try:
         info: os.stat_result | None = os.stat(path)
     except FileNotFoundError:
         info = None
+    if info is not None and not os.access(path, os.W_OK):
+        raise RcFileError(
+            f"{path} is not writable by you (owner uid {info.st_uid}, mode {stat.S_IMODE(info.st_mode):o}): "
+            "nothing was changed",
+            origin=Origin(Layer.RC, path),
+        )
     backup = None
-    if info is not None:
-        backup = path + ".bak"
-        with open(path, "rb") as fh:
-            _replace(backup, fh.read(), directory, info)
-    _replace(path, text.encode("utf-8"), directory, info)
+    try:
+        if info is not None:
+            backup = path + ".bak"
+            with open(path, "rb") as fh:
+                _replace(backup, fh.read(), directory, info)
+        _replace(path, bom + text.encode("utf-8"), directory, info)
+    except OSError as exc:
+        raise RcFileError(
+            f"cannot write {path} ({exc.strerror}); nothing was changed", origin=Origin(Layer.RC, path)
+        ) from None
     return backup
 
 
