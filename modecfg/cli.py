@@ -325,6 +325,8 @@ def _script_arguments(args: argparse.Namespace, options: Sequence[str]) -> None:
     for option in options:
         path = getattr(args, option.lstrip("-"), None)
         if path:
+            # resolved now: the script may change directory
+            setattr(args, option.lstrip("-"), os.path.abspath(path))
             directory = os.path.dirname(os.path.abspath(path))
             if not os.path.isdir(directory):
                 raise _Failed(f"{option} {path}: the directory {directory} does not exist")
@@ -333,20 +335,23 @@ def _script_arguments(args: argparse.Namespace, options: Sequence[str]) -> None:
 
 
 def cmd_check_float32(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from modecfg._script import exit_status
     from modecfg.checks.script import run_script
 
     _script_arguments(args, ())
+    status = 0
     try:
         findings = run_script(args.script, args.args)
-    except SystemExit as exc:  # the script's own exit: keep what was found
+    except SystemExit as exc:  # the script's own exit: keep what was found, and its status
         findings = getattr(exc, "findings", [])
+        status = exit_status(exc, err)
     except Exception as exc:
         findings = getattr(exc, "findings", [])
         err.write(f"error: {args.script} raised {type(exc).__name__}: {exc}\n")
         _print_findings(findings, out)
         return 2
     _print_findings(findings, out)
-    return 1 if findings else 0
+    return status or (1 if findings else 0)
 
 
 def _print_findings(findings: Sequence[modecfg.checks.Finding], out: TextIO) -> None:
@@ -372,7 +377,7 @@ def _print_findings(findings: Sequence[modecfg.checks.Finding], out: TextIO) -> 
 
 
 def cmd_profile(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from modecfg._script import run_script
+    from modecfg._script import exit_status, run_script
     from modecfg.profiles import ProfileReport
     from modecfg.profiles.render import to_html, to_json, to_trace
     from modecfg.profiles.session import all_stats, reports
@@ -384,7 +389,7 @@ def cmd_profile(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
         run_script(args.script, args.args)
     except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 0
+        code = exit_status(exc, err)
     except Exception as exc:
         err.write(f"error: {args.script} raised {type(exc).__name__}: {exc}\n")
         code = 2

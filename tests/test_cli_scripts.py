@@ -1,0 +1,83 @@
+"""``modecfg check-float32`` and ``modecfg profile`` end as ``python SCRIPT`` would (issue 20):
+the script's exit status and message are passed on, ``os._exit`` loses nothing, and output
+paths are resolved before the script runs (it may change directory)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import modecfg
+from modecfg.cli import main
+
+pytest.importorskip("pytensor")
+
+# A float64 finding under floatX=float32 (int32 * float32 -> float64), then the script's ending.
+SCRIPT = """\
+import sys, os
+import numpy as np
+import pytensor, pytensor.tensor as pt
+import modecfg
+modecfg.config.floatX = "float32"
+i = pt.ivector("i"); x = pt.vector("x")
+f = modecfg.function([i, x], i * x)
+f(np.ones(2, dtype="int32"), np.ones(2, dtype="float32"))
+{ending}
+"""
+
+
+def _script(tmp_path: Path, ending: str) -> Path:
+    path = tmp_path / "s.py"
+    path.write_text(SCRIPT.format(ending=textwrap.dedent(ending)))
+    return path
+
+
+def _cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with modecfg.config.override(floatX="float64"):
+        code = main(list(argv), out, err)
+    modecfg.config.reset("floatX")
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize("command", ["check-float32", "profile"])
+@pytest.mark.parametrize(
+    ("ending", "status", "message"),
+    [("sys.exit(3)", 3, ""), ('raise SystemExit("bad thing")', 1, "bad thing\n"), ("sys.exit()", None, "")],
+    ids=["exit 3", "exit with a message", "exit None"],
+)
+def test_the_scripts_exit_status_and_message_are_passed_on(
+    tmp_path: Path, command: str, ending: str, status: int | None, message: str
+) -> None:
+    code, out, err = _cli(command, str(_script(tmp_path, ending)))
+    if status is None:  # a clean exit: the command's own status (1 for check-float32's finding)
+        assert code == (1 if command == "check-float32" else 0)
+    else:
+        assert code == status
+    assert err == message
+    assert "Mul" in out and (command == "check-float32" or "Profile of function compiled at" in out)
+
+
+def test_os_exit_in_the_script_loses_no_finding(tmp_path: Path) -> None:
+    code, out, _ = _cli("check-float32", str(_script(tmp_path, "os._exit(0)")))
+    assert code == 1 and "float64 enters at 1 line(s)" in out
+    assert os._exit.__module__ in ("posix", "nt")  # the real one is back
+
+
+def test_output_paths_are_resolved_before_the_script_changes_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "out").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path)
+    script = _script(tmp_path, f"os.chdir({str(tmp_path / 'elsewhere')!r})")
+    code, _, err = _cli("profile", str(script), "--json", "out/p.json")
+    assert code == 0, err
+    assert json.loads((tmp_path / "out" / "p.json").read_text())
+    assert not (tmp_path / "elsewhere" / "out").exists()
+    assert Path.cwd() == tmp_path
