@@ -38,10 +38,13 @@ def _script(tmp_path: Path, ending: str) -> Path:
 
 
 def _cli(*argv: str) -> tuple[int, str, str]:
+    """The command in this process; what it and the script assign is reset after it."""
     out, err = io.StringIO(), io.StringIO()
-    with modecfg.config.override(floatX="float64"):
+    try:
         code = main(list(argv), out, err)
-    modecfg.config.reset("floatX")
+    finally:
+        for name in ("floatX", "profile"):  # the script's assignment, and modecfg profile's
+            modecfg.config.reset(name)
     return code, out.getvalue(), err.getvalue()
 
 
