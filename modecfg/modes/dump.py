@@ -146,13 +146,23 @@ def _process_name() -> str:
     return "-".join(re.sub(r"[^A-Za-z0-9._]+", "_", p) for p in parts)
 
 
+def _function_class() -> Any:
+    """PyTensor's compiled-function class (its module moved between 3.x releases)."""
+    try:
+        from pytensor.compile.executor import Function
+    except ImportError:  # PyTensor releases before the move
+        from pytensor.compile.function.types import Function
+    return Function
+
+
 class _DumpPickler(pickle.Pickler):
     """Leaves out the compiled inner functions ops cache (``Scan._fn``): a dump holds graphs,
     and a reader compiles them itself."""
 
     def reducer_override(self, obj: Any) -> Any:
-        from pytensor.compile.executor import Function
         from pytensor.graph.op import Op
+
+        Function = _function_class()
 
         if not isinstance(obj, Op) or not any(isinstance(v, Function) for v in vars(obj).values()):
             return NotImplemented
