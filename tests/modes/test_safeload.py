@@ -185,8 +185,17 @@ def test_naming_a_module_does_not_import_it(tmp_path: Path, module: str) -> None
 # -- state: what a pickle gives an object is checked before the object sees it ----------------
 
 
-def test_c_source_in_a_dump_is_replaced_by_the_one_pytensor_ships(dump_file: Path, tmp_path: Path) -> None:
+def _shuffle_with_c_source() -> Any:
+    from pytensor.link.c.op import ExternalCOp
     from pytensor.tensor.elemwise import DimShuffle
+
+    if not issubclass(DimShuffle, ExternalCOp):
+        pytest.skip("this PyTensor's DimShuffle carries no C source in its state")
+    return DimShuffle
+
+
+def test_c_source_in_a_dump_is_replaced_by_the_one_pytensor_ships(dump_file: Path, tmp_path: Path) -> None:
+    DimShuffle = _shuffle_with_c_source()
 
     def inject(payload: dict[str, Any]) -> None:
         for op in _ops(payload):
@@ -203,7 +212,7 @@ def test_c_source_in_a_dump_is_replaced_by_the_one_pytensor_ships(dump_file: Pat
 
 
 def test_a_c_file_named_by_a_dump_is_not_read(dump_file: Path, tmp_path: Path) -> None:
-    from pytensor.tensor.elemwise import DimShuffle
+    DimShuffle = _shuffle_with_c_source()
 
     evil = tmp_path / "evil.c"
     evil.write_text("#section support_code_apply\nint pwned;\n")
