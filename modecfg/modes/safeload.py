@@ -64,6 +64,7 @@ _FUNCTIONS = (
     ("numpy.random._pickle", "__randomstate_ctor"),
     ("numpy.random.bit_generator", "__pyx_unpickle_SeedSequence"),
     ("copyreg", "_reconstructor"), ("pytensor.graph.basic", "_get_frozen_output"),
+    ("pytensor.graph.basic", "FrozenApply"),  # not an Apply subclass in some 3.x releases
     # what the features of a compiled inner graph (a scan's) keep
     ("pytensor.graph.features", "HistoryEntry"), ("pytensor.graph.utils", "AssocList"),
     ("pytensor.misc.ordered_set", "OrderedSet"), ("pytensor.assumptions.core", "FactState"),
