@@ -81,6 +81,22 @@ def _ops(payload: dict[str, Any]) -> list[Any]:
     return [node.op for node in apply_ancestors(payload["outputs"])]
 
 
+def _pickled_with_state(path: Path, cls: type, edit: Any) -> bytes:
+    """The dump's payload pickled with ``edit(state)`` as the state of every ``cls`` object:
+    a state no PyTensor __getstate__ would write, as an attacker would."""
+
+    class Pickler(pickle.Pickler):
+        def reducer_override(self, obj: Any) -> Any:
+            if not isinstance(obj, cls):
+                return NotImplemented
+            func, args, state, *rest = obj.__reduce_ex__(5)
+            return (func, args, edit(state), *rest)
+
+    buffer = io.BytesIO()
+    Pickler(buffer, protocol=5).dump(_payload(path))
+    return buffer.getvalue()
+
+
 def _rewritten(path: Path, tmp: Path, edit: Any) -> Path:
     payload = _payload(path)
     edit(payload)
@@ -217,20 +233,12 @@ def test_a_c_file_named_by_a_dump_is_not_read(dump_file: Path, tmp_path: Path) -
     evil = tmp_path / "evil.c"
     evil.write_text("#section support_code_apply\nint pwned;\n")
 
-    class Pickler(pickle.Pickler):
-        """Writes DimShuffles without their C source and with a C file of the attacker's:
-        DimShuffle.__setstate__ then reads and keeps that file."""
+    def c_file_instead_of_source(state: dict[str, Any]) -> dict[str, Any]:
+        """DimShuffle.__setstate__ reads and keeps the C file a state names when it has no source."""
+        kept = {k: v for k, v in state.items() if k not in safeload._C_SOURCE}
+        return {**kept, "c_func_file": str(evil)}
 
-        def reducer_override(self, obj: Any) -> Any:
-            if not isinstance(obj, DimShuffle):
-                return NotImplemented
-            func, args, state, *rest = obj.__reduce_ex__(5)
-            state = {k: v for k, v in state.items() if k not in safeload._C_SOURCE}
-            return (func, args, {**state, "c_func_file": str(evil)}, *rest)
-
-    buffer = io.BytesIO()
-    Pickler(buffer, protocol=5).dump(_payload(dump_file))
-    path = _write(tmp_path / "d.pkl", buffer.getvalue())
+    path = _write(tmp_path / "d.pkl", _pickled_with_state(dump_file, DimShuffle, c_file_instead_of_source))
     with pytest.raises(DumpError, match=r"names C files for a DimShuffle \(c_func_file\): refused"):
         dump_module.load_dump(path)
 
@@ -238,18 +246,10 @@ def test_a_c_file_named_by_a_dump_is_not_read(dump_file: Path, tmp_path: Path) -
 def test_cached_code_pytensor_never_pickles_is_refused(dump_file: Path, tmp_path: Path) -> None:
     from pytensor.scalar.basic import Composite
 
-    class Pickler(pickle.Pickler):
-        """Writes Composites with a C code cache (PyTensor's own __getstate__ drops it)."""
+    def with_c_code(state: dict[str, Any]) -> dict[str, Any]:  # PyTensor's __getstate__ drops it
+        return {**state, "_c_code": 'system("touch pwned");'}
 
-        def reducer_override(self, obj: Any) -> Any:
-            if not isinstance(obj, Composite):
-                return NotImplemented
-            func, args, state, *rest = obj.__reduce_ex__(5)
-            return (func, args, {**state, "_c_code": 'system("touch pwned");'}, *rest)
-
-    buffer = io.BytesIO()
-    Pickler(buffer, protocol=5).dump(_payload(dump_file))
-    path = _write(tmp_path / "d.pkl", buffer.getvalue())
+    path = _write(tmp_path / "d.pkl", _pickled_with_state(dump_file, Composite, with_c_code))
     with pytest.raises(DumpError, match=r"Composite state PyTensor never writes \(_c_code\): refused"):
         dump_module.load_dump(path)
 
