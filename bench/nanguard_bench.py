@@ -7,7 +7,16 @@ PyTensor's NanGuardMode, on two workloads: the demo (logistic regression, 400 x 
 float32) and an RNN (scan over 50 steps, 64 units, with its gradient and updates).
 The three alternate, round after round; FAST_RUN and PyTensor's guard are compiled by
 PyTensor itself, with modecfg's integration taken out.
-Goals: modecfg's guard within 1.3x FAST_RUN, and at least 4x faster than PyTensor's.
+Goals: modecfg's guard within 1.1x FAST_RUN, and at least 4x faster than PyTensor's.
+
+Where the guard's time goes (the demo, about 4 us per call of a ~100 us step): a clean
+float32/float64 array costs one BLAS dot product (its sum of squares bounds every value);
+a 0-d output one Python float; the NanGuardMode flags are read once per call and the
+limits built from them only when they change. Two reductions per array (max and min)
+and reading the flags into a new tuple every call cost about three times as much.
+The rest of the difference from FAST_RUN is structural: updated shared variables are
+not overwritten in place (a bad call must leave them as they were), so the update of
+``w`` allocates, and the Function, not the VM, writes the updates after the check.
 """
 
 from __future__ import annotations
@@ -93,7 +102,7 @@ def main() -> None:
         )
         for label, t in times.items():
             print(f"   {label:<24} {t * 1e3:8.3f} ms  {t / fast:6.2f}x FAST_RUN")
-        print(f"   modecfg's guard / FAST_RUN        {ours / fast:6.2f}x  (goal <= 1.3x)")
+        print(f"   modecfg's guard / FAST_RUN        {ours / fast:6.2f}x  (goal <= 1.1x)")
         print(f"   PyTensor's guard / modecfg's      {theirs / ours:6.2f}x  (goal >= 4x on the demo)\n")
 
 

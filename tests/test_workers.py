@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
+import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -96,5 +100,76 @@ def test_the_plugin_gives_every_worker_the_driver_s_values_and_dumps_land_with_t
     assert dump.parent == tmp_path and dump.exists()
     worker_name = next(iter(client.scheduler_info()["workers"].values()))["name"]
     assert f"-{worker_name}-" in dump.name  # the host, the worker and its process name it
-    with pytest.raises(modecfg.NanGuardError):  # and the driver can read it and replay the call
+    # the driver can read it and replay the call; the dump's paths are shown, not applied
+    with pytest.raises(modecfg.NanGuardError), pytest.warns(modecfg.DumpWarning, match="dump_dir"):
         modecfg.replay(str(dump))
+
+
+# A user's program, run as its own process (under pytest, the workers would start with pytest's
+# plugins loaded, and modecfg's reads its sources): the workers' first use of modecfg is a task
+# submitted under an override, that reads nothing.
+_FRESH_WORKER_PROGRAM = textwrap.dedent(
+    """
+    import json, os, sys
+    import distributed, modecfg
+    from modecfg import workers
+
+    def pid():
+        return os.getpid()
+
+    def read():
+        return str(modecfg.config.floatX), str(modecfg.config.origin("floatX"))
+
+    def assign_then_read():
+        cfg = modecfg.config
+        before = cfg.floatX
+        cfg.floatX = "float64"
+        during = cfg.floatX
+        cfg.floatX = before
+        return before, during, cfg.floatX, cfg.traceback.limit
+
+    if __name__ == "__main__":
+        cluster = distributed.LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40
+        )
+        seen = {}
+        with distributed.Client(cluster) as client:
+            def run(label, future):
+                try:
+                    seen[label] = future.result(timeout=300)
+                except Exception as exc:
+                    seen[label] = f"{type(exc).__name__}: {exc}"
+            with modecfg.config.override(floatX="float32"):
+                run("pid", workers.submit(client, pid, pure=False))
+            run("plain read", client.submit(read, pure=False))
+            with modecfg.config.override(floatX="float32", traceback__limit=5):
+                client.register_plugin(workers.ConfigPlugin())
+            run("read after the plugin", client.submit(read, pure=False))
+            run("assign, then read", client.submit(assign_then_read, pure=False))
+            run("read after that", client.submit(read, pure=False))
+            run("pid again", client.submit(pid, pure=False))
+        cluster.close()
+        print(json.dumps(seen))
+    """
+)
+
+
+def test_a_fresh_worker_whose_first_task_ran_under_submit_then_gets_the_plugin(tmp_path: Path) -> None:
+    """Issue 20: a worker's first use of modecfg is a snapshot's run (an override made before
+    the worker had read its sources); plain tasks, the plugin registered afterwards, and an
+    assignment there all read normally (they were an AssertionError, then RecursionError)."""
+    program = tmp_path / "driver.py"
+    program.write_text(_FRESH_WORKER_PROGRAM)
+    env = {**os.environ, "THEANO_FLAGS": "floatX=float16,traceback.limit=1"}
+    env.pop("MODECFG_FLAGS")  # the suite's: with values there, the first read came another way
+    done = subprocess.run(
+        [sys.executable, str(program)], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["plain read"] == ["float16", "THEANO_FLAGS"]
+    assert seen["read after the plugin"][0] == "float32"
+    assert "(override in " in seen["read after the plugin"][1]  # where the driver set it
+    assert seen["assign, then read"] == ["float32", "float64", "float32", 5]
+    assert seen["read after that"][0] == "float32"
+    assert seen["pid again"] == seen["pid"] != os.getpid()  # one worker process throughout

@@ -29,7 +29,9 @@ from __future__ import annotations
 
 import copy
 import logging
+import sys
 import threading
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -57,32 +59,71 @@ class _Limits(NamedTuple):
     inf: bool
     big: bool
     threshold: float
+    clean_sum: float  # a sum of squares at most this has every |value| <= threshold (0: never used)
 
 
 def _limits() -> _Limits:
+    """The NanGuardMode flags as this call sees them (kept while they stay the same)."""
+    global _last
     ng = config.NanGuardMode
-    return _Limits(bool(ng.nan_is_error), bool(ng.inf_is_error), bool(ng.big_is_error), float(ng.big))
+    key = (ng.nan_is_error, ng.inf_is_error, ng.big_is_error, ng.big)
+    last = _last
+    if last[0] == key:
+        return last[1]
+    threshold = float(key[3])
+    limits = _Limits(bool(key[0]), bool(key[1]), bool(key[2]), threshold, _clean_sum(threshold))
+    _last = (key, limits)
+    return limits
+
+
+_last: tuple[tuple[Any, ...], _Limits] = ((), _Limits(True, True, True, 0.0, 0.0))  # (flags, limits)
+
+# The sum of squares below is a bound, not an exact value: n additions of float32 may lose up to
+# about n * 6e-8 of it. Halving the limit keeps the bound safe up to 2**22 values; larger arrays,
+# and thresholds below 1 (whose squares could underflow), take the exact route.
+_DOT_MAX_SIZE = 1 << 22
+
+
+def _clean_sum(threshold: float) -> float:
+    if not threshold >= 1.0:
+        return 0.0
+    return min(threshold * threshold * 0.5, sys.float_info.max)
 
 
 def bad_kind(value: Any, limits: _Limits) -> str:
-    """'NaN', 'Inf', 'big' or '' for one value (floats only; two reductions when clean).
+    """'NaN', 'Inf', 'big' or '' for one value (floats only; one pass when clean).
 
-    The extremes are compared as Python floats: an Inf stays an Inf, and the threshold
-    is never rounded into the array's dtype (in float16, 1e10 would be inf).
+    A clean float32 or float64 array costs one BLAS dot product: the sum of its squares is
+    finite and at most half the threshold squared only if there is no NaN, no Inf and no value
+    beyond the threshold. Anything else (and float16, complex, huge arrays) is judged exactly,
+    by the extremes compared as Python floats: an Inf stays an Inf, and the threshold is never
+    rounded into the array's dtype (in float16, 1e10 would be inf).
     """
-    if not isinstance(value, np.ndarray):
-        if isinstance(value, float | np.floating | complex | np.complexfloating):
+    if type(value) is not np.ndarray:
+        if isinstance(value, np.ndarray | float | np.floating | complex | np.complexfloating):
             value = np.asarray(value)
         else:
             return ""
-    kind = value.dtype.kind
-    if kind not in "fc" or value.size == 0:
+    dtype = value.dtype
+    kind = dtype.kind
+    if kind != "f":
+        if kind == "c" and value.size:
+            return bad_kind(np.concatenate([value.real.ravel(), value.imag.ravel()]), limits)
         return ""
-    if kind == "c":
-        return bad_kind(np.concatenate([value.real.ravel(), value.imag.ravel()]), limits)
-    hi, lo = float(value.max()), float(value.min())
-    if hi <= limits.threshold and lo >= -limits.threshold:
-        return ""  # the common case: finite and not big
+    if not value.ndim:
+        x = float(value)
+        if -limits.threshold <= x <= limits.threshold:
+            return ""
+        hi = lo = x
+    else:
+        if dtype.itemsize >= 4 and limits.clean_sum and value.size <= _DOT_MAX_SIZE:
+            if float(np.vdot(value, value)) <= limits.clean_sum:
+                return ""  # the common case
+        if not value.size:
+            return ""
+        hi, lo = float(np.maximum.reduce(value, axis=None)), float(np.minimum.reduce(value, axis=None))
+        if hi <= limits.threshold and lo >= -limits.threshold:
+            return ""
     if hi != hi or lo != lo:  # NaN somewhere
         if limits.nan:
             return "NaN"
@@ -234,7 +275,7 @@ class GuardedVM:
             return self._vm()
         self._own_error = False
         plan = self._plan
-        backups = [(i, _backup(self._ins[i].storage[0])) for i in plan.destroyed]
+        backups = [(i, _backup(self._ins[i].storage[0])) for i in plan.destroyed] if plan.destroyed else ()
         _calls.depth = 1
         try:
             outputs = self._vm()
@@ -248,7 +289,7 @@ class GuardedVM:
         finally:
             _calls.depth = 0
 
-    def _bad(self, values: list[Any], limits: _Limits, backups: list[tuple[int, Any]]) -> None:
+    def _bad(self, values: list[Any], limits: _Limits, backups: Sequence[tuple[int, Any]]) -> None:
         from modecfg.modes.dump import write_dump
 
         plan = self._plan
@@ -285,7 +326,11 @@ class GuardedVM:
             pdb.set_trace()  # `found`: the first bad value; `values`: this call's results
         raise error
 
-    def __getattr__(self, name: str) -> Any:  # allow_gc, storage_map, thunks, nodes, update_profile
+    @property
+    def allow_gc(self) -> Any:  # read by the Function after every call: not through __getattr__
+        return self._vm.allow_gc
+
+    def __getattr__(self, name: str) -> Any:  # storage_map, thunks, nodes, update_profile
         # PyTensor's Function asks for position_of_error when a call raises: the guard's
         # own error has no failing node, and goes to the user as it is.
         if name.startswith("_") or (name == "position_of_error" and self._own_error):

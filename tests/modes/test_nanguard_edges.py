@@ -4,6 +4,7 @@ write-only updates, inner functions, gradient nodes."""
 from __future__ import annotations
 
 import copy
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -260,3 +261,75 @@ def test_a_random_generator_the_call_advanced_in_place_is_put_back() -> None:
     with pytest.raises(modecfg.NanGuardError):
         fn(np.array([-1.0, 1.0, 1.0]))
     np.testing.assert_allclose(fn(np.ones(3)), expected.normal(size=3))  # the draw the bad call did not take
+
+
+# -- the check itself: one dot product when clean, the exact answer always ----------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from hypothesis.extra import numpy as hnp  # noqa: E402
+
+from modecfg.modes.nanguard import _clean_sum, _Limits, bad_kind  # noqa: E402
+
+
+def _exact(value: np.ndarray, limits: _Limits) -> str:
+    """What the guard must answer, worked out the slow way in float64."""
+    a = np.asarray(value).astype(np.complex128 if value.dtype.kind == "c" else np.float64)
+    a = np.concatenate([a.real.ravel(), a.imag.ravel()]) if a.dtype.kind == "c" else a.ravel()
+    if limits.nan and np.isnan(a).any():
+        return "NaN"
+    if limits.inf and np.isinf(a).any():
+        return "Inf"
+    finite = a[np.isfinite(a)]
+    if limits.big and (np.abs(finite) > limits.threshold).any():
+        return "big"
+    return ""
+
+
+_ELEMENTS = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True, width=32),
+    st.sampled_from([0.0, 1.0, -1.0, 1.5, 1e10, -1e10, 1.0000001e10, 1.5e10, 3e19, -2e19, 1e-30, 65504.0]),
+)
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered in cast:RuntimeWarning")  # making float16 data
+@settings(max_examples=400, deadline=None)
+@given(
+    value=hnp.arrays(
+        st.sampled_from(["float16", "float32", "float64", "complex64"]),
+        hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=40),
+        elements=_ELEMENTS,
+    ),
+    flags=st.tuples(st.booleans(), st.booleans(), st.booleans()),
+    threshold=st.sampled_from([1e10, 1.0, 0.5, 1e-3, 1e-35, 1e19, 3.4e38, 1e200]),
+)
+def test_the_one_pass_check_gives_the_exact_answer(value: np.ndarray, flags: tuple, threshold: float) -> None:
+    """The clean case costs one dot product (the sum of squares bounds every |value|); NaN, Inf,
+    overflow of the squares, values at the threshold, tiny thresholds and every dtype give the
+    answer the exact comparison gives."""
+    limits = _Limits(*flags, threshold, _clean_sum(threshold))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # and quietly: no overflow warning from the check
+        found = bad_kind(value, limits)
+    assert found == _exact(value, limits)
+
+
+def test_the_one_pass_check_sees_one_bad_value_anywhere_in_a_large_array() -> None:
+    limits = _Limits(True, True, True, 1e10, _clean_sum(1e10))
+    for dtype in ("float32", "float64"):
+        base = np.random.default_rng(0).standard_normal(100_003).astype(dtype)
+        assert bad_kind(base, limits) == ""
+        for where in (0, 1, 50_000, 100_002):
+            for bad, kind in ((np.nan, "NaN"), (np.inf, "Inf"), (-np.inf, "Inf"), (2e10, "big")):
+                probe = base.copy()
+                probe[where] = bad
+                assert bad_kind(probe, limits) == kind
+                assert bad_kind(probe[::-1], limits) == kind  # not contiguous
+                assert bad_kind(probe.reshape(1, -1).T, limits) == kind
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_tiny_threshold_is_not_fooled_by_squares_that_underflow(dtype: str) -> None:
+    value = np.full(3, 1e-30 if dtype == "float32" else 1e-170, dtype=dtype)  # squares: 0
+    threshold = 1e-35 if dtype == "float32" else 1e-175
+    assert bad_kind(value, _Limits(True, True, True, threshold, _clean_sum(threshold))) == "big"
