@@ -28,11 +28,9 @@ from contextlib import contextmanager
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
 
+from modecfg._pytensor.values import pytensor_accepts, pytensor_text
 from modecfg._pytensor.version import pytensor_version
-from modecfg._registry.linkers import pytensor_linker_names
-from modecfg._registry.modes import pytensor_mode_names
 from modecfg._warn import warn
-from modecfg.config import config as _config
 from modecfg.config.flags import FLAGS, Flag
 from modecfg.config.flagstring import format_flags
 from modecfg.errors import ModecfgWarning, PyTensorIntegrationWarning, ReadOnlyFlagError
@@ -43,7 +41,7 @@ if TYPE_CHECKING:
 
     from modecfg.config.live import Change, Config
 
-__all__ = ["PyTensorBridge", "pytensor_accepts", "pytensor_flags_applied", "pytensor_text"]
+__all__ = ["PyTensorBridge", "pytensor_accepts", "pytensor_text"]
 
 
 def _log() -> logging.Logger:
@@ -52,21 +50,11 @@ def _log() -> logging.Logger:
     return logging.getLogger("modecfg.bridge")
 
 
-def pytensor_text(value: Any) -> str:
-    """A value as PyTensor's own parser reads it (``str`` of a float is its shortest repr)."""
-    return str(value)
-
-
-def pytensor_accepts(spec: Flag, value: Any) -> bool:
-    if not spec.pytensor or (value is None and spec.name in ("blas.ldflags", "compiledir")):
-        return False
-    if not spec.in_pytensor(pytensor_version()):
-        return False
-    if spec.name == "mode":
-        return value in pytensor_mode_names()
-    if spec.name == "linker":
-        return value in pytensor_linker_names()
-    return True
+def _in_view(spec: Flag) -> bool:
+    """Whether ``pytensor.config`` answers this flag from modecfg's store (no copy needed)."""
+    view = sys.modules.get("modecfg._pytensor.view")
+    current = view.view() if view is not None else None
+    return current is not None and spec.name in current.names
 
 
 _said_missing: set[str] = set()
@@ -180,13 +168,14 @@ class PyTensorBridge:
         found = self._set_values(cfg)
         self._say_missing([spec for spec, _ in found])
         for spec, value in found:
-            self.mirror(spec, value, early=True)
+            if not _in_view(spec):
+                self.mirror(spec, value, early=True)
 
     def _changed(self, change: Change) -> None:
         if "pytensor" not in sys.modules:
             return  # PyTensor gets the values at its import
         spec = FLAGS[change.name]
-        if not spec.pytensor:
+        if not spec.pytensor or _in_view(spec):
             return
         if change.kind == "loaded":  # PyTensor was imported before the config was read
             self._say_missing([spec])
@@ -313,25 +302,3 @@ class _Loader:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
-
-
-@contextmanager
-def pytensor_flags_applied() -> Iterator[None]:
-    """``pytensor.config`` showing this context's overrides, for as long as the block runs."""
-    import pytensor
-
-    params = pytensor.config._config_var_dict
-    changes = {}
-    for name, value in _config.overrides().items():
-        spec = FLAGS[name]
-        param = params.get(spec.pytensor_name)
-        if param is None or not param.mutable or not pytensor_accepts(spec, value):
-            continue  # modecfg-only, or fixed by PyTensor (modes apply those themselves)
-        text = pytensor_text(value)
-        if pytensor_text(getattr(pytensor.config, spec.pytensor_name)) != text:
-            changes[spec.pytensor_name] = text
-    if not changes:
-        yield
-        return
-    with pytensor.config.change_flags(**changes):
-        yield

@@ -78,6 +78,7 @@ class Patch(NamedTuple):
     params: tuple[str, ...] | None = None  # leading parameters the replacement relies on
     kind: type | None = None  # the original's type when it is not a function
     on_demand: bool = False  # applied by enable(), when first needed, not by install()
+    undo: str = ""  # for a change made in place: a function in replacements that takes it back
 
     @property
     def target(self) -> str:
@@ -85,6 +86,17 @@ class Patch(NamedTuple):
 
 
 PATCHES: tuple[Patch, ...] = (
+    Patch(
+        name="config view",
+        module="pytensor.configdefaults",
+        attr="config",
+        holders=("pytensor",),
+        replacement="config_view",
+        undo="config_view_off",
+        kind=object,
+        why="pytensor.config reads, writes and change_flags are modecfg's configuration (one store, "
+        "overrides per thread and task); changed in place, since every PyTensor module holds it",
+    ),
     Patch(
         name="mode table",
         module="pytensor.compile.mode",
@@ -407,6 +419,10 @@ def uninstall() -> None:
             if applied is None:
                 continue
             attr = _BY_NAME[name].attr.rsplit(".", 1)[-1]
+            if _BY_NAME[name].undo:
+                from modecfg._pytensor import replacements
+
+                getattr(replacements, _BY_NAME[name].undo)(applied.replacement)
             setattr(applied.owner, attr, applied.raw)
             for holder in _BY_NAME[name].holders:  # those loaded since bound the replacement too
                 module = sys.modules.get(holder)

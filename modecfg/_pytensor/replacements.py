@@ -27,6 +27,22 @@ __all__ = ["CarryTraces"]
 _log = logging.getLogger("modecfg.pytensor")
 
 
+# -- the config view -----------------------------------------------------------------
+
+
+def config_view(target: Any) -> Any:
+    """PyTensor's config object, made the view of modecfg's configuration (in place)."""
+    from modecfg._pytensor import view
+
+    return view.attach(target)
+
+
+def config_view_off(target: Any) -> None:
+    from modecfg._pytensor import view
+
+    view.detach(target)
+
+
 # -- the mode table ------------------------------------------------------------------
 
 

@@ -70,13 +70,14 @@ class Flag:
     and returns (new raw, note) or None; ``describe`` says what is valid when the type
     alone does not. ``reaches`` names what the value reaches outside Python (the C++
     compiler, the linker, a path, a subprocess): data modecfg did not write (a NaN-guard
-    dump) does not set such a flag unless the user says so.
+    dump) does not set such a flag unless the user says so. ``objects`` admits, as they are,
+    objects that are not text (PyTensor's ``change_flags(mode=<a Mode>)`` passes a Mode).
     """
 
     __slots__ = (
         "attr", "base", "check", "choices_from", "default", "describe", "doc", "fixed",
-        "legacy_value", "literals", "name", "optional", "pytensor", "pytensor_since", "pytensor_until",
-        "range", "reaches", "section", "type",
+        "legacy_value", "literals", "name", "objects", "optional", "pytensor", "pytensor_since",
+        "pytensor_until", "range", "reaches", "section", "type",
     )  # fmt: skip
 
     def __init__(
@@ -96,6 +97,7 @@ class Flag:
         legacy_value: Callable[[str], tuple[str, str] | None] | None = None,
         describe: str | None = None,
         reaches: str = "",
+        objects: Callable[[Any], bool] | None = None,
     ) -> None:
         self.name = name
         self.type = type
@@ -111,6 +113,7 @@ class Flag:
         self.legacy_value = legacy_value
         self.describe = describe
         self.reaches = reaches
+        self.objects = objects
         # Facts about the type, worked out once: validation reads them on every call.
         self.base = _strip_none(type)
         self.optional = _allows_none(type)
@@ -220,6 +223,11 @@ def _check_mode(value: str) -> str:
     return canonical_mode(value)
 
 
+def _is_mode_object(value: Any) -> bool:
+    """A PyTensor Mode (or anything built like one): PyTensor's compiles scope ``mode`` to one."""
+    return not isinstance(value, str) and hasattr(value, "linker") and hasattr(value, "optimizer")
+
+
 def _linker_names() -> Sequence[str]:
     return linker_names()
 
@@ -310,7 +318,7 @@ flag("unpickle_function", Bool, True,
 
 flag("mode", str, "FAST_RUN",
      "Default compile mode: an optimizer and a linker (see `modecfg modes`).",
-     pytensor=True, choices_from=_mode_names, check=_check_mode)
+     pytensor=True, choices_from=_mode_names, check=_check_mode, objects=_is_mode_object)
 flag("linker", str, "auto",
      "Linker of the default mode (see `modecfg linkers`). 'auto' chooses for each graph: numba "
      "for a scan or inner function, and for matrix products when PyTensor's C code has no BLAS; "

@@ -236,7 +236,17 @@ class Config(Section):
         """``value`` as ``name`` would hold it (typed, normalised); FlagValueError if it is not valid."""
         return self._validated(self._spec(name), value, origin)
 
-    def _override(self, pairs: dict[str, Any], frame: Any) -> Override:
+    def override_for(
+        self, pairs: dict[str, Any], frame: Any, *, blockable: frozenset[str] = frozenset()
+    ) -> Override:
+        """``override(pairs)`` as if written where ``frame`` is (its line is the origin), for a
+        tool that scopes flags on its caller's behalf (PyTensor's ``change_flags``). Flags in
+        ``blockable`` may be scoped although PyTensor fixes them per process."""
+        return self._override(pairs, frame, blockable)
+
+    def _override(
+        self, pairs: dict[str, Any], frame: Any, blockable: frozenset[str] = frozenset()
+    ) -> Override:
         """``override`` for the call written in ``frame``."""
         store = self._cfg_store
         store.ready_up()
@@ -251,19 +261,21 @@ class Config(Section):
             except Exception:  # values whose == is not a bool (arrays): no cache
                 pass
         origin = Origin(_OVERRIDE, code.co_filename, frame.f_lineno)
-        override = make_override(self, store, self._items(pairs, origin), code, pairs)
+        override = make_override(self, store, self._items(pairs, origin, blockable), code, pairs)
         if len(store.sites) >= 4096:
             store.sites.clear()
         store.sites[site] = override
         return override
 
-    def _items(self, pairs: Mapping[str, Any], origin: Origin | None) -> dict[str, tuple[Any, Origin]]:
+    def _items(
+        self, pairs: Mapping[str, Any], origin: Origin | None, blockable: frozenset[str] = frozenset()
+    ) -> dict[str, tuple[Any, Origin]]:
         """Validated override values, each with its origin (``None``: given in ``pairs``)."""
         items: dict[str, tuple[Any, Origin]] = {}
         for name, given in pairs.items():
             raw, where = (given, origin) if origin is not None else given
             spec = FLAGS.get(name) or self._spec(name)
-            if spec.fixed:
+            if spec.fixed and spec.name not in blockable:
                 raise ReadOnlyFlagError(
                     f"{spec.name} cannot be overridden for a block: PyTensor uses one value per "
                     f"process. Set it before PyTensor is first used (config.{spec.name} = ..., "

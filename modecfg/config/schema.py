@@ -143,6 +143,8 @@ def validate(spec: Flag, raw: object, *, toml: bool = False) -> Any:
     """The typed value of ``raw`` for ``spec``; ValueError with a readable message."""
     if toml:
         _check_toml_type(spec, raw)
+    elif spec.objects is not None and spec.objects(raw):
+        return raw
     if type(raw) is str:
         _text_check(spec, raw)
         value = shortcut(spec, raw)

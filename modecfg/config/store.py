@@ -25,7 +25,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
 from modecfg._locks import fork_safe
 from modecfg.config.flags import FLAGS, Flag, Lazy
@@ -36,7 +36,7 @@ from modecfg.errors import ConfigErrors, ObsoleteFlagWarning
 if TYPE_CHECKING:
     from modecfg.config.live import Config
 
-__all__ = ["Change", "Section", "Store", "caller_origin", "warn_notes"]
+__all__ = ["Change", "Section", "Store", "View", "caller_origin", "warn_notes"]
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _MISSING = object()
@@ -71,6 +71,13 @@ class Change(NamedTuple):
 
 Listener = Callable[[Change], None]
 Guard = Callable[[Flag, Any], None]
+
+
+class View(Protocol):
+    """Something that shows a store's values elsewhere and must know which flags some
+    override holds (their reads there must then ask the override frames)."""
+
+    def scoped(self, name: str, on: bool) -> None: ...
 
 
 class _Descriptor:
@@ -215,6 +222,9 @@ class Store:
         self.guards: list[Guard] = []
         # an override() call site -> the Override it made (see modecfg.config.overrides)
         self.sites: dict[int, Any] = {}
+        # objects that show this store's values elsewhere (PyTensor's config): told when a
+        # flag's Overridden goes in or out, under the same lock, in the same order
+        self.views: list[View] = []
 
     # -- values ----------------------------------------------------------------------
 
@@ -378,6 +388,8 @@ class Store:
             previous = cls.__dict__.get(spec.attr)
             # Descriptor first, record second: entering reads ``displaced`` unlocked.
             setattr(cls, spec.attr, Overridden(name, self))
+            for view in self.views:
+                view.scoped(name, True)
             self.displaced[name] = previous
 
     def uninstall(self, name: str) -> None:
@@ -398,8 +410,12 @@ class Store:
                 delattr(cls, spec.attr)
             else:
                 setattr(cls, spec.attr, previous)
+            for view in self.views:
+                view.scoped(name, False)
             if self.live[name]:
                 setattr(cls, spec.attr, Overridden(name, self))
+                for view in self.views:
+                    view.scoped(name, True)
                 self.displaced[name] = previous
 
 

@@ -1,25 +1,19 @@
 """``modecfg.function``: ``pytensor.function`` with modecfg's mode and configuration.
 
-The mode is resolved from the current context (overrides included) and the overridden
-flags PyTensor also reads are applied to ``pytensor.config`` for the length of the
-compile. The compiled function is PyTensor's own: nothing is added to its calls.
+The mode is resolved from the current context (overrides included); PyTensor reads the
+same values, since ``pytensor.config`` is a view of modecfg's configuration in each thread
+and task (:mod:`modecfg._pytensor.view`). Compiles in different threads run side by side.
+The compiled function is PyTensor's own: nothing is added to its calls.
 """
 
 from __future__ import annotations
 
-import sys
-import threading
 from typing import Any
 
-from modecfg._locks import fork_safe
-from modecfg._pytensor.mirror import pytensor_flags_applied
 from modecfg.config import config
 from modecfg.modes.build import backend_missing, get_mode
 
 __all__ = ["function"]
-
-# pytensor.config is process-wide: modecfg's compiles take turns.
-_compile_lock = fork_safe(sys.modules[__name__], "_compile_lock", threading.RLock)
 
 
 def _check_backend(mode: Any) -> None:
@@ -57,10 +51,7 @@ def function(inputs: Any, outputs: Any = None, mode: Any = None, **kwargs: Any) 
             name = f"function compiled at {where.file}:{where.line}" if where else None
         kwargs["profile"] = new_stats(name, describe_linker(built.linker), note)
         memory = bool(config.profile_memory)
-    # Every compile takes the lock, not only those that change pytensor.config: one
-    # without overrides must not see another's while it runs.
-    with _compile_lock, pytensor_flags_applied():
-        if memory:  # PyTensor records shapes only when its own profile flag is on too
-            with pytensor.config.change_flags(profile=True, profile_memory=True):
-                return pytensor.function(inputs, outputs, mode=built, **kwargs)
-        return pytensor.function(inputs, outputs, mode=built, **kwargs)
+    if memory:  # PyTensor records shapes only when its own profile flag is on too
+        with pytensor.config.change_flags(profile=True, profile_memory=True):
+            return pytensor.function(inputs, outputs, mode=built, **kwargs)
+    return pytensor.function(inputs, outputs, mode=built, **kwargs)

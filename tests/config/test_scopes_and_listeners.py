@@ -225,12 +225,12 @@ def test_modecfg_workers_is_reachable_after_import_modecfg() -> None:
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
 def test_a_child_forked_while_a_thread_holds_modecfgs_locks_can_use_them() -> None:
-    from modecfg.modes import compiling
+    from modecfg._pytensor import patches
 
     held, release = threading.Event(), threading.Event()
 
     def hold() -> None:
-        with compiling._compile_lock, modecfg.config._cfg_store.lock:
+        with patches._lock, modecfg.config._cfg_store.lock:
             held.set()
             release.wait(60)
 
@@ -241,7 +241,7 @@ def test_a_child_forked_while_a_thread_holds_modecfgs_locks_can_use_them() -> No
         pid = os.fork()
         if pid == 0:  # the child: both locks must be free here
             store = modecfg.config._cfg_store
-            ok = compiling._compile_lock.acquire(timeout=5) and store.lock.acquire(timeout=5)
+            ok = patches._lock.acquire(timeout=5) and store.lock.acquire(timeout=5)
             os._exit(0 if ok else 1)
         _, status = os.waitpid(pid, 0)
     finally:

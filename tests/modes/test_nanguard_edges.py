@@ -217,7 +217,9 @@ def test_inner_functions_are_checked_as_part_of_the_users_call(how: str) -> None
 
 def test_a_bad_gradient_names_its_forward_expression_and_the_grad_call() -> None:
     w = pytensor.shared(np.array([0.0, 1.0]), name="w")
-    with modecfg.config.override(traceback__limit=1):  # PyTensor's traces stop inside grad
+    # PyTensor's traces stop inside grad. The override reaches PyTensor now (pytensor.config is
+    # the view); once test values are on, modecfg's Op.__call__ wrapper is one of the frames kept.
+    with modecfg.config.override(traceback__limit=2):
         root = pt.sqrt(w)  # line: forward
         g = pt.grad(root.sum(), w)  # line: grad
     train = modecfg.function([], [], updates=[(w, w - 0.1 * g)], mode="NanGuardMode")

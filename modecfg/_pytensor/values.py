@@ -1,0 +1,31 @@
+"""Values as PyTensor takes them: which modecfg values it accepts, and their text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from modecfg._pytensor.version import pytensor_version
+from modecfg._registry.linkers import pytensor_linker_names
+from modecfg._registry.modes import pytensor_mode_names
+from modecfg.config.flags import Flag
+
+__all__ = ["pytensor_accepts", "pytensor_text"]
+
+
+def pytensor_text(value: Any) -> str:
+    """A value as PyTensor's own parser reads it (``str`` of a float is its shortest repr)."""
+    return str(value)
+
+
+def pytensor_accepts(spec: Flag, value: Any) -> bool:
+    """Whether PyTensor's ``spec`` takes ``value`` (modecfg's own flags, and values such as
+    ``linker=auto`` that PyTensor has no name for, stay modecfg's)."""
+    if not spec.pytensor or (value is None and spec.name in ("blas.ldflags", "compiledir")):
+        return False
+    if not spec.in_pytensor(pytensor_version()):
+        return False
+    if spec.name == "mode":
+        return value in pytensor_mode_names()
+    if spec.name == "linker":
+        return value in pytensor_linker_names()
+    return True

@@ -1,0 +1,340 @@
+"""The config view: ``pytensor.config`` reads, writes and scopes modecfg's configuration.
+
+PyTensor's config object is one instance that hundreds of modules hold (``from
+pytensor.configdefaults import config``), so it is changed in place, not replaced: its
+class becomes :class:`ConfigView`, a subclass of PyTensor's, and every flag modecfg
+declares is answered by modecfg's live configuration:
+
+* **Reads** are plain instance-attribute reads: the value below the overrides sits in
+  the instance ``__dict__``, in PyTensor's representation (the subclass shadows
+  PyTensor's data descriptors with a non-data one, so the dict wins). While some
+  override anywhere holds a flag, the store puts a data descriptor on ``ConfigView`` for
+  it (:meth:`_View.scoped`, called with the store's own ``Overridden``), which answers
+  with the value in the reading thread or task.
+* **Writes** (``pytensor.config.X = v``, a ``ConfigParam.__set__`` of the view) are
+  modecfg assignments: validated, recorded with the user's line, heard by ``subscribe``.
+* **change_flags** is a modecfg override, per thread and task, as a context manager and
+  a decorator. A flag modecfg keeps per process (``cxx``) may still be scoped where
+  PyTensor's own declaration allows it (PyTensor sets ``cxx=""`` for a block).
+* The ``ConfigParam`` objects in ``_config_var_dict`` become :class:`ViewParam` proxies:
+  PyTensor's ``get_config_hash`` and code that asks a parameter directly see the view.
+
+Left to PyTensor: flags modecfg does not declare (adopting them is the next step), and the
+flags both fix per process (``compiledir``, ``base_compiledir``, ...), which PyTensor
+receives from modecfg once, at its import (``PYTENSOR_FLAGS``). :func:`detach` puts the
+class and the parameters back, holding the values in effect.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Any
+
+from pytensor.configparser import ConfigParam, PyTensorConfigParser
+
+from modecfg._pytensor.values import pytensor_accepts, pytensor_text
+from modecfg.config import config as _config
+from modecfg.config.flags import FLAGS, Flag
+
+__all__ = ["ConfigView", "ViewParam", "attach", "detach", "view"]
+
+_log = logging.getLogger("modecfg.bridge")
+
+
+class ConfigView(PyTensorConfigParser):  # type: ignore[misc]
+    """PyTensor's config object with modecfg's flags answered by modecfg's configuration."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        current = _VIEW
+        spec = current.known.get(name) if current is not None else None
+        if spec is None:
+            object.__setattr__(self, name, value)
+            return
+        _config.set(spec.name, value)
+
+    def change_flags(self, **kwargs: Any) -> Any:
+        """PyTensor's ``change_flags``, as a modecfg override of this thread or task."""
+        current = _VIEW
+        if current is None:
+            return PyTensorConfigParser.change_flags(self, **kwargs)
+        return current.change_flags(kwargs, sys._getframe(1))
+
+
+class _Base:
+    """On ConfigView for each flag of the view: never used while the value is in the dict."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        if obj is None or _VIEW is None:
+            return self
+        return _VIEW.present(self.name)
+
+
+class _Scoped(_Base):
+    """On ConfigView while some override holds the flag: the value in the reading context."""
+
+    __slots__ = ()
+
+    def __set__(self, obj: Any, value: Any) -> None:  # pragma: no cover - __setattr__ wins
+        ConfigView.__setattr__(obj, self.name, value)
+
+
+class ViewParam(ConfigParam):  # type: ignore[misc]
+    """A ``_config_var_dict`` entry of the view: PyTensor's parameter, asked through modecfg."""
+
+    def __init__(self, original: ConfigParam) -> None:  # no super().__init__: all is delegated
+        object.__setattr__(self, "original", original)
+
+    def __getattr__(self, name: str) -> Any:  # doc, name, in_c_key, default, val, apply, ...
+        return getattr(self.original, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self.original, name, value)
+
+    @property
+    def default(self) -> Any:
+        return self.original.default
+
+    @property
+    def mutable(self) -> bool:
+        return bool(self.original.mutable)
+
+    def apply(self, value: Any) -> Any:
+        return self.original.apply(value)
+
+    def validate(self, value: Any) -> bool:
+        return bool(self.original.validate(value))
+
+    def __get__(self, cls: Any, type_: Any = None, delete_key: bool = False) -> Any:
+        if cls is not None and _VIEW is not None and cls is _VIEW.target:
+            return getattr(cls, self.original.name)
+        return self.original.__get__(cls, type_, delete_key)
+
+    def __set__(self, cls: Any, val: Any) -> None:
+        if cls is not None and _VIEW is not None and cls is _VIEW.target:
+            setattr(cls, self.original.name, val)
+        else:
+            self.original.__set__(cls, val)
+
+    def __str__(self) -> str:
+        return str(self.original)
+
+    def __reduce__(self) -> Any:  # pickles as PyTensor's own parameter
+        return (_original_param, (self.original,))
+
+
+def _original_param(param: ConfigParam) -> ConfigParam:
+    return param
+
+
+class _View:
+    """The state of the view while attached: which flags, and how each is shown to PyTensor."""
+
+    def __init__(self, target: PyTensorConfigParser) -> None:
+        self.target = target
+        self.params: dict[str, Any] = target._config_var_dict
+        self.originals: dict[str, ConfigParam] = {}
+        self.flags: dict[str, Flag] = {}  # PyTensor name -> flag, for the flags the view answers
+        self.known: dict[str, Flag] = {}  # PyTensor name -> flag, for every flag modecfg declares
+        self.names: dict[str, str] = {}  # flag name -> PyTensor name
+        # what PyTensor holds, shown where it takes no modecfg value; asked when first needed
+        # (PyTensor computes some defaults on first use: blas__ldflags searches for a BLAS)
+        self.blockable: frozenset[str] = frozenset()
+        self.lazy: tuple[str, ...] = ()
+        self._shown: dict[tuple[str, type, Any], Any] = {}
+        self._unsubscribe: Any = None
+        store = _config._cfg_store
+        store.ready_up()
+        self.store = store
+        for spec in FLAGS.values():
+            param = self.params.get(spec.pytensor_name)
+            if param is None or isinstance(param, ViewParam):
+                continue
+            self.known[spec.pytensor_name] = spec
+            if spec.fixed and not param.mutable:
+                continue  # PyTensor uses one value per process, received at its import
+            self.originals[spec.pytensor_name] = param
+            self.flags[spec.pytensor_name] = spec
+            self.names[spec.name] = spec.pytensor_name
+        self.blockable = frozenset(s.name for s in self.flags.values() if s.fixed)
+        self.lazy = tuple(s.name for s in self.flags.values() if s.is_lazy)
+
+    # -- values ------------------------------------------------------------------------
+
+    def fallback(self, name: str) -> Any:
+        """What PyTensor's own parameter holds (computing its default, the first time)."""
+        return self.originals[name].__get__(self.target, PyTensorConfigParser)
+
+    def _needs_pytensor(self, spec: Flag, value: Any) -> bool:
+        """True where the value shown is PyTensor's own and PyTensor has not worked it out yet."""
+        if spec.objects is not None and spec.objects(value):
+            return False
+        return not pytensor_accepts(spec, value) and not hasattr(self.originals[spec.pytensor_name], "val")
+
+    def show(self, spec: Flag, value: Any) -> Any:
+        """``value`` as PyTensor represents it (PyTensor's own ``apply``), or what PyTensor held
+        where it takes no such value (``linker=auto``)."""
+        try:
+            key = (spec.name, type(value), value)
+            return self._shown[key]
+        except (KeyError, TypeError):
+            pass
+        name = spec.pytensor_name
+        if spec.objects is not None and spec.objects(value):
+            shown = value  # a Mode object, as PyTensor's change_flags passed it
+        elif not pytensor_accepts(spec, value):
+            # modecfg's own (warn_float64: PyTensor's creation-time check stays as it was) or a
+            # value PyTensor has no name for (linker=auto)
+            shown = self.fallback(name)
+        else:
+            try:
+                shown = self.originals[name].apply(pytensor_text(value))
+            except Exception as exc:  # PyTensor's filter refuses what modecfg accepts
+                shown = self.fallback(name)
+                _log.debug("pytensor.config.%s shows %r: %s", name, shown, exc)
+        try:
+            if len(self._shown) > 4096:
+                self._shown.clear()
+            self._shown[(spec.name, type(value), value)] = shown
+        except TypeError:
+            pass
+        return shown
+
+    def present(self, name: str) -> Any:
+        """The value of PyTensor's ``name`` in the reading thread or task."""
+        spec = self.flags[name]
+        section = self.store.sections[spec.section]
+        return self.show(spec, getattr(section, spec.attr))
+
+    def refresh(self, names: Any) -> None:
+        """Put the values below the overrides into the instance dict (the fast reads)."""
+        target = self.target.__dict__
+        for flag in names:
+            name = self.names.get(flag)
+            if name is not None:
+                spec = self.flags[name]
+                value = self.store.base(spec.name)
+                if self._needs_pytensor(spec, value):
+                    target.pop(name, None)  # the first read asks PyTensor (through _Base)
+                else:
+                    target[name] = self.show(spec, value)
+
+    def _changed(self, change: Any) -> None:
+        self.refresh((change.name, *self.lazy))
+
+    def scoped(self, name: str, on: bool) -> None:
+        """A data descriptor while some override holds ``name``; the dict's value otherwise."""
+        pt_name = self.names.get(name)
+        if pt_name is not None:
+            setattr(ConfigView, pt_name, _Scoped(pt_name) if on else _Base(pt_name))
+
+    # -- scopes ------------------------------------------------------------------------
+
+    def change_flags(self, kwargs: dict[str, Any], frame: Any) -> Any:
+        ours = {}
+        theirs = {}
+        for key, value in kwargs.items():
+            spec = self.known.get(key)
+            if spec is None:
+                theirs[key] = value
+            else:
+                ours[spec.name] = value
+        if not theirs:
+            return _config.override_for(ours, frame, blockable=self.blockable)
+        if not ours:
+            return PyTensorConfigParser.change_flags(self.target, **theirs)
+        return _Both(
+            _config.override_for(ours, frame, blockable=self.blockable),
+            PyTensorConfigParser.change_flags(self.target, **theirs),
+        )
+
+    # -- attach and detach ---------------------------------------------------------------
+
+    def attach(self) -> None:
+        target = self.target
+        for name in self.flags:
+            setattr(ConfigView, name, _Base(name))
+        self.refresh(list(self.names))
+        for name in self.flags:
+            self.params[name] = ViewParam(self.originals[name])
+        target.__class__ = ConfigView
+        self._unsubscribe = _config.subscribe(self._changed)
+        with self.store.counting:
+            self.store.views.append(self)
+            for flag in self.store.displaced:
+                self.scoped(flag, True)
+
+    def detach(self) -> None:
+        """PyTensor's class and parameters back, each holding the value in effect below the overrides."""
+        with self.store.counting:
+            if self in self.store.views:
+                self.store.views.remove(self)
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        target = self.target
+        object.__setattr__(target, "__class__", PyTensorConfigParser)
+        for name, param in self.originals.items():
+            if name in target.__dict__:
+                param.val = target.__dict__.pop(name)  # past PyTensor's once-only check: in effect
+            self.params[name] = param
+            if name in ConfigView.__dict__:
+                delattr(ConfigView, name)
+
+
+class _Both:
+    """change_flags of modecfg's flags and of flags only PyTensor has, entered together."""
+
+    def __init__(self, ours: Any, theirs: Any) -> None:
+        self.ours, self.theirs = ours, theirs
+
+    def __enter__(self) -> None:
+        self.ours.__enter__()
+        try:
+            self.theirs.__enter__()
+        except BaseException:
+            self.ours.__exit__(None, None, None)
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self.theirs.__exit__(*exc)
+        finally:
+            self.ours.__exit__(*exc)
+
+    def __call__(self, func: Any) -> Any:
+        return self.ours(self.theirs(func))
+
+
+_VIEW: _View | None = None
+
+
+def attach(target: Any) -> Any:
+    """Make ``target`` (PyTensor's config object) the view of modecfg's configuration."""
+    global _VIEW
+    if _VIEW is not None:
+        return target
+    if not isinstance(target, PyTensorConfigParser) or not isinstance(
+        getattr(target, "_config_var_dict", None), dict
+    ):
+        raise TypeError(f"not PyTensor's config object: {type(target).__name__}")
+    current = _View(target)
+    current.attach()
+    _VIEW = current
+    return target
+
+
+def detach(target: Any = None) -> None:
+    global _VIEW
+    current, _VIEW = _VIEW, None
+    if current is not None:
+        current.detach()
+
+
+def view() -> _View | None:
+    """The attached view, if any."""
+    return _VIEW

@@ -1,0 +1,304 @@
+"""pytensor.config is a view of modecfg's configuration: reads, writes and change_flags, in
+every direction and every scope (issue 21)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import modecfg
+from modecfg import config
+from modecfg.errors import FlagValueError
+from tests.fresh import run_json
+
+pytensor = pytest.importorskip("pytensor")
+pt = pytest.importorskip("pytensor.tensor")
+
+HERE = str(Path(__file__))
+
+
+@pytest.fixture(autouse=True)
+def _clean() -> Iterator[None]:
+    yield
+    for name in ("floatX", "optimizer", "warn_float64", "exception_verbosity"):
+        config.reset(name)
+
+
+def _line(text: str) -> int:
+    for number, line in enumerate(Path(__file__).read_text().splitlines(), 1):
+        if text in line and "_line(" not in line:
+            return number
+    raise AssertionError(text)
+
+
+# -- the table of issue 21, row by row --------------------------------------------------------
+
+
+def test_an_assignment_through_pytensor_config_is_modecfgs_with_the_users_line() -> None:
+    pytensor.config.floatX = "float32"  # assigned here
+    assert config.floatX == "float32" == pytensor.config.floatX
+    origin = config.origin("floatX")
+    assert (origin.source, origin.line) == (HERE, _line("# assigned here"))
+    assert f"{HERE}:{origin.line}" in str(config.explain("floatX"))
+    heard = []
+    undo = config.subscribe(heard.append, ["floatX"])
+    try:
+        pytensor.config.floatX = "float64"
+    finally:
+        undo()
+    assert [(c.name, c.value, c.kind) for c in heard] == [("floatX", "float64", "assigned")]
+
+
+def test_the_float32_check_runs_after_pytensor_config_floatx_is_assigned() -> None:
+    pytensor.config.floatX = "float32"
+    pytensor.config.warn_float64 = "raise"
+    x = pt.vector("x")  # float32, from the assignment
+    n = pt.scalar("n", dtype="int32")
+    with pytest.raises(modecfg.Float64Error):
+        modecfg.function([x, n], x * n)  # Mul(float32, int32) -> float64
+    assert x.dtype == "float32"
+
+
+def test_optimizer_can_be_assigned_after_import_as_through_modecfg() -> None:
+    pytensor.config.optimizer = "fast_compile"
+    assert config.optimizer == "fast_compile" == pytensor.config.optimizer
+
+
+def test_a_bad_value_names_the_users_line_and_the_valid_choices() -> None:
+    with pytest.raises(FlagValueError) as caught:
+        pytensor.config.floatX = "float33"  # the bad one
+    message = str(caught.value)
+    assert f"{HERE}:{_line('# the bad one')}" in message
+    assert "float32" in message and "did you mean" in message
+    assert isinstance(caught.value, ValueError)
+    assert pytensor.config.floatX == config.floatX  # nothing changed
+
+
+def test_a_modecfg_override_reaches_graph_building() -> None:
+    with config.override(floatX="float32"):
+        assert pt.vector().dtype == "float32"
+        assert pytensor.shared(np.zeros(2)).dtype == "float64"  # numpy's dtype, as in PyTensor
+        assert pt.constant(1.5).dtype == "float32"
+    assert pt.vector().dtype == config.floatX
+
+
+def test_change_flags_is_a_modecfg_override_shown_at_its_line() -> None:
+    with pytensor.config.change_flags(floatX="float32"):  # change_flags here
+        assert config.floatX == "float32"
+        origin = config.origin("floatX")
+        assert (origin.layer.value, origin.source, origin.line) == (
+            "override",
+            HERE,
+            _line("# change_flags here"),
+        )
+        with config.override(floatX="float16"):  # innermost wins, both ways
+            assert pytensor.config.floatX == "float16"
+            with pytensor.config.change_flags(floatX="float64"):
+                assert config.floatX == "float64"
+            assert pytensor.config.floatX == "float16"
+    assert config.floatX == pytensor.config.floatX == "float64"
+    assert config.origin("floatX").layer.value != "override"
+
+
+def test_change_flags_as_a_decorator_enters_at_each_call() -> None:
+    @pytensor.config.change_flags(floatX="float32", exception_verbosity="high")
+    def inside() -> tuple[str, str]:
+        return config.floatX, pytensor.config.exception_verbosity
+
+    assert inside() == ("float32", "high")
+    assert inside() == ("float32", "high")
+    assert (config.floatX, config.exception_verbosity) == ("float64", "low")
+
+
+def test_change_flags_of_a_flag_pytensor_fixes_is_refused_with_modecfgs_error() -> None:
+    with pytest.raises(modecfg.ReadOnlyFlagError, match="compiledir"):
+        with pytensor.config.change_flags(base_compiledir="/tmp/elsewhere"):
+            pass
+
+
+def test_pytensors_own_scoped_cxx_still_works() -> None:
+    """PyTensor's shape folding scopes cxx="" (tensor/basic.py): a fixed flag in modecfg, but
+    PyTensor's declaration lets it change for a block."""
+    with pytensor.config.change_flags(cxx=""):
+        assert pytensor.config.cxx == "" == config.cxx
+    assert pytensor.config.cxx == config.cxx
+    assert pt.zeros((pt.constant(2) + 1,)).type.shape == (3,)  # the fold that uses it
+
+
+def test_a_mode_object_passes_through_change_flags() -> None:
+    from pytensor.compile.mode import Mode, get_default_mode
+
+    mode = Mode(linker="py", optimizer="fast_compile")
+    with pytensor.config.change_flags(mode=mode):
+        assert config.mode is mode
+        assert pytensor.config.mode is mode
+        assert get_default_mode() is mode
+    assert config.mode == "FAST_RUN"
+
+
+def test_a_parameter_asked_directly_answers_for_the_view() -> None:
+    param = pytensor.config._config_var_dict["floatX"]
+    with config.override(floatX="float16"):
+        assert param.__get__(pytensor.config, type(pytensor.config)) == "float16"
+    param.__set__(pytensor.config, "float32")
+    assert config.floatX == "float32"
+    assert config.origin("floatX").layer.value == "assignment"
+    assert param.name == "floatX" and param.doc and param.in_c_key in (True, False)
+
+
+def test_the_config_hash_follows_the_context() -> None:
+    plain = pytensor.config.get_config_hash()
+    with pytensor.config.change_flags(floatX="float16"):
+        scoped = pytensor.config.get_config_hash()
+    assert scoped != plain == pytensor.config.get_config_hash()
+
+
+def test_pytensors_own_test_configs_stay_isolated() -> None:
+    import configparser as stdlib
+
+    from pytensor import configparser
+
+    root = configparser.PyTensorConfigParser({}, stdlib.ConfigParser(), stdlib.RawConfigParser())
+    root.add("test__view_isolated", "a test flag", configparser.StrParam("a"), in_c_key=False)
+    with root.change_flags(test__view_isolated="b"):
+        assert root.test__view_isolated == "b"
+    assert root.test__view_isolated == "a"
+    assert type(root) is configparser.PyTensorConfigParser
+    assert not hasattr(pytensor.config, "test__view_isolated")
+    assert pytensor.config.floatX == config.floatX
+
+
+# -- threads and tasks ---------------------------------------------------------------------------
+
+
+def test_change_flags_in_two_threads_is_seen_by_each_alone() -> None:
+    barrier = threading.Barrier(2)
+    seen: dict[str, list[str]] = {"float32": [], "float16": []}
+
+    def work(dtype: str) -> None:
+        with pytensor.config.change_flags(floatX=dtype):
+            for _ in range(200):
+                barrier.wait(10)
+                seen[dtype].append(pytensor.config.floatX)
+                seen[dtype].append(config.floatX)
+
+    threads = [threading.Thread(target=work, args=(d,)) for d in seen]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert set(seen["float32"]) == {"float32"} and set(seen["float16"]) == {"float16"}
+    assert len(seen["float32"]) == len(seen["float16"]) == 400
+
+
+def test_threads_building_and_compiling_under_different_overrides_get_their_dtypes() -> None:
+    errors: list[str] = []
+    barrier = threading.Barrier(2)
+
+    def work(dtype: str, use_change_flags: bool) -> None:
+        for i in range(15):
+            scope = pytensor.config.change_flags if use_change_flags else config.override
+            with scope(floatX=dtype):
+                barrier.wait(30)
+                x = pt.vector("x")
+                f = modecfg.function([x], x * 2, mode="FAST_COMPILE")
+                out = f(np.ones(2, dtype=dtype))
+                if (x.dtype, f.maker.fgraph.outputs[0].dtype, out.dtype) != (dtype,) * 3:
+                    errors.append(f"{dtype} #{i}: {x.dtype}, {f.maker.fgraph.outputs[0].dtype}, {out.dtype}")
+
+    threads = [
+        threading.Thread(target=work, args=("float32", False)),
+        threading.Thread(target=work, args=("float64", True)),
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+
+
+def test_asyncio_tasks_each_see_their_own_change_flags() -> None:
+    async def task(dtype: str) -> list[str]:
+        seen = []
+        with pytensor.config.change_flags(floatX=dtype):
+            for _ in range(20):
+                await asyncio.sleep(0)
+                seen.append(pt.vector().dtype)
+        return seen
+
+    async def main() -> list[list[str]]:
+        return list(await asyncio.gather(task("float32"), task("float16"), task("float64")))
+
+    results = asyncio.run(main())
+    assert [set(r) for r in results] == [{"float32"}, {"float16"}, {"float64"}]
+
+
+# -- taking the view away -----------------------------------------------------------------------
+
+
+def test_uninstall_leaves_pytensor_config_usable_with_the_values_in_effect() -> None:
+    from pytensor.configparser import PyTensorConfigParser
+
+    from modecfg._pytensor import install, uninstall
+
+    config.floatX = "float32"
+    config.exception_verbosity = "high"
+    uninstall()
+    try:
+        assert type(pytensor.config) is PyTensorConfigParser
+        assert (pytensor.config.floatX, pytensor.config.exception_verbosity) == ("float32", "high")
+        with pytensor.config.change_flags(floatX="float16"):  # PyTensor's own again
+            assert pytensor.config.floatX == "float16"
+            assert config.floatX == "float32"
+        pytensor.config.floatX = "float64"
+        assert config.floatX == "float32"  # no longer one store
+        assert pt.vector().dtype == "float64"
+    finally:
+        install()
+    assert type(pytensor.config).__name__ == "ConfigView"
+    assert pytensor.config.floatX == config.floatX == "float32"
+
+
+# -- import order --------------------------------------------------------------------------------
+
+_BOTH_WAYS = """
+import json, threading
+{imports}
+import pytensor.tensor as pt
+from modecfg import config
+pytensor.config.floatX = "float32"
+a = (config.floatX, str(config.origin("floatX")))
+with config.override(floatX="float16"):
+    b = pt.vector().dtype
+with pytensor.config.change_flags(floatX="float64"):
+    c = config.floatX
+print(json.dumps({{"a": a, "b": b, "c": c, "view": type(pytensor.config).__name__}}))
+"""
+
+
+@pytest.mark.parametrize("first", ["modecfg", "pytensor"])
+def test_either_import_order_gives_one_configuration(first: str) -> None:
+    imports = "import modecfg\nimport pytensor" if first == "modecfg" else "import pytensor\nimport modecfg"
+    out = run_json(_BOTH_WAYS.format(imports=imports))
+    assert out["a"][0] == "float32" and out["a"][1].startswith("assignment at <string>:")
+    assert (out["b"], out["c"], out["view"]) == ("float16", "float64", "ConfigView")
+
+
+def test_pytensor_config_shows_modecfgs_environment_and_rc_values(tmp_path: Path) -> None:
+    rc = tmp_path / "rc"
+    rc.write_text("[global]\nexception_verbosity = high\n")
+    out = run_json(
+        """
+        import json, pytensor, modecfg
+        c = pytensor.config
+        print(json.dumps({"floatX": c.floatX, "ev": c.exception_verbosity,
+                          "origin": str(modecfg.config.origin("floatX"))}))
+        """,
+        {"THEANO_FLAGS": "floatX=float32", "MODECFGRC": str(rc)},
+    )
+    assert (out["floatX"], out["ev"], out["origin"]) == ("float32", "high", "THEANO_FLAGS")
