@@ -76,9 +76,31 @@ class _Base:
 
 
 class _Scoped(_Base):
-    """On ConfigView while some override holds the flag: the value in the reading context."""
+    """On ConfigView while some override holds the flag: the value in the reading context.
 
-    __slots__ = ()
+    PyTensor's compiles scope ``mode`` and ``traceback__limit`` around every rewrite, so this
+    read is hot: the reading context's frame is asked directly, and the shown value cached.
+    """
+
+    __slots__ = ("flag",)
+
+    def __init__(self, name: str, flag: str) -> None:
+        super().__init__(name)
+        self.flag = flag
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        current = _VIEW
+        if obj is None or current is None:
+            return self
+        frame = current.store.var.get()
+        hit = frame.get(self.flag) if frame is not None else None
+        if hit is None:  # not overridden here: the store decides (and may take this away)
+            return current.present(self.name)
+        value = hit[0]
+        try:
+            return current.shown[(self.flag, type(value), value)]
+        except (KeyError, TypeError):
+            return current.show(current.flags[self.name], value)
 
     def __set__(self, obj: Any, value: Any) -> None:  # pragma: no cover - __setattr__ wins
         ConfigView.__setattr__(obj, self.name, value)
@@ -146,7 +168,7 @@ class _View:
         # (PyTensor computes some defaults on first use: blas__ldflags searches for a BLAS)
         self.blockable: frozenset[str] = frozenset()
         self.lazy: tuple[str, ...] = ()
-        self._shown: dict[tuple[str, type, Any], Any] = {}
+        self.shown: dict[tuple[str, type, Any], Any] = {}  # (flag, type, value) -> as PyTensor has it
         self._unsubscribe: Any = None
         store = _config._cfg_store
         store.ready_up()
@@ -181,7 +203,7 @@ class _View:
         where it takes no such value (``linker=auto``)."""
         try:
             key = (spec.name, type(value), value)
-            return self._shown[key]
+            return self.shown[key]
         except (KeyError, TypeError):
             pass
         name = spec.pytensor_name
@@ -198,9 +220,9 @@ class _View:
                 shown = self.fallback(name)
                 _log.debug("pytensor.config.%s shows %r: %s", name, shown, exc)
         try:
-            if len(self._shown) > 4096:
-                self._shown.clear()
-            self._shown[(spec.name, type(value), value)] = shown
+            if len(self.shown) > 4096:
+                self.shown.clear()
+            self.shown[(spec.name, type(value), value)] = shown
         except TypeError:
             pass
         return shown
@@ -231,7 +253,7 @@ class _View:
         """A data descriptor while some override holds ``name``; the dict's value otherwise."""
         pt_name = self.names.get(name)
         if pt_name is not None:
-            setattr(ConfigView, pt_name, _Scoped(pt_name) if on else _Base(pt_name))
+            setattr(ConfigView, pt_name, _Scoped(pt_name, name) if on else _Base(pt_name))
 
     # -- scopes ------------------------------------------------------------------------
 
