@@ -38,6 +38,7 @@ from modecfg.errors import (
     FlagValueError,
     Float64Error,
     Float64Warning,
+    HeldFlagWarning,
     LinkerUnavailableError,
     MissingBlasWarning,
     ModecfgError,
@@ -51,7 +52,7 @@ from modecfg.errors import (
     UnknownFlagError,
     UnknownModeError,
 )
-from modecfg.modes import function, get_mode, register_mode, replay
+from modecfg.modes import compiled_with, function, get_mode, register_mode, replay
 
 if _TYPE_CHECKING:
     from modecfg import checks, profiles
@@ -75,6 +76,7 @@ __all__ = [
     "FlagValueError",
     "Float64Error",
     "Float64Warning",
+    "HeldFlagWarning",
     "Layer",
     "LinkerUnavailableError",
     "Migration",
@@ -97,6 +99,7 @@ __all__ = [
     "change_flags",
     "check_float32",
     "checks",
+    "compiled_with",
     "config",
     "diagnose",
     "function",

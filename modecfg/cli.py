@@ -19,7 +19,7 @@ from typing import Any, TextIO
 import modecfg
 from modecfg.config.flagstring import parse as parse_flags
 from modecfg.config.migrate import Migration, migrate_file, migrate_flags
-from modecfg.errors import ConfigErrors, ModecfgError
+from modecfg.errors import ConfigErrors, HeldFlagWarning, ModecfgError
 
 __all__ = ["main"]
 
@@ -36,7 +36,29 @@ def _origin_dict(origin: modecfg.Origin) -> dict[str, Any]:
     return {"layer": str(origin.layer), "source": origin.source, "line": origin.line}
 
 
+def _with_pytensors_flags(*, say_held: bool = True) -> None:
+    """Import PyTensor, so that the flags it declares and modecfg does not are adopted and
+    listed, and the settings held for them resolved. A held name that is no flag of PyTensor
+    either is said (a HeldFlagWarning), unless the command reports it itself (``validate``)."""
+    import importlib.util
+
+    if "pytensor" in sys.modules or importlib.util.find_spec("pytensor") is None:
+        return
+    try:
+        modecfg.config.sources  # noqa: B018  (the sources first: a broken one is this command's error)
+    except ModecfgError:
+        if say_held:
+            raise
+        return  # validate reports every problem itself
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # PyTensor's own notes on the same names
+        if say_held:
+            warnings.simplefilter("always", HeldFlagWarning)
+        import pytensor  # noqa: F401
+
+
 def cmd_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    _with_pytensors_flags()
     cfg = modecfg.config
     names = [n for n in cfg if args.all or not cfg.is_default(n)]
     if args.json:
@@ -63,6 +85,7 @@ def cmd_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    _with_pytensors_flags()
     exp = modecfg.config.explain(args.flag)
     if args.json:
         json.dump(
@@ -96,6 +119,7 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    _with_pytensors_flags(say_held=False)
     report = modecfg.diagnose(rc_files=args.rc or None)
     for source in report.sources:
         out.write(f"read {source}\n")
@@ -237,6 +261,7 @@ def cmd_unset(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_schema(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    _with_pytensors_flags()
     if args.format == "ini":
         from modecfg.config.example import theanorc_example
 

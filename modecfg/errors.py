@@ -203,6 +203,13 @@ class DumpWarning(ModecfgWarning):
     a linker, a path or a subprocess, or stop at the debugger)."""
 
 
+class HeldFlagWarning(ModecfgWarning):
+    """A source set a name no flag had when it was read, held until PyTensor's import adopted
+    PyTensor's flags: it is none of them either, or the adopted flag refuses the value. Found
+    while PyTensor is imported, where modecfg may not raise; ``modecfg validate`` reports it as
+    an error."""
+
+
 class ObsoleteFlagWarning(ModecfgWarning):
     """A legacy flag or value that is accepted but no longer does anything (or was renamed)."""
 

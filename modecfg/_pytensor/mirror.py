@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, cast
 from modecfg._pytensor.values import pytensor_accepts, pytensor_text
 from modecfg._pytensor.version import pytensor_version
 from modecfg._warn import warn
+from modecfg.config.compat import canonical
 from modecfg.config.flags import FLAGS, Flag
 from modecfg.config.flagstring import format_flags
 from modecfg.errors import ModecfgWarning, PyTensorIntegrationWarning, ReadOnlyFlagError
@@ -111,6 +112,13 @@ class PyTensorBridge:
         found = self._set_values(cfg)
         self._say_missing([spec for spec, _ in found])
         pairs = [(spec.pytensor_name, value) for spec, value in found if pytensor_accepts(spec, value)]
+        # names modecfg does not declare, held until PyTensor's flags are adopted: PyTensor
+        # receives them as written, as it would without modecfg
+        for setting in cfg.held:
+            written = (
+                setting.key if setting.section in (None, "global") else f"{setting.section}.{setting.key}"
+            )
+            pairs.append((canonical(written).replace(".", "__"), setting.raw))
         return format_flags(pairs)
 
     @staticmethod

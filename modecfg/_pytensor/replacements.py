@@ -103,6 +103,8 @@ def _prepare_fgraph(inputs: Any, outputs: Any, additional_outputs: Any, fgraph: 
     prepare = original("compile hook")
     if not is_on("compile hook"):
         return prepare(inputs, outputs, additional_outputs, fgraph, *args, **kwargs)
+    # the configuration of this compile, kept with the function: plain values, picklable anywhere
+    fgraph.modecfg_config = config.in_effect()
     locate.remember(fgraph)
     for hook in hooks.before_rewrites:
         hook(fgraph)

@@ -6,8 +6,10 @@ class becomes :class:`ConfigView`, a subclass of PyTensor's, and every flag mode
 declares is answered by modecfg's live configuration:
 
 * **Reads** are plain instance-attribute reads: the value below the overrides sits in
-  the instance ``__dict__``, in PyTensor's representation (the subclass shadows
-  PyTensor's data descriptors with a non-data one, so the dict wins). While some
+  the instance ``__dict__``, in PyTensor's representation. The subclass shadows
+  PyTensor's data descriptors with a plain string (:func:`_in_dict`), so the dict wins
+  and CPython specialises the read; a value PyTensor works out on first use is shadowed
+  by :class:`_Base`, which asks PyTensor. While some
   override anywhere holds a flag, the store puts a data descriptor on ``ConfigView`` for
   it (:meth:`_View.scoped`, called with the store's own ``Overridden``), which answers
   with the value in the reading thread or task.
@@ -19,8 +21,8 @@ declares is answered by modecfg's live configuration:
 * The ``ConfigParam`` objects in ``_config_var_dict`` become :class:`ViewParam` proxies:
   PyTensor's ``get_config_hash`` and code that asks a parameter directly see the view.
 
-Left to PyTensor: flags modecfg does not declare (adopting them is the next step), and the
-flags both fix per process (``compiledir``, ``base_compiledir``, ...), which PyTensor
+A flag PyTensor declares and modecfg does not is adopted first (:mod:`.adopt`). Left to
+PyTensor: the flags both fix per process (``compiledir``, ``base_compiledir``, ...), which PyTensor
 receives from modecfg once, at its import (``PYTENSOR_FLAGS``). :func:`detach` puts the
 class and the parameters back, holding the values in effect.
 """
@@ -33,13 +35,16 @@ from typing import Any
 
 from pytensor.configparser import ConfigParam, PyTensorConfigParser
 
+from modecfg._pytensor.adopt import adopt_declarations
 from modecfg._pytensor.values import pytensor_accepts, pytensor_text
 from modecfg.config import config as _config
 from modecfg.config.flags import FLAGS, Flag
+from modecfg.config.overrides import Override
 
 __all__ = ["ConfigView", "ViewParam", "attach", "detach", "view"]
 
 _log = logging.getLogger("modecfg.bridge")
+_getframe = sys._getframe
 
 
 class ConfigView(PyTensorConfigParser):  # type: ignore[misc]
@@ -53,16 +58,49 @@ class ConfigView(PyTensorConfigParser):  # type: ignore[misc]
             return
         _config.set(spec.name, value)
 
+    def add(self, name: str, doc: str, configparam: ConfigParam, in_c_key: bool = True) -> None:
+        """PyTensor's ``add``; the new flag is then answered by modecfg (adopted if need be)."""
+        PyTensorConfigParser.add(self, name, doc, configparam, in_c_key)
+        current = _VIEW
+        if current is not None and current.target is self:
+            current.include_new()
+
     def change_flags(self, **kwargs: Any) -> Any:
         """PyTensor's ``change_flags``, as a modecfg override of this thread or task."""
         current = _VIEW
         if current is None:
             return PyTensorConfigParser.change_flags(self, **kwargs)
-        return current.change_flags(kwargs, sys._getframe(1))
+        # The same call site with the same values gets the same override (as config.override
+        # does): PyTensor enters change_flags around every compile and rewrite.
+        frame = _getframe(1)
+        code = frame.f_code
+        site = id(code) ^ frame.f_lasti
+        cached = current.sites.get(site)
+        if cached is not None and cached[0] is code:
+            try:
+                if cached[1] == kwargs:
+                    return cached[2]
+            except Exception:  # values whose == is not a bool (arrays): no cache
+                pass
+        made = current.change_flags(kwargs, frame)
+        if isinstance(made, Override):  # PyTensor's own keep per-use state: never shared
+            if len(current.sites) >= 4096:
+                current.sites.clear()
+            current.sites[site] = (code, kwargs, made)
+        return made
+
+
+def _in_dict(name: str) -> str:
+    """What ConfigView holds for a flag whose value is in the instance dict: it hides PyTensor's
+    parameter, so the dict answers. A plain ``str``, because CPython 3.11 specialises an
+    attribute read only past a class attribute of a built-in type (an object of our own
+    class, or any descriptor, there keeps every read on the slow path: 38 ns against 23)."""
+    return f"(pytensor.config.{name}: modecfg's value, in the instance dict)"
 
 
 class _Base:
-    """On ConfigView for each flag of the view: never used while the value is in the dict."""
+    """On ConfigView for a flag whose value is not in the dict yet: asks PyTensor's parameter
+    (PyTensor works some defaults out on first use: ``blas__ldflags`` searches for a BLAS)."""
 
     __slots__ = ("name",)
 
@@ -169,13 +207,20 @@ class _View:
         self.blockable: frozenset[str] = frozenset()
         self.lazy: tuple[str, ...] = ()
         self.shown: dict[tuple[str, type, Any], Any] = {}  # (flag, type, value) -> as PyTensor has it
+        self.sites: dict[int, tuple[Any, dict[str, Any], Override]] = {}  # change_flags call sites
         self._unsubscribe: Any = None
+        adopt_declarations(target)  # PyTensor's flags modecfg does not declare become modecfg's
         store = _config._cfg_store
         store.ready_up()
         self.store = store
+        self._table()
+
+    def _table(self) -> list[str]:
+        """Take in each flag PyTensor has and the view does not know yet; their PyTensor names."""
+        new = []
         for spec in FLAGS.values():
             param = self.params.get(spec.pytensor_name)
-            if param is None or isinstance(param, ViewParam):
+            if param is None or isinstance(param, ViewParam) or spec.pytensor_name in self.known:
                 continue
             self.known[spec.pytensor_name] = spec
             if spec.fixed and not param.mutable:
@@ -183,8 +228,21 @@ class _View:
             self.originals[spec.pytensor_name] = param
             self.flags[spec.pytensor_name] = spec
             self.names[spec.name] = spec.pytensor_name
+            new.append(spec.pytensor_name)
         self.blockable = frozenset(s.name for s in self.flags.values() if s.fixed)
         self.lazy = tuple(s.name for s in self.flags.values() if s.is_lazy)
+        return new
+
+    def include_new(self) -> None:
+        """PyTensor declared flags after the view was attached (``config.add`` at a later
+        import): adopt those modecfg does not declare, and answer them all from modecfg."""
+        adopt_declarations(self.target)
+        new = self._table()
+        for name in new:
+            setattr(ConfigView, name, _Base(name))  # over the parameter add() put there
+        self.refresh([self.flags[name].name for name in new])
+        for name in new:
+            self.params[name] = ViewParam(self.originals[name])
 
     # -- values ------------------------------------------------------------------------
 
@@ -238,13 +296,23 @@ class _View:
         target = self.target.__dict__
         for flag in names:
             name = self.names.get(flag)
-            if name is not None:
-                spec = self.flags[name]
-                value = self.store.base(spec.name)
-                if self._needs_pytensor(spec, value):
-                    target.pop(name, None)  # the first read asks PyTensor (through _Base)
-                else:
-                    target[name] = self.show(spec, value)
+            if name is None:
+                continue
+            spec = self.flags[name]
+            value = self.store.base(spec.name)
+            if self._needs_pytensor(spec, value):
+                # asker first, value out second: a read between them still finds the dict
+                self._shadow(name, _Base(name))
+                target.pop(name, None)
+            else:
+                target[name] = self.show(spec, value)
+                self._shadow(name, _in_dict(name))
+
+    def _shadow(self, name: str, shadow: str | _Base) -> None:
+        """Put ``shadow`` on ConfigView for ``name``, unless an override's _Scoped is there."""
+        with self.store.counting:  # the lock under which the store's scoped() calls come
+            if not isinstance(ConfigView.__dict__.get(name), _Scoped):
+                setattr(ConfigView, name, shadow)
 
     def _changed(self, change: Any) -> None:
         self.refresh((change.name, *self.lazy))
@@ -252,8 +320,14 @@ class _View:
     def scoped(self, name: str, on: bool) -> None:
         """A data descriptor while some override holds ``name``; the dict's value otherwise."""
         pt_name = self.names.get(name)
-        if pt_name is not None:
-            setattr(ConfigView, pt_name, _Scoped(pt_name, name) if on else _Base(pt_name))
+        if pt_name is None:
+            return
+        if on:
+            setattr(ConfigView, pt_name, _Scoped(pt_name, name))
+        elif pt_name in self.target.__dict__:
+            setattr(ConfigView, pt_name, _in_dict(pt_name))
+        else:
+            setattr(ConfigView, pt_name, _Base(pt_name))
 
     # -- scopes ------------------------------------------------------------------------
 
@@ -280,7 +354,7 @@ class _View:
     def attach(self) -> None:
         target = self.target
         for name in self.flags:
-            setattr(ConfigView, name, _Base(name))
+            setattr(ConfigView, name, _Base(name))  # the dict is filled next
         self.refresh(list(self.names))
         for name in self.flags:
             self.params[name] = ViewParam(self.originals[name])

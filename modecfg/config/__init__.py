@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 from modecfg.config import snapshot as _snapshot
 from modecfg.config.live import Change, Config, Explanation, Override, build
 from modecfg.config.origin import Layer, Origin, Setting
-from modecfg.config.resolve import Note, Resolution, gather, resolve
+from modecfg.config.resolve import Note, Resolution, gather, resolve, unknown_setting
 from modecfg.config.snapshot import Snapshot
 from modecfg.errors import ConfigError
 
@@ -85,9 +85,14 @@ def diagnose(
     env: Mapping[str, str] | None = None,
     rc_files: Sequence[str | os.PathLike[str]] | None = None,
 ) -> Diagnosis:
-    """Check the sources ``load`` would read and report every problem, raising nothing."""
+    """Check the sources ``load`` would read and report every problem, raising nothing.
+
+    A name that no flag has is reported even before PyTensor's flags are adopted (``load``
+    and the process-wide configuration hold it until then): import PyTensor first to have
+    its flags known (``modecfg validate`` does)."""
     res = _resolution(os.environ if env is None else env, rc_files, None)
-    return Diagnosis(tuple(res.errors), tuple(res.notes), tuple(res.read))
+    errors = [*res.errors, *(unknown_setting(s) for s in res.pending)]
+    return Diagnosis(tuple(errors), tuple(res.notes), tuple(res.read))
 
 
 config: Config = build(lambda: _resolution(os.environ, None, None))

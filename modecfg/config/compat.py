@@ -13,7 +13,7 @@ import functools
 import re
 from typing import NamedTuple
 
-from modecfg.config.flags import FLAGS, Flag
+from modecfg.config.flags import FLAGS, Flag, on_adopt
 
 __all__ = ["OBSOLETE", "Lookup", "canonical", "lookup"]
 
@@ -120,6 +120,15 @@ def _folded() -> dict[tuple[str, str], str]:
             rest = ".".join(parts[i:]).lower()
             index.setdefault((prefix, rest), name)
     return index
+
+
+def _forget_names(spec: Flag) -> None:
+    """A flag was adopted: the name indexes are built again when next asked."""
+    _folded.cache_clear()
+    _names.cache_clear()
+
+
+on_adopt(_forget_names)
 
 
 def lookup(name: str, *, section: str | None = None, suggest: bool = True) -> Lookup:

@@ -73,9 +73,12 @@ def _entry(spec: Flag) -> list[str]:
 
 
 def theanorc_example() -> str:
-    """The text of ``.theanorc.example``."""
+    """The text of ``.theanorc.example``: modecfg's declarations (not the flags adopted from
+    the installed PyTensor, which ``modecfg show --all`` lists), so the file is the same everywhere."""
     sections: dict[str, list[Flag]] = {}
     for spec in FLAGS.values():
+        if spec.adopted:
+            continue
         sections.setdefault(".".join(spec.section) or "global", []).append(spec)
     out = [_HEADER]
     for section, specs in sections.items():

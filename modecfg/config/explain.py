@@ -7,7 +7,7 @@ from typing import Any, NamedTuple
 from modecfg.config.origin import Origin
 from modecfg.config.resolve import Candidate
 
-__all__ = ["Explanation"]
+__all__ = ["CompiledWith", "Explanation"]
 
 
 class Explanation(NamedTuple):
@@ -23,6 +23,7 @@ class Explanation(NamedTuple):
     layers: tuple[Candidate, ...]  # lowest precedence first; the winner is the last
     pytensor: bool
     fixed: bool
+    adopted: str = ""  # the PyTensor release whose declaration the flag was adopted from
 
     def _repr_html_(self) -> str:
         from modecfg._html import escape, table
@@ -45,8 +46,10 @@ class Explanation(NamedTuple):
         lines.append(f"  type: {self.kind}")
         lines.append(f"  default: {self.default}")
         notes = []
+        if self.adopted:
+            notes.append(f"adopted from PyTensor {self.adopted}'s declaration")
         if self.pytensor:
-            notes.append("mirrored into pytensor.config")
+            notes.append("a PyTensor flag: pytensor.config reads this value")
         if self.fixed:
             notes.append("fixed once PyTensor has used it")
         if notes:
@@ -66,3 +69,26 @@ def _where(origin: Origin) -> str:
     if origin.source is None:
         return ""
     return origin.source if origin.line is None else f"{origin.source}:{origin.line}"
+
+
+class CompiledWith(dict[str, tuple[Any, str]]):
+    """The configuration a function was compiled with: flag -> (value, where it came from),
+    every flag some layer set in the compiling thread or task and the four that shape every
+    compile. ``str()`` gives one line per flag."""
+
+    def __str__(self) -> str:
+        if not self:
+            return "compiled before modecfg recorded configurations (or with its compile hook off)"
+        width = max(len(n) for n in self)
+        lines = ["compiled with:"]
+        lines += [f"  {name:<{width}} = {value!r:<24} ({origin})" for name, (value, origin) in self.items()]
+        return "\n".join(lines)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(str(self))
+
+    def _repr_html_(self) -> str:
+        from modecfg._html import table
+
+        rows = [(name, repr(value), origin) for name, (value, origin) in self.items()]
+        return table(["flag", "value", "from"], rows, caption="compiled with")

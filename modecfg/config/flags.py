@@ -6,14 +6,20 @@ numbers, a :class:`Range`. From these declarations :mod:`modecfg.config.schema` 
 the pydantic validators and the typed pydantic model lazily, so that reading a value
 never pays for importing pydantic.
 
-``pytensor=True`` marks flags PyTensor 3 also understands; they are mirrored into
-``pytensor.config`` under the ``__`` spelling. ``pytensor_since`` / ``pytensor_until``
+``pytensor=True`` marks flags PyTensor 3 also understands; ``pytensor.config`` reads them
+from modecfg under the ``__`` spelling. ``pytensor_since`` / ``pytensor_until``
 bound the PyTensor releases that have the flag (within the supported 3.x range): the
 mirror leaves a flag out where the installed PyTensor does not know it. ``fixed=True`` marks flags PyTensor
 reads once and never again: changing one after PyTensor has used it is a
 :class:`~modecfg.errors.ReadOnlyFlagError`.
 
 Obsolete Theano / Aesara flags are not declared here but in :mod:`modecfg.config.compat`.
+
+A flag the installed PyTensor declares and modecfg does not is *adopted* from PyTensor's
+declaration when PyTensor is imported (:func:`adopt`, called by
+:mod:`modecfg._pytensor.adopt`): from then on it is a flag like the others. A name in a source
+read before that, that no declaration here knows, is held (``Resolution.pending``) until
+PyTensor's declarations are known: only then is it adopted or reported unknown.
 """
 
 from __future__ import annotations
@@ -30,7 +36,17 @@ from modecfg._registry.modes import canonical_mode, mode_names
 if TYPE_CHECKING:
     from modecfg.config.live import Config
 
-__all__ = ["FLAGS", "Flag", "Lazy", "Range", "flag"]
+__all__ = [
+    "FLAGS",
+    "Flag",
+    "Lazy",
+    "Range",
+    "adopt",
+    "declarations_complete",
+    "flag",
+    "on_adopt",
+    "on_complete",
+]
 
 
 class Range(NamedTuple):
@@ -72,10 +88,11 @@ class Flag:
     compiler, the linker, a path, a subprocess): data modecfg did not write (a NaN-guard
     dump) does not set such a flag unless the user says so. ``objects`` admits, as they are,
     objects that are not text (PyTensor's ``change_flags(mode=<a Mode>)`` passes a Mode).
+    ``adopted`` names the PyTensor release whose declaration this flag was adopted from.
     """
 
     __slots__ = (
-        "attr", "base", "check", "choices_from", "default", "describe", "doc", "fixed",
+        "adopted", "attr", "base", "check", "choices_from", "default", "describe", "doc", "fixed",
         "legacy_value", "literals", "name", "objects", "optional", "pytensor", "pytensor_since",
         "pytensor_until", "range", "reaches", "section", "type",
     )  # fmt: skip
@@ -98,8 +115,10 @@ class Flag:
         describe: str | None = None,
         reaches: str = "",
         objects: Callable[[Any], bool] | None = None,
+        adopted: str = "",
     ) -> None:
         self.name = name
+        self.adopted = adopted
         self.type = type
         self.default = default
         self.doc = doc
@@ -210,6 +229,43 @@ def flag(name: str, type: Any, default: Any, doc: str, **kwargs: Any) -> Flag:
     spec = Flag(name, type, default, " ".join(doc.split()), **kwargs)
     FLAGS[name] = spec
     return spec
+
+
+_on_adopt: list[Callable[[Flag], None]] = []
+_complete: list[str] = []  # the PyTensor release whose declarations were adopted, once they were
+
+
+def on_adopt(hook: Callable[[Flag], None]) -> None:
+    """Call ``hook(flag)`` for each flag adopted from now on (per-flag state, caches)."""
+    _on_adopt.append(hook)
+
+
+def adopt(spec: Flag) -> bool:
+    """Make ``spec``, declared by PyTensor, one of modecfg's flags; False if the name is taken."""
+    if spec.name in FLAGS:
+        return False
+    FLAGS[spec.name] = spec
+    for hook in tuple(_on_adopt):
+        hook(spec)
+    return True
+
+
+_on_complete: list[Callable[[], None]] = []
+
+
+def declarations_complete(release: str | None = None) -> str | None:
+    """The PyTensor release whose declarations have been adopted (None: not yet); with
+    ``release``, say that they now have been (the held settings are settled then)."""
+    if release is not None and not _complete:
+        _complete.append(release)
+        for hook in tuple(_on_complete):
+            hook()
+    return _complete[0] if _complete else None
+
+
+def on_complete(hook: Callable[[], None]) -> None:
+    """Call ``hook()`` once PyTensor's declarations have been adopted."""
+    _on_complete.append(hook)
 
 
 # --- value helpers -----------------------------------------------------------------

@@ -22,17 +22,14 @@ from modecfg.config.compat import canonical, lookup
 from modecfg.config.explain import Explanation
 from modecfg.config.flags import FLAGS, Flag
 from modecfg.config.flagstring import format_flags
-from modecfg.config.origin import DEFAULT_ORIGIN, Layer, Origin
+from modecfg.config.origin import DEFAULT_ORIGIN, Layer, Origin, Setting
 from modecfg.config.overrides import KEYS, Override, make_override, replace
 from modecfg.config.resolve import Candidate, Note, Resolution, unknown_flag, value_error
 from modecfg.config.schema import validate
 from modecfg.config.store import (
-    Alias,
     Change,
     Guard,
-    LazyDefault,
     Listener,
-    Pending,
     Section,
     Store,
     caller_origin,
@@ -135,6 +132,7 @@ class Config(Section):
             layers=tuple(layers),
             pytensor=spec.pytensor,
             fixed=spec.fixed,
+            adopted=spec.adopted,
         )
 
     def overrides(self) -> dict[str, Any]:
@@ -165,6 +163,14 @@ class Config(Section):
         return tuple(self._cfg_store.read)
 
     @property
+    def held(self) -> tuple[Setting, ...]:
+        """Settings of the sources naming no flag modecfg declares, held until PyTensor's import
+        adopts PyTensor's flags (reading the configuration never imports PyTensor); then each
+        sets an adopted flag or is reported (:class:`~modecfg.errors.HeldFlagWarning`)."""
+        self._cfg_store.ready_up()
+        return tuple(self._cfg_store.pending)
+
+    @property
     def notes(self) -> tuple[Note, ...]:
         """Obsolete flags and values met while reading the sources."""
         self._cfg_store.ready_up()
@@ -184,8 +190,9 @@ class Config(Section):
         ``overrides`` also of each override being entered, in the context entering it.
         Returns the function that unsubscribes it.
         """
-        specs = FLAGS.values() if names is None else [self._spec(n) for n in names]
-        return self._cfg_store.subscribe(listener, [s.name for s in specs], overrides)
+        if names is None:  # every flag, those adopted from PyTensor later included
+            return self._cfg_store.subscribe(listener, None, overrides)
+        return self._cfg_store.subscribe(listener, [self._spec(n).name for n in names], overrides)
 
     def guard(self, check: Guard) -> Callable[[], None]:
         """Call ``check(flag, value)`` before each assignment; what it raises refuses it.
@@ -358,6 +365,20 @@ class Config(Section):
 
         return take(self)
 
+    def in_effect(self) -> dict[str, tuple[Any, str]]:
+        """What a compile in this context runs with: every flag some layer set (overrides
+        included) and always the four that shape every compile, as name -> (value, where it
+        came from). Plain Python values (an object's text where the value is one), so the
+        record pickles and unpickles where modecfg is not installed."""
+        names = [n for n in FLAGS if n in _ALWAYS_RECORDED or not self.is_default(n)]
+        record = {}
+        for name in names:
+            value = self[name]
+            if not (value is None or isinstance(value, bool | int | float | str)):
+                value = str(value)
+            record[name] = (value, str(self.origin(name)))
+        return record
+
     def as_dict(self) -> dict[str, Any]:
         """Every flag's value in this context, by dotted name."""
         return {name: self[name] for name in FLAGS}
@@ -391,6 +412,7 @@ class Config(Section):
 
 
 _RESERVED = {n for n in dir(Config) if not n.startswith("_")}
+_ALWAYS_RECORDED = frozenset({"floatX", "mode", "linker", "optimizer"})
 
 
 def build(loader: Callable[[], Resolution] | Resolution) -> Config:
@@ -405,28 +427,10 @@ def build(loader: Callable[[], Resolution] | Resolution) -> Config:
     for spec in FLAGS.values():
         if not spec.section and spec.attr in _RESERVED:
             raise RuntimeError(f"flag {spec.name!r} clashes with a Config method")
-        parent: Section = root
-        for depth in range(1, len(spec.section) + 1):
-            key = spec.section[:depth]
-            if key not in store.sections:
-                cls = type("Section", (Section,), {"__module__": Section.__module__})
-                ns: Section = object.__new__(cls)
-                ns.__dict__["_cfg_root"] = root
-                ns.__dict__["_cfg_prefix"] = ".".join(key) + "."
-                store.sections[key] = ns
-                parent.__dict__[key[-1]] = ns
-            parent = store.sections[key]
-        if spec.is_lazy:
-            setattr(type(parent), spec.attr, LazyDefault(spec.name, store))
-        if spec.section:
-            setattr(root_cls, spec.pytensor_name, Alias(spec.name))
+        store.place(spec)
     if isinstance(loader, Resolution):
         if loader.errors:
             raise loader.errors[0] if len(loader.errors) == 1 else ConfigErrors(loader.errors)
         store.fill(loader)
         warn_notes(loader.notes)
-    else:
-        for attr in {spec.section[0] if spec.section else spec.attr for spec in FLAGS.values()}:
-            if attr not in root_cls.__dict__:
-                setattr(root_cls, attr, Pending(attr, store))
     return root

@@ -5,17 +5,20 @@
 ``resolve(settings)`` turns each into a typed :class:`Candidate` for its flag; the last
 candidate of a flag wins. Problems are collected, not raised, so that one pass reports
 them all; obsolete flags become notes for :class:`~modecfg.errors.ObsoleteFlagWarning`.
+A name no declaration knows yet, read before PyTensor's declarations are adopted, is held
+(``pending``), not refused: it may be a flag of the installed PyTensor.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from modecfg.config import sources
 from modecfg.config.compat import lookup
-from modecfg.config.flags import FLAGS, Flag
+from modecfg.config.flags import FLAGS, Flag, declarations_complete
 from modecfg.config.origin import Layer, Origin, Setting
 from modecfg.config.schema import validate
 from modecfg.errors import ConfigError, FlagValueError, UnknownFlagError, shown
@@ -46,10 +49,12 @@ class Resolution:
     """What resolving a set of sources found: candidates per flag (lowest first), notes,
     errors, and the variables and files read."""
 
-    __slots__ = ("candidates", "errors", "notes", "read")
+    __slots__ = ("candidates", "errors", "notes", "pending", "read")
 
     def __init__(self, errors: list[ConfigError] | None = None, read: list[str] | None = None) -> None:
         self.candidates: dict[str, list[Candidate]] = {}
+        # settings naming no flag declared yet, held until PyTensor's declarations are known
+        self.pending: list[Setting] = []
         self.notes: list[Note] = []
         self.errors: list[ConfigError] = errors if errors is not None else []
         self.read: list[str] = read if read is not None else []
@@ -89,6 +94,12 @@ def resolve(settings: Iterable[Setting], into: Resolution | None = None) -> Reso
     for setting in settings:
         try:
             found = candidate(setting, res.notes, suggest=len(res.errors) < _SUGGESTED)
+        except UnknownFlagError as exc:
+            if _maybe_pytensors(exc):
+                res.pending.append(setting)
+            else:
+                res.errors.append(exc)
+            continue
         except ConfigError as exc:
             res.errors.append(exc)
             continue
@@ -99,6 +110,28 @@ def resolve(settings: Iterable[Setting], into: Resolution | None = None) -> Reso
 
 
 _SUGGESTED = 50  # unknown names that get a did-you-mean in one pass; the rest are named only
+
+
+def unknown_setting(setting: Setting) -> UnknownFlagError:
+    """The error of a held setting, judged now (no flag has its name)."""
+    info = lookup(setting.key, section=setting.section)
+    return unknown_flag(info.written, setting.origin, info.suggestions, info.message)
+
+
+def _maybe_pytensors(exc: UnknownFlagError) -> bool:
+    """Whether an unknown name may be a flag of the installed PyTensor that modecfg adopts at
+    PyTensor's import (reading the configuration never imports PyTensor): not once PyTensor's
+    declarations are known, nor for a name that looks like a typo of a known one."""
+    if exc.suggestions or declarations_complete() is not None:
+        return False
+    return _pytensor_installed()
+
+
+@functools.cache
+def _pytensor_installed() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("pytensor") is not None
 
 
 def candidate(setting: Setting, notes: list[Note], suggest: bool = True) -> tuple[Flag, Candidate] | None:

@@ -24,14 +24,15 @@ import contextvars
 import os
 import sys
 import threading
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
 from modecfg._locks import fork_safe
-from modecfg.config.flags import FLAGS, Flag, Lazy
-from modecfg.config.origin import Layer, Origin
-from modecfg.config.resolve import Candidate, Note, Resolution
-from modecfg.errors import ConfigErrors, ObsoleteFlagWarning
+from modecfg.config.flags import FLAGS, Flag, Lazy, on_adopt, on_complete
+from modecfg.config.origin import Layer, Origin, Setting
+from modecfg.config.resolve import Candidate, Note, Resolution, resolve
+from modecfg.errors import ConfigError, ConfigErrors, ObsoleteFlagWarning
 
 if TYPE_CHECKING:
     from modecfg.config.live import Config
@@ -220,11 +221,67 @@ class Store:
         self.listeners: dict[str, list[Listener]] = {name: [] for name in FLAGS}
         self.scoped: dict[str, list[Listener]] = {name: [] for name in FLAGS}
         self.guards: list[Guard] = []
+        self.every: list[tuple[Listener, bool]] = []  # subscribers of every flag, adopted ones too
         # an override() call site -> the Override it made (see modecfg.config.overrides)
         self.sites: dict[int, Any] = {}
         # objects that show this store's values elsewhere (PyTensor's config): told when a
         # flag's Overridden goes in or out, under the same lock, in the same order
         self.views: list[View] = []
+        # settings naming no flag declared when the sources were read (see settle)
+        self.pending: list[Setting] = []
+        _STORES.add(self)
+
+    # -- flags -----------------------------------------------------------------------
+
+    def place(self, spec: Flag) -> None:
+        """Give ``spec`` its section object and class descriptors (values come with fill)."""
+        root = self.root
+        parent: Section = root
+        for depth in range(1, len(spec.section) + 1):
+            key = spec.section[:depth]
+            if key not in self.sections:
+                cls = type("Section", (Section,), {"__module__": Section.__module__})
+                ns: Section = object.__new__(cls)
+                ns.__dict__["_cfg_root"] = root
+                ns.__dict__["_cfg_prefix"] = ".".join(key) + "."
+                self.sections[key] = ns
+                parent.__dict__[key[-1]] = ns
+            parent = self.sections[key]
+        if spec.is_lazy:
+            setattr(type(parent), spec.attr, LazyDefault(spec.name, self))
+        if spec.section:
+            setattr(type(root), spec.pytensor_name, Alias(spec.name))
+        if not self.ready:
+            top = spec.section[0] if spec.section else spec.attr
+            if top not in type(root).__dict__ or isinstance(type(root).__dict__[top], Pending):
+                setattr(type(root), top, Pending(top, self))
+
+    def adopt(self, spec: Flag) -> None:
+        """A flag declared after this store was built (adopted from PyTensor): its state, its
+        place, its default; a value a source held for it comes with :meth:`settle`."""
+        with self.lock:
+            self.live.setdefault(spec.name, [])
+            self.listeners.setdefault(spec.name, []).extend(f for f, _ in self.every)
+            self.scoped.setdefault(spec.name, []).extend(f for f, scoped in self.every if scoped)
+            self.place(spec)
+            if self.ready and not spec.is_lazy:
+                self.sections[spec.section].__dict__.setdefault(spec.attr, spec.default)
+
+    def settle(self) -> list[ConfigError]:
+        """Resolve the settings held for flags not declared when the sources were read, now that
+        more are (PyTensor's): values for the adopted flags, errors for the names still unknown."""
+        with self.lock:
+            held, self.pending = self.pending, []
+            if not held:
+                return []
+            res = resolve(held)
+            for name, found in res.candidates.items():
+                spec = FLAGS[name]
+                self.candidates[name] = [*self.candidates.get(name, ()), *found]
+                self.sections[spec.section].__dict__[spec.attr] = self.candidates[name][-1].value
+        for name, found in res.candidates.items():
+            self.notify(Change(name, found[-1].value, found[-1].origin, "loaded"))
+        return list(res.errors)
 
     # -- values ----------------------------------------------------------------------
 
@@ -268,6 +325,7 @@ class Store:
         self.candidates = {k: list(v) for k, v in res.candidates.items()}
         self.notes = list(res.notes)
         self.read = list(res.read)
+        self.pending = list(res.pending)
         for spec in FLAGS.values():
             ns = self.sections[spec.section]
             found = self.candidates.get(spec.name)
@@ -320,14 +378,23 @@ class Store:
 
     # -- change notification -----------------------------------------------------------
 
-    def subscribe(self, listener: Listener, names: Iterable[str], overrides: bool) -> Callable[[], None]:
-        lists = [self.listeners[n] for n in names]
+    def subscribe(
+        self, listener: Listener, names: Iterable[str] | None, overrides: bool
+    ) -> Callable[[], None]:
+        """``names`` None: every flag, those adopted later included."""
+        every = names is None
+        lists = [self.listeners[n] for n in (FLAGS if names is None else names)]
         if overrides:
-            lists += [self.scoped[n] for n in names]
+            lists += [self.scoped[n] for n in (FLAGS if names is None else names)]
         for found in lists:
             found.append(listener)
+        entry = (listener, overrides)
+        if every:
+            self.every.append(entry)
 
         def unsubscribe() -> None:
+            if entry in self.every:
+                self.every.remove(entry)
             for found in lists:
                 if listener in found:
                     found.remove(listener)
@@ -417,6 +484,29 @@ class Store:
                 for view in self.views:
                     view.scoped(name, True)
                 self.displaced[name] = previous
+
+
+_STORES: weakref.WeakSet[Store] = weakref.WeakSet()  # every Config's store: adopted flags reach all
+
+
+def _adopt_everywhere(spec: Flag) -> None:
+    for store in list(_STORES):
+        store.adopt(spec)
+
+
+def _settle_everywhere() -> None:
+    """PyTensor's flags are adopted: every store resolves what it held. Nothing may raise here
+    (it happens inside ``import pytensor``): what is still wrong is warned about."""
+    from modecfg._warn import warn
+    from modecfg.errors import HeldFlagWarning
+
+    for store in list(_STORES):
+        for error in store.settle():
+            warn(str(error), HeldFlagWarning)
+
+
+on_adopt(_adopt_everywhere)
+on_complete(_settle_everywhere)
 
 
 def _log_listener_error(listener: Listener, change: Change, exc: BaseException) -> None:

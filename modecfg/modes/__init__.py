@@ -22,6 +22,7 @@ __all__ = [
     "ModeEntry",
     "MonitorMode",
     "canonical_mode",
+    "compiled_with",
     "entries",
     "function",
     "get_mode",
@@ -51,6 +52,14 @@ def function(inputs: Any, outputs: Any = None, mode: Any = None, **kwargs: Any) 
     from modecfg.modes.compiling import function as _function
 
     return _function(inputs, outputs, mode=mode, **kwargs)
+
+
+def compiled_with(fn: Any) -> Any:
+    """The configuration ``fn`` was compiled with: flag -> (value, origin), as the compiling
+    thread or task had it (see :func:`modecfg.modes.compiling.compiled_with`)."""
+    from modecfg.modes.compiling import compiled_with as _compiled_with
+
+    return _compiled_with(fn)
 
 
 def replay(path: Any, *, dump: bool = False, trust: bool = False) -> Any:

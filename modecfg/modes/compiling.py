@@ -8,12 +8,15 @@ The compiled function is PyTensor's own: nothing is added to its calls.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from modecfg.config import config
 from modecfg.modes.build import backend_missing, get_mode
 
-__all__ = ["function"]
+if TYPE_CHECKING:
+    from modecfg.config.explain import CompiledWith
+
+__all__ = ["compiled_with", "function"]
 
 
 def _check_backend(mode: Any) -> None:
@@ -55,3 +58,14 @@ def function(inputs: Any, outputs: Any = None, mode: Any = None, **kwargs: Any) 
         with pytensor.config.change_flags(profile=True, profile_memory=True):
             return pytensor.function(inputs, outputs, mode=built, **kwargs)
     return pytensor.function(inputs, outputs, mode=built, **kwargs)
+
+
+def compiled_with(fn: Any) -> CompiledWith:
+    """The configuration ``fn`` was compiled with (a compiled function, its ``maker`` or its
+    graph): flag -> (value, origin), recorded in the compiling thread or task, overrides
+    included. Empty for a function compiled before modecfg was imported."""
+    from modecfg.config.explain import CompiledWith
+
+    maker = getattr(fn, "maker", fn)
+    fgraph = getattr(maker, "fgraph", maker)
+    return CompiledWith(getattr(fgraph, "modecfg_config", None) or {})

@@ -101,14 +101,17 @@ def _ownership_problem(directory: str) -> str:
     return ""
 
 
-def _flags() -> dict[str, str]:
-    """The flags that shape a compile, as text, for the replay (fixed ones left out)."""
-    text = {}
-    for name, spec in FLAGS.items():
-        if spec.fixed or config.origin(name).layer == "default":
-            continue
-        text[name] = str(config[name])
-    return text
+def _flags(record: dict[str, tuple[Any, str]] | None) -> dict[str, str]:
+    """The flags that shaped the compile, as text, for the replay (fixed ones left out): those
+    the function was compiled with (its thread's or task's overrides included), else those in
+    effect now (a function compiled with the compile hook off)."""
+    if record is None:
+        record = config.in_effect()
+    return {
+        name: str(value)
+        for name, (value, origin) in record.items()
+        if name in FLAGS and not FLAGS[name].fixed and origin != "default"
+    }
 
 
 def _remove_stale_temporaries(directory: str) -> None:
@@ -195,7 +198,8 @@ def write_dump(plan: Any, values: list[Any], found: Any, bad_outputs: list[str])
         "n_outputs": plan.n_outputs,
         "target_indices": list(plan.target_indices),
         "values": [v.copy() if hasattr(v, "copy") else v for v in values],
-        "flags": _flags(),
+        "flags": _flags(getattr(plan.fgraph, "modecfg_config", None)),
+        "compiled_with": dict(getattr(plan.fgraph, "modecfg_config", None) or {}),
         "found": None if found is None else found.describe(),
         "bad_outputs": list(bad_outputs),
         "created": time.strftime("%Y-%m-%d %H:%M:%S"),

@@ -130,6 +130,7 @@ class ProfileReport(NamedTuple):
     classes: tuple[ClassRow, ...]
     peak_memory: int | None  # bytes, when PyTensor recorded shapes (profile_memory)
     largest: tuple[MemoryRow, ...]
+    config: tuple[tuple[str, str, str], ...] = ()  # (flag, repr of value, origin) compiled with
 
     @classmethod
     def from_stats(cls, stats: Any, name: str | None = None, min_memory_size: int = 0) -> ProfileReport:
@@ -179,6 +180,7 @@ class ProfileReport(NamedTuple):
             classes=_classes(applies, [key[1] for key in ordered], total),
             peak_memory=peak,
             largest=largest,
+            config=_compiled_with(stats),
         )
 
     @classmethod
@@ -232,6 +234,7 @@ class ProfileReport(NamedTuple):
         data["ops"] = [row._asdict() for row in self.ops]
         data["classes"] = [row._asdict() for row in self.classes]
         data["largest"] = [row._asdict() for row in self.largest]
+        data["config"] = [list(item) for item in self.config]
         return data
 
     def _repr_html_(self) -> str:
@@ -254,6 +257,9 @@ class ProfileReport(NamedTuple):
         ]
         if self.note:
             lines.append(f"  note: {self.note}")
+        if self.config:
+            shown = ", ".join(f"{name}={value} ({origin})" for name, value, origin in self.config)
+            lines.append(f"  compiled with {shown}")
         lines.append(
             f"\n  {'time':>10} {'share':>6} {'cumul':>6} {'calls':>7} {'per call':>10}  apply (source)"
         )
@@ -278,6 +284,13 @@ class ProfileReport(NamedTuple):
             for m in self.largest[:n_apply]:
                 lines.append(f"    {m.bytes / 1024:10.1f} KiB  {m.dtype}{m.shape}  {m.variable} = {m.op}")
         return "\n".join(lines)
+
+
+def _compiled_with(stats: Any) -> tuple[tuple[str, str, str], ...]:
+    """The configuration the profiled function was compiled with (its graph keeps it)."""
+    fgraph = next((key[0] for key in stats.apply_time), None)
+    record = getattr(fgraph, "modecfg_config", None) or {}
+    return tuple((name, repr(value), origin) for name, (value, origin) in record.items())
 
 
 def _ops(applies: Iterable[ApplyRow], total: float) -> tuple[OpRow, ...]:
