@@ -16,7 +16,6 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from modecfg.config import snapshot as _snapshot
 from modecfg.config.live import Change, Config, Explanation, Override, build
 from modecfg.config.origin import Layer, Origin, Setting
 from modecfg.config.resolve import Note, Resolution, gather, resolve, unknown_setting
@@ -95,8 +94,7 @@ def diagnose(
     return Diagnosis(tuple(errors), tuple(res.notes), tuple(res.read))
 
 
-config: Config = build(lambda: _resolution(os.environ, None, None))
-_snapshot.process_wide.append(config)
+config: Config = build(lambda: _resolution(os.environ, None, None), process_wide=True)
 
 
 def change_flags(flags: Mapping[str, Any] | None = None, /, **kwargs: Any) -> Override:

@@ -34,7 +34,7 @@ from modecfg._registry.linkers import canonical_linker, detect_cxx, linker_names
 from modecfg._registry.modes import canonical_mode, mode_names
 
 if TYPE_CHECKING:
-    from modecfg.config.live import Config
+    from modecfg.config.protocol import ConfigLike
 
 __all__ = [
     "FLAGS",
@@ -70,7 +70,7 @@ class Range(NamedTuple):
 class Lazy(NamedTuple):
     """A default computed when first read, from the rest of the configuration."""
 
-    compute: Callable[[Config], Any]
+    compute: Callable[[ConfigLike], Any]
     description: str
 
     def __str__(self) -> str:
@@ -344,7 +344,7 @@ def _expand_path(value: Path) -> Path:
     return value.expanduser()
 
 
-def _default_cxx(cfg: Config) -> str:
+def _default_cxx(cfg: ConfigLike) -> str:
     return detect_cxx()
 
 

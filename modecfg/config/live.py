@@ -23,7 +23,7 @@ from modecfg.config.explain import Explanation
 from modecfg.config.flags import FLAGS, Flag
 from modecfg.config.flagstring import format_flags
 from modecfg.config.origin import DEFAULT_ORIGIN, Layer, Origin, Setting
-from modecfg.config.overrides import KEYS, Override, make_override, replace
+from modecfg.config.overrides import Override, make_override, replace
 from modecfg.config.resolve import Candidate, Note, Resolution, unknown_flag, value_error
 from modecfg.config.schema import validate
 from modecfg.config.store import (
@@ -64,10 +64,8 @@ class Config(Section):
         spec = self._spec(name)
         store = self._cfg_store
         store.ready_up()
-        frame = store.var.get()
-        if frame is not None and spec.name in frame:
-            return frame[spec.name][0]
-        return store.base(spec.name)
+        found = store.override_of(spec.name)
+        return found[0] if found is not None else store.base(spec.name)
 
     def __dir__(self) -> list[str]:
         return sorted({*Section.__dir__(self), *_RESERVED})
@@ -106,10 +104,9 @@ class Config(Section):
         spec = self._spec(name)
         store = self._cfg_store
         store.ready_up()
-        frame = store.var.get()
-        if frame is not None and spec.name in frame:
-            origin: Origin = frame[spec.name][1]
-            return origin
+        scoped = store.override_of(spec.name)
+        if scoped is not None:
+            return scoped[1]
         found = store.candidates.get(spec.name)
         return found[-1].origin if found else DEFAULT_ORIGIN
 
@@ -117,9 +114,9 @@ class Config(Section):
         """The value of ``name``, its origin, every layer's value, the doc and the choices."""
         spec = self._spec(name)
         layers = list(self.layers(spec.name))
-        frame = self._cfg_store.var.get()
-        if frame is not None and spec.name in frame:
-            value, origin = frame[spec.name]
+        scoped = self._cfg_store.override_of(spec.name)
+        if scoped is not None:
+            value, origin = scoped
             layers.append(Candidate(value, value, origin))
         return Explanation(
             name=spec.name,
@@ -139,10 +136,7 @@ class Config(Section):
         """The flags overridden in this context (thread, task), with their values."""
         store = self._cfg_store
         store.ready_up()
-        frame = store.var.get()
-        if frame is None:
-            return {}
-        return {str(k): v[0] for k, v in frame.items() if k not in KEYS}
+        return {name: value for name, (value, _) in store.overridden().items()}
 
     def layers(self, name: str) -> tuple[Candidate, ...]:
         """What each layer below the overrides gave ``name``, lowest precedence first."""
@@ -322,10 +316,9 @@ class Config(Section):
             raise unknown_flag(info.written, origin, info.suggestions, info.message)
         spec = info.flag
         typed = self._validated(spec, value, origin)
-        frame = store.var.get()
-        if frame is not None and spec.name in frame:  # changes the override, undone with it
+        if store.override_of(spec.name) is not None:  # changes the override, undone with it
             where = Origin(Layer.OVERRIDE, origin.source, origin.line)
-            replace(store, frame, spec.name, (typed, where))  # type: ignore[arg-type]
+            replace(store, spec.name, (typed, where))
             for listener in tuple(store.scoped[spec.name]):
                 listener(Change(spec.name, typed, where, "override"))
             return
@@ -415,15 +408,15 @@ _RESERVED = {n for n in dir(Config) if not n.startswith("_")}
 _ALWAYS_RECORDED = frozenset({"floatX", "mode", "linker", "optimizer"})
 
 
-def build(loader: Callable[[], Resolution] | Resolution) -> Config:
-    """A Config with its own classes. ``loader`` is a Resolution, or a callable run at first use."""
+def build(loader: Callable[[], Resolution] | Resolution, *, process_wide: bool = False) -> Config:
+    """A Config with its own classes. ``loader`` is a Resolution, or a callable run at first use;
+    ``process_wide``: the configuration of this process's own sources (one per process)."""
     root_cls = type("Config", (Config,), {"__module__": Config.__module__})
     root: Config = object.__new__(root_cls)
-    store = Store(root, None if isinstance(loader, Resolution) else loader)
-    root.__dict__["_cfg_store"] = store
     root.__dict__["_cfg_root"] = root
     root.__dict__["_cfg_prefix"] = ""
-    store.sections[()] = root
+    store = Store(root, None if isinstance(loader, Resolution) else loader, process_wide=process_wide)
+    root.__dict__["_cfg_store"] = store
     for spec in FLAGS.values():
         if not spec.section and spec.attr in _RESERVED:
             raise RuntimeError(f"flag {spec.name!r} clashes with a Config method")

@@ -28,7 +28,7 @@ from modecfg.config.origin import Origin
 from modecfg.config.store import Change, Store
 
 if TYPE_CHECKING:
-    from modecfg.config.live import Config
+    from modecfg.config.protocol import ConfigLike
 
 __all__ = ["KEYS", "OWNER", "PARENT", "Frame", "Items", "Override", "make_override", "replace"]
 
@@ -44,19 +44,21 @@ Items = dict[str, tuple[Any, Origin]]  # flag -> (value, where the override was 
 Frame = dict[object, Any]
 
 
-def replace(store: Store, frame: Frame, name: str, item: tuple[Any, Origin]) -> None:
-    """Put a copy of this context's ``frame`` with ``name`` set to ``item`` in its place
-    (an assignment inside an override); the block's exit leaves the copy.
+def replace(store: Store, name: str, item: tuple[Any, Origin]) -> None:
+    """Put a copy of this context's frame with ``name`` set to ``item`` in its place (an
+    assignment inside an override); the block's exit leaves the copy.
 
-    If another context still holds ``frame`` (copied before the assignment), it lingers,
+    If another context still holds the frame (copied before the assignment), it lingers,
     counted, until that context lets it go.
     """
+    frame = store.var.get()
+    assert frame is not None, "replace() is called inside an override"
     new = dict(frame)
     new[name] = item
     store.var.set(new)
-    # Held now by: our caller's local, our parameter, the argument; more means a context.
+    # Held now by: our local, the argument; more means a context.
     # (Only now: until the set, a copied context shares this context's variables.)
-    if _getrefcount(frame) > 3:
+    if _getrefcount(frame) > 2:
         counts = tuple(store.live[str(k)] for k in frame if k is not PARENT and k is not OWNER)
         for entries in counts:
             entries.append(None)
@@ -81,7 +83,9 @@ class Override:
         "_raw", "_scoped", "_solo", "_store", "_var",
     )  # fmt: skip
 
-    def __init__(self, config: Config, store: Store, items: Items, code: Any = None, raw: Any = None) -> None:
+    def __init__(
+        self, config: ConfigLike, store: Store, items: Items, code: Any = None, raw: Any = None
+    ) -> None:
         store.ready_up()  # an override is a read: the sources come first (a worker's first use)
         self._config = config
         self._store = store
@@ -103,7 +107,7 @@ class Override:
         """The flags this override sets, by dotted name."""
         return MappingProxyType({name: value for name, (value, _) in self._items.items()})
 
-    def __enter__(self) -> Config:
+    def __enter__(self) -> ConfigLike:
         var = self._var
         parent = var.get()
         if parent is None:
@@ -227,13 +231,15 @@ class _SingleOverride(Override):
 
     __slots__ = ("_count", "_name", "_one_scoped")
 
-    def __init__(self, config: Config, store: Store, items: Items, code: Any = None, raw: Any = None) -> None:
+    def __init__(
+        self, config: ConfigLike, store: Store, items: Items, code: Any = None, raw: Any = None
+    ) -> None:
         super().__init__(config, store, items, code, raw)
         (self._name,) = self._names
         (self._count,) = self._counts
         (self._one_scoped,) = self._scoped
 
-    def __enter__(self) -> Config:
+    def __enter__(self) -> ConfigLike:
         var = self._var
         parent = var.get()
         if parent is None:
@@ -284,6 +290,6 @@ def _leave_out_of_order(var: Any, top: Mapping[object, Any] | None, owner: Overr
     return frame
 
 
-def make_override(config: Config, store: Store, items: Items, code: Any, raw: Any) -> Override:
+def make_override(config: ConfigLike, store: Store, items: Items, code: Any, raw: Any) -> Override:
     kind = _SingleOverride if len(items) == 1 else Override
     return kind(config, store, items, code, raw)

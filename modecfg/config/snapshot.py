@@ -27,11 +27,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 from modecfg.config.flags import FLAGS
 from modecfg.config.flagstring import format_flags
 from modecfg.config.origin import Layer, Origin
+from modecfg.config.store import process_wide
 from modecfg.errors import FlagValueError
 
 if TYPE_CHECKING:
-    from modecfg.config.live import Config
     from modecfg.config.overrides import Override
+    from modecfg.config.protocol import ConfigLike
 
 __all__ = ["Snapshot", "take"]
 
@@ -52,7 +53,7 @@ class Snapshot(NamedTuple):
     def as_dict(self) -> dict[str, Any]:
         return {name: value for name, value, _ in self.values}
 
-    def override(self, config: Config | None = None) -> Override:
+    def override(self, config: ConfigLike | None = None) -> Override:
         """The values as a scoped override of ``config`` (the process-wide one by default).
 
         Every value is checked first, so a bad one changes nothing; flags that cannot be
@@ -67,21 +68,22 @@ class Snapshot(NamedTuple):
                     cfg.set(name, value, source=_where(origin, self.process))
             else:
                 scoped[name] = (value, Origin(Layer.OVERRIDE, _where(origin, self.process)))
-        return cfg.override_from(scoped)
+        override: Override = cfg.override_from(scoped)
+        return override
 
     def run(self, func: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
         """``func(*args, **kwargs)`` under this snapshot (what a submitted task calls)."""
         with self.override():
             return func(*args, **kwargs)
 
-    def install(self, config: Config | None = None) -> None:
+    def install(self, config: ConfigLike | None = None) -> None:
         """Assign every value: this process works as the one the snapshot came from.
         Every value is checked first, so a bad one changes nothing."""
         cfg = _config(config)
         for name, value, origin in self._checked(cfg):
             cfg.set(name, value, source=_where(origin, self.process))
 
-    def _checked(self, cfg: Config) -> list[tuple[str, Any, Origin]]:
+    def _checked(self, cfg: ConfigLike) -> list[tuple[str, Any, Origin]]:
         """The values, typed; a FlagValueError for what no snapshot holds (a wrong shape, an
         unknown flag, a value that is not plain or not valid), before anything is applied."""
         process = self.process if isinstance(self.process, str) else "?"
@@ -118,20 +120,13 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-# The process-wide Config, set by modecfg.config when it builds it (this module stays
-# below it: no import goes in a circle).
-process_wide: list[Config] = []
-
-
 def _plain(value: Any) -> Any:
     """A value as a snapshot holds it: paths as text (checked again when applied)."""
     return value if isinstance(value, _PLAIN) else str(value)
 
 
-def _config(config: Config | None) -> Config:
-    if config is not None:
-        return config
-    return process_wide[0]
+def _config(config: ConfigLike | None) -> ConfigLike:
+    return config if config is not None else process_wide()
 
 
 def _where(origin: Origin, process: str) -> str:
@@ -142,7 +137,7 @@ def _where(origin: Origin, process: str) -> str:
     return f"{where} ({origin.layer} in {process})"
 
 
-def take(config: Config) -> Snapshot:
+def take(config: ConfigLike) -> Snapshot:
     values = tuple(
         (spec.name, _plain(config[spec.name]), config.origin(spec.name))
         for spec in FLAGS.values()

@@ -35,7 +35,7 @@ from modecfg.config.resolve import Candidate, Note, Resolution, resolve
 from modecfg.errors import ConfigError, ConfigErrors, ObsoleteFlagWarning
 
 if TYPE_CHECKING:
-    from modecfg.config.live import Config
+    from modecfg.config.protocol import ConfigLike
 
 __all__ = ["Change", "Section", "Store", "View", "caller_origin", "warn_notes"]
 
@@ -163,7 +163,7 @@ class Pending(_FlagDescriptor):
 class Section:
     """A group of flags: ``config.traceback`` holds ``limit`` and ``compile_limit``."""
 
-    _cfg_root: Config
+    _cfg_root: ConfigLike
     _cfg_prefix: str
 
     if TYPE_CHECKING:
@@ -195,8 +195,10 @@ class Section:
 class Store:
     """The values of one Config below its overrides, and who wants to hear of changes."""
 
-    def __init__(self, root: Config, loader: Callable[[], Resolution] | None) -> None:
-        self.root = root
+    def __init__(
+        self, root: Section, loader: Callable[[], Resolution] | None, *, process_wide: bool = False
+    ) -> None:
+        self.root: ConfigLike = root  # a Config: the facade over this store
         self.loader = loader
         self.ready = loader is None
         self.lock = fork_safe(self, "lock", threading.RLock)  # sources, assignment
@@ -229,14 +231,35 @@ class Store:
         self.views: list[View] = []
         # settings naming no flag declared when the sources were read (see settle)
         self.pending: list[Setting] = []
+        self.sections[()] = root
         _STORES.add(self)
+        if process_wide:
+            if _PROCESS_WIDE:
+                raise RuntimeError("a process has one process-wide configuration")
+            _PROCESS_WIDE.append(self)
+
+    def override_of(self, name: str) -> tuple[Any, Origin] | None:
+        """The override of ``name`` in the reading thread or task, (value, origin), if any:
+        the one way the facade reads the current override frame."""
+        frame = self.var.get()
+        if frame is None:
+            return None
+        found: tuple[Any, Origin] | None = frame.get(name)
+        return found
+
+    def overridden(self) -> dict[str, tuple[Any, Origin]]:
+        """Every override in the reading thread or task, by flag."""
+        frame = self.var.get()
+        if frame is None:
+            return {}
+        return {k: v for k, v in frame.items() if isinstance(k, str)}
 
     # -- flags -----------------------------------------------------------------------
 
     def place(self, spec: Flag) -> None:
         """Give ``spec`` its section object and class descriptors (values come with fill)."""
         root = self.root
-        parent: Section = root
+        parent = top_ns = self.sections[()]
         for depth in range(1, len(spec.section) + 1):
             key = spec.section[:depth]
             if key not in self.sections:
@@ -250,11 +273,12 @@ class Store:
         if spec.is_lazy:
             setattr(type(parent), spec.attr, LazyDefault(spec.name, self))
         if spec.section:
-            setattr(type(root), spec.pytensor_name, Alias(spec.name))
+            setattr(type(top_ns), spec.pytensor_name, Alias(spec.name))
         if not self.ready:
             top = spec.section[0] if spec.section else spec.attr
-            if top not in type(root).__dict__ or isinstance(type(root).__dict__[top], Pending):
-                setattr(type(root), top, Pending(top, self))
+            held = type(top_ns).__dict__.get(top)
+            if held is None or isinstance(held, Pending):
+                setattr(type(top_ns), top, Pending(top, self))
 
     def adopt(self, spec: Flag) -> None:
         """A flag declared after this store was built (adopted from PyTensor): its state, its
@@ -487,6 +511,13 @@ class Store:
 
 
 _STORES: weakref.WeakSet[Store] = weakref.WeakSet()  # every Config's store: adopted flags reach all
+_PROCESS_WIDE: list[Store] = []  # the store of the configuration read from this process's sources
+
+
+def process_wide() -> ConfigLike:
+    """The process-wide configuration (``modecfg.config``): what a snapshot applies itself to
+    by default in the process it travelled to."""
+    return _PROCESS_WIDE[0].root
 
 
 def _adopt_everywhere(spec: Flag) -> None:
