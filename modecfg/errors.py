@@ -23,6 +23,7 @@ Every error names what was wrong, where it came from and what is valid::
     ├── Float64Warning                       float64 in a float32 graph
     ├── MissingBlasWarning                   PyTensor's C code has no BLAS (what it costs, the fix)
     ├── DumpWarning                          what a replay left out of an untrusted dump
+    ├── HeldFlagWarning                      a source's name no flag has, found at PyTensor's import
     └── PyTensorIntegrationWarning           an integration point left off (PyTensor differs)
 
 The command line turns a :class:`ModecfgError` into its message and ``exit_code``.
@@ -46,6 +47,7 @@ __all__ = [
     "FlagValueError",
     "Float64Error",
     "Float64Warning",
+    "HeldFlagWarning",
     "LinkerUnavailableError",
     "MissingBlasWarning",
     "ModecfgError",
