@@ -2,8 +2,8 @@
 
 pip's PyTensor often finds no BLAS to link its C code against; PyTensor then warns, in
 four lines, at the first compile that asks (and on nearly every command). modecfg
-replaces that warning (a filter, put in and taken out with the other integration points)
-by one :class:`~modecfg.errors.MissingBlasWarning` that says what it costs and how to
+replaces that warning (the config view leaves PyTensor's text out where it works the value
+out) by one :class:`~modecfg.errors.MissingBlasWarning` that says what it costs and how to
 fix it, the first time a graph with matrix products is compiled for C.
 """
 
@@ -18,7 +18,6 @@ from modecfg.errors import MissingBlasWarning
 __all__ = ["MESSAGE", "PYTENSOR_TEXT", "notice"]
 
 PYTENSOR_TEXT = "PyTensor could not link to a BLAS installation"
-PYTENSOR_MODULE = r"pytensor\.link\.c\.cmodule"
 MESSAGE = (
     "PyTensor's C code found no BLAS library to link: matrix products (dot, gemv, gemm) on the C "
     "linkers run through numpy's C-API instead, several times slower on large matrices. To fix it, "

@@ -29,7 +29,7 @@ import sys
 import threading
 import warnings
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from modecfg._locks import fork_safe
 from modecfg._pytensor.state import applied as _applied
@@ -352,25 +352,6 @@ def _say(problems: list[str]) -> None:
     )
 
 
-_BLAS_FILTER: tuple[Any, ...] | None = None
-
-
-def _quiet_pytensors_blas_warning(on: bool) -> None:
-    """PyTensor's no-BLAS warning gives way to modecfg's (modecfg._pytensor.blas), or comes back."""
-    global _BLAS_FILTER
-    from modecfg._pytensor.blas import PYTENSOR_MODULE, PYTENSOR_TEXT
-
-    if on and _BLAS_FILTER is None:
-        warnings.filterwarnings("ignore", message=PYTENSOR_TEXT, category=UserWarning, module=PYTENSOR_MODULE)
-        _BLAS_FILTER = warnings.filters[0]
-    elif not on and _BLAS_FILTER is not None:
-        filters = cast(list[Any], warnings.filters)
-        if _BLAS_FILTER in filters:
-            filters.remove(_BLAS_FILTER)
-            warnings._filters_mutated()  # type: ignore[attr-defined]
-        _BLAS_FILTER = None
-
-
 def install(wanted: Callable[[Patch], bool] | None = None) -> list[PatchStatus]:
     """Put every verified integration point in place (PyTensor must be loaded). Never raises.
 
@@ -391,7 +372,6 @@ def install(wanted: Callable[[Patch], bool] | None = None) -> list[PatchStatus]:
                 if not p.on_demand and p.name not in _applied and (wanted is None or wanted(p))
             ]  # fmt: skip
             problems += _try(todo)
-            _quiet_pytensors_blas_warning(True)
             _installed = True
         except Exception as exc:  # pragma: no cover - the machinery itself failed
             problems = [f"modecfg's integration failed ({exc!r})"]
@@ -432,7 +412,6 @@ def uninstall() -> None:
                 for key in dict.keys(applied.replacement):
                     applied.original.setdefault(key, dict.__getitem__(applied.replacement, key))
         _problems.clear()
-        _quiet_pytensors_blas_warning(False)
         _installed = False
 
 

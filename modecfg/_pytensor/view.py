@@ -31,11 +31,13 @@ from __future__ import annotations
 
 import logging
 import sys
+import warnings
 from typing import Any
 
 from pytensor.configparser import ConfigParam, PyTensorConfigParser
 
 from modecfg._pytensor.adopt import adopt_declarations
+from modecfg._pytensor.blas import PYTENSOR_TEXT
 from modecfg._pytensor.values import pytensor_accepts, pytensor_text
 from modecfg.config import config as _config
 from modecfg.config.flags import FLAGS, Flag
@@ -247,8 +249,15 @@ class _View:
     # -- values ------------------------------------------------------------------------
 
     def fallback(self, name: str) -> Any:
-        """What PyTensor's own parameter holds (computing its default, the first time)."""
-        return self.originals[name].__get__(self.target, PyTensorConfigParser)
+        """What PyTensor's own parameter holds (computing its default, the first time).
+
+        Working out ``blas__ldflags`` makes PyTensor warn, in four lines, when it finds no
+        BLAS; modecfg says that itself (:mod:`modecfg._pytensor.blas`, once, at the first C
+        compile with a matrix product), so PyTensor's text is left out here, where the value is
+        computed (a filter installed at import would not survive a ``catch_warnings()``)."""
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=PYTENSOR_TEXT, category=UserWarning)
+            return self.originals[name].__get__(self.target, PyTensorConfigParser)
 
     def _needs_pytensor(self, spec: Flag, value: Any) -> bool:
         """True where the value shown is PyTensor's own and PyTensor has not worked it out yet."""

@@ -272,3 +272,26 @@ def test_pytensors_blas_warning_gives_way_to_one_of_modecfgs() -> None:
             and "apt install libopenblas-dev" in ours[0]
             and "blas.ldflags=-lopenblas" in ours[0]
         )
+
+
+def test_pytensors_blas_warning_stays_away_after_an_import_inside_catch_warnings() -> None:
+    """A filter installed at import was discarded by the enclosing catch_warnings() (pytest's
+    importorskip is one): the first default-mode compile of a product printed PyTensor's text."""
+    out = _run(
+        """
+        import json, warnings
+        with warnings.catch_warnings():
+            import modecfg, numpy as np, pytensor, pytensor.tensor as pt
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            a = pt.matrix("a")
+            f = pytensor.function([a], pt.dot(a, a).sum())
+            f(np.ones((3, 3)))
+            blas_flags = pytensor.config.blas__ldflags
+        texts = [(w.category.__name__, str(w.message)) for w in caught]
+        print(json.dumps({"texts": texts, "flags": blas_flags}))
+        """
+    )
+    assert [t for c, t in out["texts"] if t.startswith("PyTensor could not link to a BLAS")] == []
+    # linker=auto may run the product on numba, which does its own BLAS: modecfg says nothing then
+    assert len([t for c, t in out["texts"] if c == "MissingBlasWarning"]) <= (0 if out["flags"] else 1)
