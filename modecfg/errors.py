@@ -16,11 +16,15 @@ Every error names what was wrong, where it came from and what is valid::
     ├── Float64Error                         float64 in a float32 graph
     ├── NanGuardError                        NaN / Inf / huge value in a guarded call
     ├── TestValueError                       a node fails on its inputs' test values
-    └── DumpError                            a NaN-guard dump that cannot be replayed
+    ├── DumpError                            a NaN-guard dump that cannot be replayed
+    └── ProfileError (ValueError)            a profile asked of a function compiled without one
 
     ModecfgWarning (UserWarning)
     ├── ObsoleteFlagWarning                  a legacy Theano/Aesara flag or value
     ├── Float64Warning                       float64 in a float32 graph
+    ├── NanGuardWarning                      NaN / Inf / huge value in a guarded call (action=warn)
+    ├── TestValueWarning                     a test value that could not be computed (=warn)
+    ├── DeviceFallbackWarning                a GPU asked for and unusable: the CPU runs it
     ├── MissingBlasWarning                   PyTensor's C code has no BLAS (what it costs, the fix)
     ├── DumpWarning                          what a replay left out of an untrusted dump
     ├── HeldFlagWarning                      a source's name no flag has, found at PyTensor's import
@@ -36,10 +40,12 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from modecfg.config.origin import Origin
+    from modecfg.modes.nanguard import BadValue
 
 __all__ = [
     "ConfigError",
     "ConfigErrors",
+    "DeviceFallbackWarning",
     "DeviceUnavailableError",
     "DumpError",
     "DumpWarning",
@@ -53,11 +59,14 @@ __all__ = [
     "ModecfgError",
     "ModecfgWarning",
     "NanGuardError",
+    "NanGuardWarning",
     "ObsoleteFlagWarning",
+    "ProfileError",
     "PyTensorIntegrationWarning",
     "RcFileError",
     "ReadOnlyFlagError",
     "TestValueError",
+    "TestValueWarning",
     "UnknownFlagError",
     "UnknownModeError",
 ]
@@ -178,7 +187,24 @@ class Float64Error(ModecfgError, TypeError):
 
 
 class NanGuardError(ModecfgError, FloatingPointError):
-    """A guarded function produced NaN, Inf or a value above the `big` threshold."""
+    """A guarded function produced NaN, Inf or a value above the `big` threshold.
+
+    ``bad`` is the first bad value in the graph as written (its node, its user line), when it
+    was found; ``dump_path`` the dump written for ``modecfg replay`` (None: none, the message
+    says why); ``bad_outputs`` the outputs and updates that came out bad."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        bad: BadValue | None = None,
+        dump_path: str | None = None,
+        bad_outputs: Sequence[str] = (),
+    ) -> None:
+        super().__init__(message)
+        self.bad = bad
+        self.dump_path = dump_path
+        self.bad_outputs = list(bad_outputs)
 
     def _repr_html_(self) -> str:  # a caught error shown in a notebook: the findings, readable
         from modecfg._html import pre
@@ -196,8 +222,27 @@ class DumpError(ModecfgError, ValueError):
     """A file that is not a modecfg NaN-guard dump, or a dump that cannot be read."""
 
 
+class ProfileError(ModecfgError, ValueError):
+    """A profile report asked of a function compiled without profiling."""
+
+
 class ModecfgWarning(UserWarning):
     """Base of every warning modecfg emits."""
+
+
+class NanGuardWarning(ModecfgWarning):
+    """A guarded function produced NaN, Inf or a big value (action=warn)."""
+
+
+class TestValueWarning(ModecfgWarning):
+    """A node's test value could not be computed (compute_test_value=warn), or an
+    operation cannot compute test values at all."""
+
+    __test__ = False  # not a test class, whatever pytest thinks of the name
+
+
+class DeviceFallbackWarning(ModecfgWarning):
+    """A GPU device was asked for and could not be used; the graph runs on the CPU."""
 
 
 class DumpWarning(ModecfgWarning):

@@ -15,12 +15,13 @@ configuration until now, are resolved (:func:`modecfg.config.flags.declarations_
 from __future__ import annotations
 
 import logging
-from typing import Any, Literal
-
-from pytensor.configparser import BoolParam, ConfigParam, EnumStr, FloatParam, IntParam
+from typing import TYPE_CHECKING, Any, Literal
 
 from modecfg.config.compat import OBSOLETE, canonical
 from modecfg.config.flags import FLAGS, Flag, Lazy, adopt, declarations_complete
+
+if TYPE_CHECKING:
+    from pytensor.configparser import ConfigParam
 
 __all__ = ["adopt_declarations", "declaration"]
 
@@ -70,6 +71,8 @@ class PyTensorCheck:
 
 def declaration(name: str, param: ConfigParam, release: str) -> Flag:
     """The modecfg flag of PyTensor's parameter ``name`` (PyTensor's ``__`` spelling)."""
+    from pytensor.configparser import BoolParam, EnumStr, FloatParam, IntParam
+
     kind: Any
     if isinstance(param, EnumStr):
         kind = Literal.__getitem__(tuple(sorted(param.all)))
@@ -101,6 +104,7 @@ def adopt_declarations(target: Any) -> list[Flag]:
     """Adopt every flag of PyTensor's config object ``target`` that modecfg does not declare,
     then settle what the sources held for them. Returns the flags adopted now."""
     import pytensor
+    from pytensor.configparser import ConfigParam
 
     from modecfg.config.live import Config
 

@@ -30,7 +30,7 @@ from modecfg._locks import fork_safe
 from modecfg._source import source_line
 from modecfg._warn import warn
 from modecfg.config import config
-from modecfg.errors import ModecfgWarning, TestValueError
+from modecfg.errors import TestValueError, TestValueWarning
 
 __all__ = ["TestValueWarning", "after_op_call", "after_scan", "compute_test_values"]
 
@@ -38,13 +38,6 @@ _log = logging.getLogger("modecfg.testvalues")
 _UNAVAILABLE = "_modecfg_no_test_value"  # tag attribute: no value, and no more messages
 _said: set[str] = set()  # op types already reported as unable to compute
 _lock = fork_safe(sys.modules[__name__], "_lock", threading.Lock)
-
-
-class TestValueWarning(ModecfgWarning):
-    """A node's test value could not be computed (compute_test_value=warn), or an
-    operation cannot compute test values at all."""
-
-    __test__ = False  # not a test class, whatever pytest thinks of the name
 
 
 def _describe(values: list[Any]) -> str:

@@ -13,13 +13,9 @@ import importlib.util
 from modecfg._pytensor.backends import gpu_devices, select_gpu
 from modecfg._warn import warn
 from modecfg.config import config
-from modecfg.errors import DeviceUnavailableError, ModecfgWarning
+from modecfg.errors import DeviceFallbackWarning, DeviceUnavailableError, ModecfgWarning
 
 __all__ = ["DeviceFallbackWarning", "device_linker", "gpu_devices", "why_no_gpu"]
-
-
-class DeviceFallbackWarning(ModecfgWarning):
-    """A GPU device was asked for and could not be used; the graph runs on the CPU."""
 
 
 def jax_installed() -> bool:

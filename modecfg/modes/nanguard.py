@@ -43,15 +43,11 @@ from modecfg._pytensor.gradients import GradOrigin, grad_origin
 from modecfg._source import SourceLine, source_line
 from modecfg._warn import warn
 from modecfg.config import config
-from modecfg.errors import ModecfgWarning, NanGuardError
+from modecfg.errors import NanGuardError, NanGuardWarning
 
 __all__ = ["BadValue", "GuardLinker", "NanGuardMode", "NanGuardWarning", "bad_kind", "first_bad_value"]
 
 _log = logging.getLogger("modecfg.nanguard")
-
-
-class NanGuardWarning(ModecfgWarning):
-    """A guarded function produced NaN, Inf or a big value (action=warn)."""
 
 
 class _Limits(NamedTuple):
@@ -314,10 +310,7 @@ class GuardedVM:
         if action == "warn":
             warn(message, NanGuardWarning)
             return
-        error = NanGuardError(message)
-        error.bad = found  # type: ignore[attr-defined]
-        error.dump_path = dump  # type: ignore[attr-defined]
-        error.bad_outputs = bad_outputs  # type: ignore[attr-defined]
+        error = NanGuardError(message, bad=found, dump_path=dump, bad_outputs=bad_outputs)
         self._own_error = True
         if action == "pdb":
             _log.error("%s", message)

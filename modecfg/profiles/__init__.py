@@ -9,7 +9,12 @@ def report(fn: object) -> ProfileReport:
     """The report of one profiled compiled function (compiled with profile=True)."""
     stats = getattr(fn, "profile", None)
     if not stats:
-        raise ValueError("this function was not compiled with profiling: pass profile=True, or set profile")
+        from modecfg.errors import ProfileError
+
+        raise ProfileError(
+            f"{type(fn).__name__} {getattr(fn, 'name', None) or ''} was not compiled with profiling: "
+            "compile it with profile=True, or set the profile flag (profile=True in THEANO_FLAGS)"
+        )
     return ProfileReport.from_stats(stats)
 
 

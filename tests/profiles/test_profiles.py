@@ -184,7 +184,7 @@ def test_merged_report_ranks_every_function_together(profiled: object) -> None:
 
 def test_unprofiled_functions_say_so() -> None:
     x = pt.vector("x")
-    with pytest.raises(ValueError, match="not compiled with profiling"):
+    with pytest.raises(modecfg.ProfileError, match="not compiled with profiling"):
         report(modecfg.function([x], x + 1))
 
 

@@ -1,0 +1,55 @@
+"""One exception hierarchy: every error and warning modecfg defines lives in errors.py, is drawn
+in its docstring's tree, and is exported; errors carry declared fields."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+
+import pytensor  # noqa: F401  (first, as a user's program does: modecfg meets it at its import)
+
+import modecfg
+from modecfg import errors
+
+
+def _modules() -> list[str]:
+    names = ["modecfg"]
+    for info in pkgutil.walk_packages(modecfg.__path__, "modecfg."):
+        if info.name.endswith(("workers", "pytest_plugin", "__main__")):  # optional deps; a program
+            continue
+        names.append(info.name)
+    return names
+
+
+def _internal(module: str, attr: str) -> bool:
+    """Control flow that never leaves modecfg: a private name, or a class of a private module."""
+    return attr.startswith("_") or any(part.startswith("_") for part in module.split(".")[1:])
+
+
+def test_every_error_and_warning_is_defined_in_errors_and_exported() -> None:
+    defined_elsewhere = []
+    for name in _modules():
+        module = importlib.import_module(name)
+        for attr, obj in vars(module).items():
+            if (
+                inspect.isclass(obj)
+                and issubclass(obj, BaseException)
+                and obj.__module__ == name
+                and name != "modecfg.errors"
+                and not _internal(name, attr)
+            ):
+                defined_elsewhere.append(f"{name}.{attr}")
+    assert defined_elsewhere == []
+    ours = {n for n, o in vars(errors).items() if inspect.isclass(o) and issubclass(o, BaseException)}
+    ours = {n for n in ours if getattr(errors, n).__module__ == "modecfg.errors"}
+    assert ours == set(errors.__all__)
+    assert ours <= set(modecfg.__all__)
+    tree = errors.__doc__ or ""
+    assert [n for n in sorted(ours) if f" {n}" not in tree] == []
+
+
+def test_nanguard_error_fields_are_declared() -> None:
+    error = modecfg.NanGuardError("bad", dump_path="/x", bad_outputs=("output 0",))
+    assert (error.bad, error.dump_path, error.bad_outputs) == (None, "/x", ["output 0"])
+    assert str(error) == "bad"
