@@ -15,6 +15,7 @@ configuration until now, are resolved (:func:`modecfg.config.flags.declarations_
 from __future__ import annotations
 
 import logging
+import threading
 from typing import TYPE_CHECKING, Any, Literal
 
 from modecfg.config.compat import OBSOLETE, canonical
@@ -26,6 +27,21 @@ if TYPE_CHECKING:
 __all__ = ["adopt_declarations", "declaration"]
 
 _log = logging.getLogger("modecfg.bridge")
+
+# PyTensor works a callable default out at the first read, and a second thread reading before
+# the first has stored it fails on an immutable parameter ("Can't change the value of
+# gcc_version_str ... after initialization!"): modecfg's first reads take turns under this lock.
+FIRST_READ = threading.RLock()
+
+
+def first_read(param: ConfigParam, target: Any) -> Any:
+    """PyTensor's ``param.__get__``, one thread at a time until the value is stored."""
+    try:
+        return param.val
+    except AttributeError:
+        with FIRST_READ:
+            return param.__get__(target, type(target))
+
 
 # modecfg cannot say what an adopted flag reaches: data modecfg did not write never sets it
 REACHES = "PyTensor (an adopted flag: modecfg cannot say what it reaches)"
@@ -46,7 +62,7 @@ class PyTensorDefault:
         target = defaults.config
         param = target._config_var_dict[self.name]
         param = getattr(param, "original", param)  # the view's proxy: ask PyTensor's own
-        return param.__get__(target, type(target))
+        return first_read(param, target)
 
 
 class PyTensorCheck:

@@ -36,7 +36,7 @@ from typing import Any
 
 from pytensor.configparser import ConfigParam, PyTensorConfigParser
 
-from modecfg._pytensor.adopt import adopt_declarations
+from modecfg._pytensor.adopt import adopt_declarations, first_read
 from modecfg._pytensor.blas import PYTENSOR_TEXT
 from modecfg._pytensor.values import pytensor_accepts, pytensor_text
 from modecfg.config import config as _config
@@ -146,6 +146,26 @@ class _Scoped(_Base):
         ConfigView.__setattr__(obj, self.name, value)
 
 
+class _TakingTurns:
+    """On ConfigView for a parameter the view leaves to PyTensor whose default PyTensor works out
+    at the first read (``gcc_version_str``, ``compiledir``): that read takes turns with other
+    threads' (PyTensor's own races, and fails for an immutable parameter); later reads are
+    PyTensor's stored value."""
+
+    __slots__ = ("param",)
+
+    def __init__(self, param: ConfigParam) -> None:
+        self.param = param
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        if obj is None:
+            return self.param
+        return first_read(self.param, obj)
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        self.param.__set__(obj, value)
+
+
 class ViewParam(ConfigParam):  # type: ignore[misc]
     """A ``_config_var_dict`` entry of the view: PyTensor's parameter, asked through modecfg."""
 
@@ -210,6 +230,7 @@ class _View:
         self.lazy: tuple[str, ...] = ()
         self.shown: dict[tuple[str, type, Any], Any] = {}  # (flag, type, value) -> as PyTensor has it
         self.sites: dict[int, tuple[Any, dict[str, Any], Override]] = {}  # change_flags call sites
+        self.taking_turns: list[str] = []  # PyTensor's parameters whose first reads take turns
         self._unsubscribe: Any = None
         adopt_declarations(target)  # PyTensor's flags modecfg does not declare become modecfg's
         store = _config._cfg_store
@@ -235,6 +256,18 @@ class _View:
         self.lazy = tuple(s.name for s in self.flags.values() if s.is_lazy)
         return new
 
+    def _turns(self) -> list[str]:
+        """PyTensor's parameters the view leaves to PyTensor that work their default out when
+        first read: their first reads take turns (:class:`_TakingTurns`)."""
+        names = []
+        for name, param in self.params.items():
+            if name in self.flags or isinstance(param, ViewParam) or not callable(param.default):
+                continue
+            if not isinstance(ConfigView.__dict__.get(name), _TakingTurns):
+                setattr(ConfigView, name, _TakingTurns(param))
+            names.append(name)
+        return names
+
     def include_new(self) -> None:
         """PyTensor declared flags after the view was attached (``config.add`` at a later
         import): adopt those modecfg does not declare, and answer them all from modecfg."""
@@ -245,6 +278,7 @@ class _View:
         self.refresh([self.flags[name].name for name in new])
         for name in new:
             self.params[name] = ViewParam(self.originals[name])
+        self.taking_turns = self._turns()
 
     # -- values ------------------------------------------------------------------------
 
@@ -257,7 +291,7 @@ class _View:
         computed (a filter installed at import would not survive a ``catch_warnings()``)."""
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=PYTENSOR_TEXT, category=UserWarning)
-            return self.originals[name].__get__(self.target, PyTensorConfigParser)
+            return first_read(self.originals[name], self.target)
 
     def _needs_pytensor(self, spec: Flag, value: Any) -> bool:
         """True where the value shown is PyTensor's own and PyTensor has not worked it out yet."""
@@ -367,6 +401,7 @@ class _View:
         self.refresh(list(self.names))
         for name in self.flags:
             self.params[name] = ViewParam(self.originals[name])
+        self.taking_turns = self._turns()
         target.__class__ = ConfigView
         self._unsubscribe = _config.subscribe(self._changed)
         with self.store.counting:
@@ -387,6 +422,9 @@ class _View:
             if name in target.__dict__:
                 param.val = target.__dict__.pop(name)  # past PyTensor's once-only check: in effect
             self.params[name] = param
+            if name in ConfigView.__dict__:
+                delattr(ConfigView, name)
+        for name in self.taking_turns:
             if name in ConfigView.__dict__:
                 delattr(ConfigView, name)
 

@@ -4,6 +4,9 @@ every direction and every scope (issue 21)."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
+import textwrap
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -302,3 +305,32 @@ def test_pytensor_config_shows_modecfgs_environment_and_rc_values(tmp_path: Path
         {"THEANO_FLAGS": "floatX=float32", "MODECFGRC": str(rc)},
     )
     assert (out["floatX"], out["ev"], out["origin"]) == ("float32", "high", "THEANO_FLAGS")
+
+
+def test_first_reads_of_a_default_pytensor_works_out_take_turns_between_threads() -> None:
+    """PyTensor computes gcc_version_str (it runs the compiler) at the first read; a second
+    thread reading meanwhile failed: "Can't change the value of gcc_version_str ... after
+    initialization!" (two threads' first compiles hit it)."""
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(
+            """
+            import threading
+            import modecfg, pytensor
+            barrier = threading.Barrier(8)
+            errors, values = [], []
+            def read():
+                barrier.wait()
+                try:
+                    values.append((pytensor.config.gcc_version_str, pytensor.config.compiledir))
+                except Exception as exc:
+                    errors.append(repr(exc))
+            threads = [threading.Thread(target=read) for _ in range(8)]
+            for t in threads: t.start()
+            for t in threads: t.join()
+            assert errors == [], errors
+            assert len(set(values)) == 1 and len(values) == 8, values
+            """
+        )],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
