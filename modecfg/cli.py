@@ -288,7 +288,9 @@ def cmd_linkers(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         )
         if not row.available:
             out.write(f"{'':<10} {row.why_not}\n")
-    out.write(f"\nlinker=auto uses {modecfg.linkers.best_linker()} here\n")
+    from modecfg.linkers.auto import rule_here
+
+    out.write(f"\nlinker=auto: {rule_here()}\n")
     return 0
 
 

@@ -113,9 +113,9 @@ def compile_model(
 def _linker(fn: Any) -> str:
     """The linker that runs ``fn``, and whether ``linker=auto`` chose it."""
     from modecfg.linkers.auto import chosen
-    from modecfg.modes.build import describe_linker
+    from modecfg.modes.build import linker_of
 
-    name = describe_linker(fn.maker.linker)
+    name = linker_of(fn)
     return f"{name} (chosen by linker=auto)" if chosen(fn) else name
 
 

@@ -13,7 +13,7 @@ import sys
 from importlib import metadata
 
 from modecfg.config import Config, config
-from modecfg.linkers import best_linker, table
+from modecfg.linkers import table
 
 __all__ = ["diagnose_machine", "preflight"]
 
@@ -121,7 +121,7 @@ def diagnose_machine() -> Report:
     report["integration with PyTensor"] = _integration()
     report["linkers"] = [
         (row.name, "usable" if row.available else f"not usable: {row.why_not}") for row in table(cxx)
-    ] + [("auto", f"means {best_linker(cxx)} here")]
+    ] + [("auto", _auto_rule())]
     cuda = why_no_gpu("cuda")
     report["devices"] = [
         ("cpu", "usable"),
@@ -285,3 +285,12 @@ def preflight(cfg: Config) -> list[str]:
             "so PyTensor cannot keep its compiled code there"
         )
     return problems
+
+
+def _auto_rule() -> str:
+    try:
+        from modecfg.linkers.auto import rule_here
+
+        return rule_here()
+    except Exception as exc:  # doctor reports; it does not fail
+        return f"cannot say ({type(exc).__name__}: {exc})"

@@ -262,7 +262,9 @@ def test_linkers_lists_the_table_and_says_what_auto_means(fresh_config: None) ->
     assert code == 0
     for name in ("cvm", "c|py_nogc", "py", "numba", "jax"):
         assert f"\n{name} " in out or out.startswith(name)
-    assert f"linker=auto uses {modecfg.linkers.best_linker()} here" in out
+    from modecfg.linkers.auto import rule_here
+
+    assert f"linker=auto: {rule_here()}" in out and "chosen per graph" in out
     code, out, _ = _cli("linkers", "--json")
     rows = json.loads(out)
     assert {r["name"] for r in rows} >= {"cvm", "numba", "py"} and all("why_not" in r for r in rows)
@@ -281,7 +283,7 @@ def test_doctor_reports_compiler_backends_linkers_and_devices(fresh_config: None
     assert code == 0
     for section in ("C++ compiler", "BLAS", "backends", "GPUs", "linkers", "devices"):
         assert f"\n{section}\n" in f"\n{out}"
-    assert "auto                   means" in out and "cpu                    usable" in out
+    assert "auto                   chosen per graph" in out and "cpu                    usable" in out
 
 
 def test_demo_refuses_an_unknown_mode_before_running(fresh_config: None) -> None:

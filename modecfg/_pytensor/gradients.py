@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from modecfg._pytensor import marks
 from modecfg._source import SourceLine, source_line
 
 __all__ = ["GradOrigin", "grad_origin", "tag_gradient"]
@@ -35,7 +36,7 @@ class GradOrigin(NamedTuple):
 
 def grad_origin(node: Any) -> GradOrigin | None:
     """What a gradient node was tagged with, or None for a node ``grad`` did not make."""
-    return getattr(getattr(node, "tag", None), "modecfg_grad", None)
+    return getattr(getattr(node, "tag", None), marks.GRAD, None)
 
 
 def _owners(variables: list[Any], stop: set[Any]) -> list[Any]:
@@ -95,4 +96,5 @@ def tag_gradient(cost: Any, wrt: Any, result: Any, call: SourceLine | None) -> N
     for node in new_nodes:
         if grad_origin(node) is None:
             line, op = forwards[node]
-            node.tag.modecfg_grad = GradOrigin(call, line, "" if line is not None or op is None else str(op))
+            origin = GradOrigin(call, line, "" if line is not None or op is None else str(op))
+            setattr(node.tag, marks.GRAD, origin)

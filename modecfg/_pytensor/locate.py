@@ -24,6 +24,7 @@ import linecache
 import sys
 from typing import Any
 
+from modecfg._pytensor import marks
 from modecfg._pytensor.gradients import grad_origin
 from modecfg._source import user_frame
 from modecfg.config import config
@@ -43,7 +44,7 @@ def _rerun(fgraph: Any, values: list[Any]) -> tuple[Any, list[Any] | None]:
     """The first node of the untouched graph that fails on ``values``, and its inputs."""
     from modecfg._pytensor.rerun import NodeFailed, run_untouched
 
-    original = getattr(fgraph, "_modecfg_original", None)
+    original = getattr(fgraph, marks.ORIGINAL, None)
     if original is None or len(values) != len(original.inputs):
         return None, None
     try:
@@ -96,7 +97,7 @@ def _note(exc: BaseException, fgraph: Any, node: Any, thunk: Any, storage_map: A
             f"of {origin.describe()}"
         )
         if origin.forward is not None:
-            exc.modecfg_location = (origin.forward.file, origin.forward.line)  # type: ignore[attr-defined]
+            setattr(exc, marks.LOCATION, (origin.forward.file, origin.forward.line))
         return
     if frame is None:
         what = "the operation that failed inside the compiled code" if jit else "the failing operation"
@@ -117,7 +118,7 @@ def _note(exc: BaseException, fgraph: Any, node: Any, thunk: Any, storage_map: A
         lines.append("  created by (innermost last):")
         lines += [f"    {f[0]}:{f[1]} in {f[2]}" for f in stack]
     exc.add_note("\n".join(lines))
-    exc.modecfg_location = (filename, lineno)  # type: ignore[attr-defined]
+    setattr(exc, marks.LOCATION, (filename, lineno))
 
 
 def raise_with_location(original: Any, fgraph: Any, node: Any, thunk: Any = None, exc_info: Any = None,
@@ -130,7 +131,7 @@ def raise_with_location(original: Any, fgraph: Any, node: Any, thunk: Any = None
     except BaseException as exc:
         # PyTensor re-raises the error, or (exception_verbosity medium / high) a new one of
         # its type with a longer message: either way, that is the one the user sees.
-        if isinstance(exc, Exception) and not hasattr(exc, "modecfg_location"):
+        if isinstance(exc, Exception) and not hasattr(exc, marks.LOCATION):
             try:
                 _note(exc, fgraph, node, thunk, storage_map)
             except Exception as problem:  # locating must never hide the user's error
@@ -141,4 +142,4 @@ def raise_with_location(original: Any, fgraph: Any, node: Any, thunk: Any = None
 
 def remember(fgraph: Any) -> None:
     """Keep an untouched copy of ``fgraph`` before it is rewritten (see the module docstring)."""
-    fgraph._modecfg_original = fgraph.clone(check_integrity=False)
+    setattr(fgraph, marks.ORIGINAL, fgraph.clone(check_integrity=False))

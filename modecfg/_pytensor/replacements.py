@@ -15,7 +15,7 @@ from typing import Any
 
 from pytensor.graph.features import Feature
 
-from modecfg._pytensor import blas, gradients, locate
+from modecfg._pytensor import blas, gradients, locate, marks
 from modecfg._pytensor.hooks import hooks
 from modecfg._pytensor.modetable import ModeTable
 from modecfg._pytensor.state import is_on, original
@@ -77,7 +77,7 @@ class CarryTraces(Feature):  # type: ignore[misc]
     """Gives a rewrite's new variable the user line of the one it replaces.
 
     Many rewrites (fusion, BLAS) make nodes with no trace. The line goes to
-    ``tag.modecfg_trace``, not ``tag.trace``: it is the line of the expression the node
+    ``tag.modecfg_trace`` (``marks.TRACE``), not ``tag.trace``: it is the line of the expression the node
     computes, good for profiles, but errors re-run the call to find the exact one.
     Attached for the rewrites only: a compiled function's graph does not keep it.
     """
@@ -85,12 +85,12 @@ class CarryTraces(Feature):  # type: ignore[misc]
     def on_change_input(self, fgraph: Any, node: Any, i: int, r: Any, new_r: Any,
                         reason: Any = None) -> None:  # fmt: skip
         tag = new_r.tag
-        if getattr(tag, "trace", None) or getattr(tag, "modecfg_trace", None):
+        if getattr(tag, "trace", None) or getattr(tag, marks.TRACE, None):
             return
         frame, _ = user_frame(r)
-        frame = frame or getattr(r.tag, "modecfg_trace", None)
+        frame = frame or getattr(r.tag, marks.TRACE, None)
         if frame is not None:
-            tag.modecfg_trace = frame
+            setattr(tag, marks.TRACE, frame)
 
 
 def prepare_fgraph(_original: Any) -> Any:
@@ -104,7 +104,7 @@ def _prepare_fgraph(inputs: Any, outputs: Any, additional_outputs: Any, fgraph: 
     if not is_on("compile hook"):
         return prepare(inputs, outputs, additional_outputs, fgraph, *args, **kwargs)
     # the configuration of this compile, kept with the function: plain values, picklable anywhere
-    fgraph.modecfg_config = config.in_effect()
+    setattr(fgraph, marks.COMPILED_WITH, config.in_effect())
     locate.remember(fgraph)
     for hook in hooks.before_rewrites:
         hook(fgraph)
@@ -188,7 +188,7 @@ def vm_accept(_original: Any) -> Any:
 def _vm_accept(self: Any, fgraph: Any, no_recycling: Any = None, profile: Any = None) -> Any:
     """``VMLinker.accept``; the marked linker of ``linker=auto`` hands the graph on instead
     when the compile hook chose another linker for it (kept on the graph as a string)."""
-    chosen = getattr(fgraph, "modecfg_linker", "") if getattr(self, "modecfg_auto", False) else ""
+    chosen = getattr(fgraph, marks.AUTO_CHOICE, "") if getattr(self, marks.AUTO, False) else ""
     if chosen and chosen != "cvm" and is_on("auto linker"):
         import copy
 

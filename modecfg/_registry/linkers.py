@@ -15,6 +15,7 @@ import sysconfig
 from typing import NamedTuple
 
 __all__ = [
+    "PREFERENCE",
     "LinkerInfo",
     "best_linker",
     "canonical_linker",
@@ -59,7 +60,7 @@ _BY_NAME = {row.name: row for row in _ROWS}
 _NAMES = ("auto", *_BY_NAME)
 
 # The order 'auto' tries, fastest per step first (see bench/modes_bench.py).
-_PREFERENCE = ("cvm", "numba", "vm", "py")
+PREFERENCE = ("cvm", "numba", "vm", "py")  # fastest first: the one fallback order
 
 _INSTALL = {
     "numba": "pip install numba",
@@ -143,7 +144,7 @@ def table(cxx: str | None = None) -> tuple[LinkerInfo, ...]:
 def best_linker(cxx: str | None = None) -> str:
     """The first usable of cvm, numba, vm, py: what a mode needing one VM-capable linker uses for
     'auto' (NanGuardMode, ProfileMode), and the fallback of the per-graph rule."""
-    for name in _PREFERENCE:
+    for name in PREFERENCE:
         if not why_unavailable(name, cxx):
             return name
     return "py"  # pragma: no cover - py needs nothing

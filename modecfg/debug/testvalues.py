@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from modecfg._locks import fork_safe
+from modecfg._pytensor import marks
 from modecfg._source import source_line
 from modecfg._warn import warn
 from modecfg.config import config
@@ -35,7 +36,7 @@ from modecfg.errors import TestValueError, TestValueWarning
 __all__ = ["TestValueWarning", "after_op_call", "after_scan", "compute_test_values"]
 
 _log = logging.getLogger("modecfg.testvalues")
-_UNAVAILABLE = "_modecfg_no_test_value"  # tag attribute: no value, and no more messages
+_UNAVAILABLE = marks.NO_TEST_VALUE  # tag attribute: no value, and no more messages
 _said: set[str] = set()  # op types already reported as unable to compute
 _lock = fork_safe(sys.modules[__name__], "_lock", threading.Lock)
 

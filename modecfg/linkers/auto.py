@@ -28,13 +28,15 @@ from __future__ import annotations
 import copy
 from typing import Any, NamedTuple
 
-from modecfg.linkers import why_unavailable
+from modecfg._pytensor import marks
+from modecfg._registry.linkers import PREFERENCE
+from modecfg.linkers import best_linker, why_unavailable
 
-__all__ = ["Choice", "auto_linker", "choose", "chosen", "mode_for"]
+__all__ = ["Choice", "auto_linker", "choose", "chosen", "mode_for", "rule_here"]
 
 # What the chosen linker is kept under on a FunctionGraph: plain strings, so a compiled
 # function still unpickles where modecfg is not installed.
-_NAME, _REASON = "modecfg_linker", "modecfg_linker_reason"
+_NAME, _REASON = marks.AUTO_CHOICE, marks.AUTO_REASON
 
 
 class Choice(NamedTuple):
@@ -66,10 +68,19 @@ def choose(fgraph: Any, profiled: bool = False) -> Choice:
         return Choice("numba", "matrix-matrix products and no BLAS for C: numba's products are numpy's")
     if not why_unavailable("cvm"):
         return Choice("cvm", "C thunks with the lowest per-call overhead")
-    for name in ("numba", "vm", "py"):
-        if not why_unavailable(name):
-            return Choice(name, f"no C++ compiler: {name} is the fastest linker left")
-    return Choice("py", "nothing else runs here")  # pragma: no cover - py needs nothing
+    name = next(n for n in PREFERENCE if not why_unavailable(n))  # the registry's order; py needs nothing
+    return Choice(name, f"no C++ compiler: {name} is the fastest linker left")
+
+
+def rule_here() -> str:
+    """What ``linker=auto`` does on this machine, in one line (doctor, ``modecfg linkers``)."""
+    numba = not why_unavailable("numba")
+    default = best_linker()
+    if not numba:
+        return f"{default} for every graph (numba is not usable here)"
+    blas = "no BLAS for C" if not _c_has_blas() else "a BLAS for C"
+    products = ", and for matrix-matrix products" if not _c_has_blas() else ""
+    return f"chosen per graph: numba for scan and inner functions{products} ({blas}); {default} otherwise"
 
 
 def _is_matrix(var: Any) -> bool:
@@ -99,13 +110,13 @@ def mode_for(fgraph: Any, mode: Any, profile: Any = None) -> Any:
     on, and the graph is rewritten for that linker (the user's optimizer, with the
     rewrites the linker needs and without those it cannot run).
     """
-    if not getattr(mode.linker, "modecfg_auto", False):
+    if not getattr(mode.linker, marks.AUTO, False):
         return mode
     from pytensor.compile.mode import Mode
 
     choice = choose(fgraph, profiled=bool(profile))
     if profile:  # the profile's header names the linker that timed the nodes
-        profile.modecfg_linker = f"{choice.name} (linker=auto)"
+        setattr(profile, marks.PROFILE_TIMED_BY, f"{choice.name} (linker=auto)")
     setattr(fgraph, _NAME, choice.name)
     setattr(fgraph, _REASON, choice.reason)
     _log().debug(
@@ -134,5 +145,5 @@ def auto_linker() -> Any:
     from pytensor.compile.mode import predefined_linkers
 
     linker = copy.copy(predefined_linkers["cvm"])
-    linker.modecfg_auto = True
+    setattr(linker, marks.AUTO, True)
     return linker

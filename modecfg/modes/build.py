@@ -21,6 +21,7 @@ import threading
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from modecfg._locks import fork_safe
+from modecfg._pytensor import marks
 from modecfg._registry.modes import SHAPING_FLAGS, entries, find_mode, mode_names
 from modecfg._warn import warn
 from modecfg.config import config
@@ -38,6 +39,7 @@ __all__ = [
     "describe_linker",
     "forget_modes",
     "get_mode",
+    "linker_of",
     "resolved_linker",
     "table",
 ]
@@ -281,12 +283,19 @@ def _optimizer_text(mode: Any) -> str:
     return text
 
 
+def linker_of(fn: Any) -> str:
+    """The linker that runs the compiled function ``fn``, by its table name: for a mode of
+    ``linker=auto``, the one chosen for its graph."""
+    maker = getattr(fn, "maker", fn)
+    return getattr(maker.fgraph, marks.AUTO_CHOICE, "") or describe_linker(maker.linker)
+
+
 def describe_linker(linker: Any) -> str:
     """A linker object by its table name (cvm, vm, numba, ...)."""
     name = type(linker).__name__
     if name == "GuardLinker":  # NanGuardMode's: the linker it guards
         return describe_linker(linker.inner)
-    if getattr(linker, "modecfg_auto", False):
+    if getattr(linker, marks.AUTO, False):
         return "auto (chosen per graph)"
     if name == "VMLinker":
         if not getattr(linker, "c_thunks", True):

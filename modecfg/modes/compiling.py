@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from modecfg._pytensor import marks
 from modecfg.config import config
 from modecfg.modes.build import backend_missing, get_mode
 
@@ -68,4 +69,4 @@ def compiled_with(fn: Any) -> CompiledWith:
 
     maker = getattr(fn, "maker", fn)
     fgraph = getattr(maker, "fgraph", maker)
-    return CompiledWith(getattr(fgraph, "modecfg_config", None) or {})
+    return CompiledWith(getattr(fgraph, marks.COMPILED_WITH, None) or {})

@@ -38,6 +38,7 @@ from typing import Any
 
 from modecfg._files import NotReadable, read_regular_file
 from modecfg._locks import fork_safe
+from modecfg._pytensor import marks
 from modecfg.config import Config, config
 from modecfg.config.flags import FLAGS
 from modecfg.errors import DumpError
@@ -198,8 +199,8 @@ def write_dump(plan: Any, values: list[Any], found: Any, bad_outputs: list[str])
         "n_outputs": plan.n_outputs,
         "target_indices": list(plan.target_indices),
         "values": [v.copy() if hasattr(v, "copy") else v for v in values],
-        "flags": _flags(getattr(plan.fgraph, "modecfg_config", None)),
-        "compiled_with": dict(getattr(plan.fgraph, "modecfg_config", None) or {}),
+        "flags": _flags(getattr(plan.fgraph, marks.COMPILED_WITH, None)),
+        "compiled_with": dict(getattr(plan.fgraph, marks.COMPILED_WITH, None) or {}),
         "found": None if found is None else found.describe(),
         "bad_outputs": list(bad_outputs),
         "created": time.strftime("%Y-%m-%d %H:%M:%S"),

@@ -29,7 +29,6 @@ class TheanoCallback:
     """A callback written as ``f(i, node, fn)``, called as PyTensor calls them."""
 
     __slots__ = ("func",)
-    _modecfg_adapted = True
 
     def __init__(self, func: Callback) -> None:
         self.func = func
@@ -49,7 +48,7 @@ class TheanoCallback:
 
 def adapt_callback(func: Callback | None, role: str) -> Callback | None:
     """``func`` called as PyTensor calls it, whichever signature it was written with."""
-    if func is None or getattr(func, "_modecfg_adapted", False):
+    if func is None or isinstance(func, TheanoCallback):
         return func
     try:
         params = inspect.signature(func).parameters.values()

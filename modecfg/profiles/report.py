@@ -18,6 +18,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
+from modecfg._pytensor import marks
 from modecfg._source import source_line
 
 __all__ = ["ApplyRow", "ClassRow", "MemoryRow", "OpRow", "ProfileReport"]
@@ -93,7 +94,7 @@ def _source(node: Any) -> str | None:
     line = source_line(node)
     if line is None:
         for out in node.outputs:  # a trace modecfg carried over a rewrite
-            inherited = getattr(out.tag, "modecfg_trace", None)
+            inherited = getattr(out.tag, marks.TRACE, None)
             if inherited:
                 frame = inherited
                 return f"{frame[0]}:{frame[1]}: {frame[3] or ''}".rstrip(": ") + " (rewritten)"
@@ -135,7 +136,7 @@ class ProfileReport(NamedTuple):
     @classmethod
     def from_stats(cls, stats: Any, name: str | None = None, min_memory_size: int = 0) -> ProfileReport:
         """The report of one PyTensor ``ProfileStats``."""
-        name = name or getattr(stats, "modecfg_name", None) or stats.message or "<unnamed function>"
+        name = name or getattr(stats, marks.PROFILE_NAME, None) or stats.message or "<unnamed function>"
         times: dict[Any, float] = dict(stats.apply_time)
         counts: dict[Any, int] = dict(stats.apply_callcount)
         total = sum(times.values())
@@ -173,8 +174,8 @@ class ProfileReport(NamedTuple):
             compile_time=float(stats.compile_time),
             rewrite_time=float(stats.rewriting_time),
             linker_time=float(stats.linker_time),
-            linker=str(getattr(stats, "modecfg_linker", "")),
-            note=str(getattr(stats, "modecfg_note", "")),
+            linker=str(getattr(stats, marks.PROFILE_TIMED_BY, "")),
+            note=str(getattr(stats, marks.PROFILE_NOTE, "")),
             applies=tuple(applies),
             ops=_ops(applies, total),
             classes=_classes(applies, [key[1] for key in ordered], total),
@@ -289,7 +290,7 @@ class ProfileReport(NamedTuple):
 def _compiled_with(stats: Any) -> tuple[tuple[str, str, str], ...]:
     """The configuration the profiled function was compiled with (its graph keeps it)."""
     fgraph = next((key[0] for key in stats.apply_time), None)
-    record = getattr(fgraph, "modecfg_config", None) or {}
+    record = getattr(fgraph, marks.COMPILED_WITH, None) or {}
     return tuple((name, repr(value), origin) for name, (value, origin) in record.items())
 
 

@@ -15,6 +15,7 @@ import threading
 from typing import Any
 
 from modecfg._locks import fork_safe
+from modecfg._pytensor import marks
 from modecfg._warn import warn
 from modecfg.config import config
 from modecfg.errors import ModecfgWarning
@@ -50,9 +51,9 @@ def new_stats(name: str | None, linker: str = "", note: str = "") -> Any:
     from pytensor.compile.debug.profiling import ProfileStats
 
     stats = ProfileStats(atexit_print=True, message=name or "<unnamed function>")
-    stats.modecfg_name = name
-    stats.modecfg_linker = linker
-    stats.modecfg_note = note
+    setattr(stats, marks.PROFILE_NAME, name)
+    setattr(stats, marks.PROFILE_TIMED_BY, linker)
+    setattr(stats, marks.PROFILE_NOTE, note)
     return stats
 
 

@@ -334,3 +334,37 @@ def test_first_reads_of_a_default_pytensor_works_out_take_turns_between_threads(
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
+
+
+def test_a_model_s_logp_and_gradient_are_bitwise_plain_pytensor_s_on_the_same_linker() -> None:
+    """What PyMC 6.0.1 showed (its eight-schools NUTS draws, seed 7): with modecfg imported the
+    draws are bitwise those of plain PyTensor with the same linker (PyTensor's default picks
+    numba, modecfg's linker=auto picks cvm for that graph, hence other draws without pinning)."""
+    from pytensor.compile.mode import Mode
+
+    from modecfg._pytensor import install, uninstall
+
+    def compile_logp() -> object:
+        mu, log_tau = pt.scalar("mu"), pt.scalar("log_tau")
+        theta = pt.vector("theta")
+        y = np.array([28.0, 8.0, -3.0, 7.0, -1.0, 1.0, 18.0, 12.0])
+        sigma = np.array([15.0, 10.0, 16.0, 11.0, 9.0, 11.0, 10.0, 18.0])
+        tau = pt.exp(log_tau)
+        logp = (
+            -0.5 * (mu / 5) ** 2
+            - pt.log1p((tau / 5) ** 2) + log_tau
+            - 0.5 * (((theta - mu) / tau) ** 2).sum() - 8 * log_tau
+            - 0.5 * (((y - theta) / sigma) ** 2).sum()
+        )  # fmt: skip
+        grads = pytensor.grad(logp, [mu, log_tau, theta])
+        return pytensor.function([mu, log_tau, theta], [logp, *grads], mode=Mode(linker="cvm"))
+
+    point = (np.float64(1.3), np.float64(0.7), np.linspace(-2.0, 9.0, 8))
+    ours = compile_logp()(*point)  # type: ignore[operator]
+    uninstall()
+    try:
+        theirs = compile_logp()(*point)  # type: ignore[operator]
+    finally:
+        install()
+    for a, b in zip(ours, theirs, strict=True):
+        assert np.asarray(a).tobytes() == np.asarray(b).tobytes()
