@@ -193,3 +193,22 @@ def test_mode_names_must_be_usable_as_flag_values() -> None:
 def test_flag_names_are_strings() -> None:
     with pytest.raises(TypeError, match="flag names are strings, not int"):
         modecfg.load(env={})[42]  # type: ignore[index]
+
+
+def test_a_mode_object_is_recognised_without_building_its_optimizer() -> None:
+    """PyTensor's compiles pass change_flags(mode=<a Mode>); Mode.optimizer is a property that
+    builds the optimizer (8 ms a compile when the check called it)."""
+    from pytensor.compile.mode import Mode
+
+    from modecfg.config.flags import _is_mode_object
+
+    built = []
+
+    class Counting(Mode):  # type: ignore[misc]
+        @property
+        def optimizer(self) -> object:
+            built.append(1)
+            return super().optimizer
+
+    assert _is_mode_object(Counting(linker="py")) and built == []
+    assert not _is_mode_object("FAST_RUN") and not _is_mode_object(object())
