@@ -15,9 +15,10 @@ from modecfg._pytensor import PyTensorBridge, enable, hooks
 from modecfg._registry.modes import SHAPING_FLAGS
 from modecfg.config import Change, config
 
-__all__ = ["wire"]
+__all__ = ["unwire", "wire"]
 
 _bridge: PyTensorBridge | None = None
+_unsubscribe: list[Any] = []  # what wire() subscribed, to be unsubscribed by unwire()
 
 
 def _enforce_float32(fgraph: Any) -> None:
@@ -92,7 +93,29 @@ def wire() -> None:
     hooks.test_values = _test_values
     hooks.scan_test_values = _scan_test_values
     hooks.after_import.append(_pytensor_loaded)
-    config.subscribe(_test_values_touched, ["compute_test_value"], overrides=True)
-    config.subscribe(_modes_changed, SHAPING_FLAGS)
+    _unsubscribe.append(config.subscribe(_test_values_touched, ["compute_test_value"], overrides=True))
+    _unsubscribe.append(config.subscribe(_modes_changed, SHAPING_FLAGS))
     _bridge = PyTensorBridge(config)
     _bridge.attach()
+
+
+def unwire() -> None:
+    """The inverse of :func:`wire`: every integration point taken out of PyTensor (the config
+    view included: ``pytensor.config`` is PyTensor's again, holding the values in effect), the
+    import hook removed, the hooks emptied, the listeners unsubscribed. ``wire()`` plugs it
+    all in again."""
+    global _bridge
+    from modecfg._pytensor import uninstall
+
+    uninstall()
+    if _bridge is not None:
+        _bridge.detach()
+        _bridge = None
+    while _unsubscribe:
+        _unsubscribe.pop()()
+    if _enforce_float32 in hooks.before_rewrites:
+        hooks.before_rewrites.remove(_enforce_float32)
+    if _pytensor_loaded in hooks.after_import:
+        hooks.after_import.remove(_pytensor_loaded)
+    hooks.get_mode = hooks.print_profiles = hooks.rewrite_mode = None
+    hooks.test_values = hooks.scan_test_values = None

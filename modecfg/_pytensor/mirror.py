@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
 
-from modecfg._pytensor.values import pytensor_accepts, pytensor_text
+from modecfg._pytensor.values import pytensor_accepts
 from modecfg._pytensor.version import pytensor_version
 from modecfg._warn import warn
 from modecfg.config.compat import canonical
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
     from modecfg.config.live import Change, Config
 
-__all__ = ["PyTensorBridge", "pytensor_accepts", "pytensor_text"]
+__all__ = ["PyTensorBridge", "pytensor_accepts"]
 
 
 def _log() -> logging.Logger:
@@ -209,7 +209,7 @@ class PyTensorBridge:
         if not spec.fixed or not self.is_fixed(spec):
             return
         current = self._param(spec).val
-        if pytensor_text(current) != pytensor_text(value):
+        if str(current) != str(value):
             raise ReadOnlyFlagError(
                 f"{spec.name} cannot change to {value!r}: PyTensor already uses {current!r} for "
                 f"this process. Set it before PyTensor is first used: in MODECFG_FLAGS, an rc "
@@ -229,11 +229,11 @@ class PyTensorBridge:
         param = self._param(spec)
         if param is None or not pytensor_accepts(spec, value):
             return
-        text = pytensor_text(value)
+        text = str(value)
         with self._lock:
             if not param.mutable and hasattr(param, "val"):
                 if spec.fixed:
-                    if early and pytensor_text(param.val) != text:
+                    if early and str(param.val) != text:
                         warn(
                             f"pytensor was imported before modecfg and fixed {spec.pytensor_name}="
                             f"{param.val!r}; {spec.name}={value!r} applies to modecfg's own compiles "
@@ -304,8 +304,13 @@ class _Loader:
 
     def exec_module(self, module: ModuleType) -> None:
         self._bridge._unhook()
-        with self._bridge.pytensor_environment():
-            self._inner.exec_module(module)
+        try:
+            with self._bridge.pytensor_environment():
+                self._inner.exec_module(module)
+        finally:  # the module keeps PyTensor's own loader: nothing of modecfg stays on it
+            module.__loader__ = self._inner
+            if module.__spec__ is not None:
+                module.__spec__.loader = self._inner
         self._bridge.after_import()
 
     def __getattr__(self, name: str) -> Any:

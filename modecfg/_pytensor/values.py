@@ -1,4 +1,5 @@
-"""Values as PyTensor takes them: which modecfg values it accepts, and their text."""
+"""Values as PyTensor takes them: which modecfg values it accepts (PyTensor parses ``str()`` of
+each: the text of a float is its shortest repr, which reads back the same)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,7 @@ from modecfg._registry.linkers import pytensor_linker_names
 from modecfg._registry.modes import pytensor_mode_names
 from modecfg.config.flags import Flag
 
-__all__ = ["pytensor_accepts", "pytensor_text"]
-
-
-def pytensor_text(value: Any) -> str:
-    """A value as PyTensor's own parser reads it (``str`` of a float is its shortest repr)."""
-    return str(value)
+__all__ = ["pytensor_accepts"]
 
 
 def pytensor_accepts(spec: Flag, value: Any) -> bool:

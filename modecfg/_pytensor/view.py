@@ -38,7 +38,7 @@ from pytensor.configparser import ConfigParam, PyTensorConfigParser
 
 from modecfg._pytensor.adopt import adopt_declarations, first_read
 from modecfg._pytensor.blas import PYTENSOR_TEXT
-from modecfg._pytensor.values import pytensor_accepts, pytensor_text
+from modecfg._pytensor.values import pytensor_accepts
 from modecfg.config import config as _config
 from modecfg.config.flags import FLAGS, Flag
 from modecfg.config.overrides import Override
@@ -316,7 +316,7 @@ class _View:
             shown = self.fallback(name)
         else:
             try:
-                shown = self.originals[name].apply(pytensor_text(value))
+                shown = self.originals[name].apply(str(value))
             except Exception as exc:  # PyTensor's filter refuses what modecfg accepts
                 shown = self.fallback(name)
                 _log.debug("pytensor.config.%s shows %r: %s", name, shown, exc)

@@ -359,7 +359,6 @@ _COMPILEDIR_FORMAT = "compiledir_%(short_platform)s-%(processor)s-%(python_versi
 # --- the flags -----------------------------------------------------------------------
 # Grouped as PyTensor's configdefaults.py groups them; modecfg's own flags come last.
 
-Bool = bool
 Level = Literal["ignore", "warn", "raise", "pdb"]
 
 # One declaration per statement reads as a table: the formatter leaves it alone.
@@ -373,9 +372,9 @@ flag("warn_float64", Level, "ignore",
      "modecfg checks each compile (PyTensor's own creation-time check stays off).")
 flag("cast_policy", Literal["custom", "numpy+floatX"], "custom",
      "Rules for implicit type casting.", pytensor=True)
-flag("print_global_stats", Bool, False,
+flag("print_global_stats", bool, False,
      "Print global statistics (time spent) at exit.", pytensor=True)
-flag("unpickle_function", Bool, True,
+flag("unpickle_function", bool, True,
      "Unpickle compiled functions (False replaces them with None).", pytensor=True)
 
 flag("mode", str, "FAST_RUN",
@@ -387,14 +386,14 @@ flag("linker", str, "auto",
      "cvm otherwise and whenever the compile is profiled (the rule: modecfg/linkers/auto.py). "
      "Any other value pins that linker.",
      pytensor=True, choices_from=_linker_names, check=_check_linker)
-flag("allow_gc", Bool, True,
+flag("allow_gc", bool, True,
      "Free intermediate results during a call: less memory, more allocation.", pytensor=True)
 flag("optimizer", Literal["o4", "o3", "o2", "o1", "unsafe", "fast_run", "fast_compile", "merge", "None"],
      "o4", "Graph rewrites of the default mode; 'None' disables them.", pytensor=True)
-flag("optimizer_verbose", Bool, False, "Print every rewrite that is applied.", pytensor=True)
+flag("optimizer_verbose", bool, False, "Print every rewrite that is applied.", pytensor=True)
 flag("optimizer_verbose_ignore", str, "",
      "Comma-separated rewrite names not printed by optimizer_verbose.", pytensor=True)
-flag("compiler_verbose", Bool, False, "Print information about compilation steps.", pytensor=True)
+flag("compiler_verbose", bool, False, "Print information about compilation steps.", pytensor=True)
 flag("on_opt_error", Literal["warn", "raise", "pdb", "ignore"], "warn",
      "What to do when a rewrite crashes.", pytensor=True)
 flag("on_unused_input", Literal["raise", "warn", "ignore"], "raise",
@@ -416,18 +415,18 @@ flag("cxx", str, Lazy(_default_cxx, "g++ found on PATH, else ''"),
      pytensor=True, fixed=True, reaches="the C++ compiler")
 flag("gcc.cxxflags", str, "", "Extra flags for the C++ compiler.", pytensor=True,
      reaches="the C++ compiler")
-flag("nocleanup", Bool, False, "Keep the files of C code that failed to compile.", pytensor=True)
-flag("cmodule.warn_no_version", Bool, False,
+flag("nocleanup", bool, False, "Keep the files of C code that failed to compile.", pytensor=True)
+flag("cmodule.warn_no_version", bool, False,
      "Warn when an Op's C code cannot be cached (no c_code_cache_version).", pytensor=True)
-flag("cmodule.remove_gxx_opt", Bool, False,
+flag("cmodule.remove_gxx_opt", bool, False,
      "Compile C code without -O (for gdb).", pytensor=True, reaches="the C++ compiler")
-flag("cmodule.compilation_warning", Bool, False, "Print C compiler warnings.", pytensor=True)
-flag("cmodule.preload_cache", Bool, False,
+flag("cmodule.compilation_warning", bool, False, "Print C compiler warnings.", pytensor=True)
+flag("cmodule.preload_cache", bool, False,
      "Load the whole C module cache at import.", pytensor=True, fixed=True)
 flag("cmodule.age_thresh_use", int, 60 * 60 * 24 * 24,
      "Seconds after which a cached C module is not reused.", pytensor=True, fixed=True,
      range=Range(ge=0))
-flag("cmodule.debug", Bool, False, "Define DEBUG in generated C code.", pytensor=True,
+flag("cmodule.debug", bool, False, "Define DEBUG in generated C code.", pytensor=True,
      reaches="the C++ compiler")
 flag("compile.wait", int, 5, "Seconds between tries to take the compile lock.",
      pytensor=True, fixed=True, range=Range(gt=0))
@@ -437,7 +436,7 @@ flag("compile.timeout", int, Lazy(lambda cfg: cfg["compile.wait"] * 24, "24 x co
 flag("blas.ldflags", str | None, None,
      "Linker flags of the BLAS library (-L/-l words). None: PyTensor detects it; "
      "'' : no BLAS library, numpy does the products.", pytensor=True, fixed=True, reaches="the linker")
-flag("blas.check_openmp", Bool, True,
+flag("blas.check_openmp", bool, True,
      "Check for conflicting OpenMP runtimes in BLAS.", pytensor=True)
 flag("compiledir_format", str, _COMPILEDIR_FORMAT,
      "Name of the platform-specific directory under base_compiledir; %(key)s placeholders "
@@ -458,7 +457,7 @@ flag("tensor.cmp_sloppy", int, 0, "Relax float comparisons in tests: 0, 1 or 2."
      pytensor=True, fixed=True, range=Range(ge=0, le=2))
 flag("tensor.insert_inplace_optimizer_validate_nb", int, -1,
      "Validation batch of the in-place rewrite; -1: automatic.", pytensor=True)
-flag("lib.amdlibm", Bool, False, "Use AMD's libm.", pytensor=True, reaches="the linker")
+flag("lib.amdlibm", bool, False, "Use AMD's libm.", pytensor=True, reaches="the linker")
 
 flag("traceback.limit", int, 8,
      "Stack frames kept where each variable is created (-1: all); used to name the "
@@ -474,10 +473,10 @@ flag("warn.ignore_bug_before", Literal[
 flag("exception_verbosity", Literal["low", "medium", "high"], "low",
      "Detail in errors raised by compiled functions.", pytensor=True)
 
-flag("check_input", Bool, True, "Check the types of inputs in C code.", pytensor=True)
-flag("NanGuardMode.nan_is_error", Bool, True, "NanGuardMode: NaN is an error.", pytensor=True)
-flag("NanGuardMode.inf_is_error", Bool, True, "NanGuardMode: Inf is an error.", pytensor=True)
-flag("NanGuardMode.big_is_error", Bool, True,
+flag("check_input", bool, True, "Check the types of inputs in C code.", pytensor=True)
+flag("NanGuardMode.nan_is_error", bool, True, "NanGuardMode: NaN is an error.", pytensor=True)
+flag("NanGuardMode.inf_is_error", bool, True, "NanGuardMode: Inf is an error.", pytensor=True)
+flag("NanGuardMode.big_is_error", bool, True,
      "NanGuardMode: a value above NanGuardMode.big is an error.", pytensor=True)
 flag("NanGuardMode.action", Literal["raise", "warn", "pdb"], "raise",
      "What NanGuardMode does on a bad value.", pytensor=True)
@@ -496,12 +495,12 @@ flag("DebugMode.patience", int, 10, "Rewrite the graph this many times to find i
      pytensor=True, range=Range(gt=0))
 flag("DebugMode.check_c", bool, Lazy(lambda cfg: bool(cfg.cxx), "True when cxx is set"),
      "Run C implementations where possible.", pytensor=True)
-flag("DebugMode.check_py", Bool, True, "Run Python implementations where possible.", pytensor=True)
-flag("DebugMode.check_finite", Bool, True, "Complain about NaN/Inf results.", pytensor=True)
+flag("DebugMode.check_py", bool, True, "Run Python implementations where possible.", pytensor=True)
+flag("DebugMode.check_finite", bool, True, "Complain about NaN/Inf results.", pytensor=True)
 flag("DebugMode.check_strides", int, 0,
      "On stride differences between Python and C: 0 ignore, 1 warn, 2 raise.",
      pytensor=True, range=Range(ge=0, le=2))
-flag("DebugMode.warn_input_not_reused", Bool, True,
+flag("DebugMode.warn_input_not_reused", bool, True,
      "Warn when an in-place op did not reuse its input.", pytensor=True)
 flag("DebugMode.check_preallocated_output", str, "",
      "':'-separated kinds of preallocated output memory to test (initial, previous, "
@@ -511,7 +510,7 @@ flag("DebugMode.check_preallocated_output", str, "",
 flag("DebugMode.check_preallocated_output_ndim", int, 4,
      "Inner dimensions over which strided outputs are tested.", pytensor=True, range=Range(gt=0))
 
-flag("profiling.time_thunks", Bool, True, "Time individual nodes when profiling.", pytensor=True)
+flag("profiling.time_thunks", bool, True, "Time individual nodes when profiling.", pytensor=True)
 flag("profiling.n_apply", int, 20, "Apply rows shown in a profile.", pytensor=True, range=Range(gt=0))
 flag("profiling.n_ops", int, 20, "Op rows shown in a profile.", pytensor=True, range=Range(gt=0))
 flag("profiling.output_line_width", int, 512, "Line width of the profile text.",
@@ -519,39 +518,39 @@ flag("profiling.output_line_width", int, 512, "Line width of the profile text.",
 flag("profiling.min_memory_size", int, 1024,
      "Memory profile: hide nodes whose outputs are smaller (bytes).", pytensor=True,
      range=Range(ge=0))
-flag("profiling.min_peak_memory", Bool, False,
+flag("profiling.min_peak_memory", bool, False,
      "Memory profile: also compute the order of minimal peak memory.", pytensor=True)
 flag("profiling.destination", str, "stderr",
      "Where the profile text goes: stderr, stdout or a file path.", pytensor=True,
      reaches="a path")
-flag("profiling.debugprint", Bool, False, "Debugprint each profiled function.", pytensor=True)
-flag("profiling.ignore_first_call", Bool, False,
+flag("profiling.debugprint", bool, False, "Debugprint each profiled function.", pytensor=True)
+flag("profiling.ignore_first_call", bool, False,
      "Leave the first call (compilation, caches) out of profiles.", pytensor=True)
 flag("on_shape_error", Literal["warn", "raise"], "warn",
      "What to do when shape inference fails.", pytensor=True)
 
-flag("openmp", Bool, False, "Allow OpenMP parallelism in C code.", pytensor=True,
+flag("openmp", bool, False, "Allow OpenMP parallelism in C code.", pytensor=True,
      reaches="the C++ compiler")
 flag("openmp_elemwise_minsize", int, 200000,
      "Smallest elementwise size run in parallel under OpenMP.", pytensor=True, range=Range(ge=0))
 
-flag("profile", Bool, False, "Profile compiled functions (see `modecfg profile`).", pytensor=True)
-flag("profile_optimizer", Bool, False, "Profile graph rewriting.", pytensor=True)
-flag("profile_memory", Bool, False, "Profile memory use (with profile).", pytensor=True)
+flag("profile", bool, False, "Profile compiled functions (see `modecfg profile`).", pytensor=True)
+flag("profile_optimizer", bool, False, "Profile graph rewriting.", pytensor=True)
+flag("profile_memory", bool, False, "Profile memory use (with profile).", pytensor=True)
 flag("vm.lazy", bool | None, None,
      "VM linkers: lazy evaluation (None: when the graph needs it).", pytensor=True)
-flag("scan.allow_gc", Bool, False, "Free intermediate results inside scan.", pytensor=True)
-flag("scan.allow_output_prealloc", Bool, True,
+flag("scan.allow_gc", bool, False, "Free intermediate results inside scan.", pytensor=True)
+flag("scan.allow_output_prealloc", bool, True,
      "Preallocate scan outputs.", pytensor=True, fixed=True)
-flag("numba.fastmath", Bool, True, "Compile numba code with fastmath.", pytensor=True)
-flag("numba.cache", Bool, True, "Cache numba compilations on disk.", pytensor=True)
+flag("numba.fastmath", bool, True, "Compile numba code with fastmath.", pytensor=True)
+flag("numba.cache", bool, True, "Cache numba compilations on disk.", pytensor=True)
 
 # modecfg's own flags
 flag("device", str, "cpu",
      "Where graphs run: cpu, cuda or cudaN (a GPU through a GPU-capable backend). "
      "Theano's gpu / gpuN are read as cuda / cudaN.", check=_check_device, describe="cpu, cuda or cudaN",
      legacy_value=_legacy_device)
-flag("fallback_to_cpu", Bool, False,
+flag("fallback_to_cpu", bool, False,
      "When the device is a GPU that cannot be used, run on the CPU with a warning "
      "instead of raising.")
 flag("compute_test_value", Literal["off", "ignore", "warn", "raise", "pdb"], "off",

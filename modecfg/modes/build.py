@@ -156,7 +156,9 @@ def _standard(optimizer: Any) -> Any:
     return Mode(linker=resolved_linker(), optimizer=optimizer)
 
 
-def _fast_compile(optimizer: Any) -> Any:
+def _fast_compile(_optimizer: Any) -> Any:
+    """FAST_COMPILE is PyTensor's fast_compile rewrites on the Python VM, whatever the
+    ``optimizer`` flag says (the flag's rewrites are what FAST_RUN uses)."""
     from pytensor.compile import mode as ptmode
     from pytensor.link.vm import VMLinker
 
