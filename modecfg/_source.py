@@ -1,4 +1,10 @@
-"""Where in the user's code a graph variable or node was made (from PyTensor's traces)."""
+"""The user's code: which frames are the user's (:func:`is_library` says which are not), the
+first of them on the stack (:func:`first_user_frame`), and where a graph variable or node was
+made (from PyTensor's traces).
+
+It is the one definition of "the user's line" that an assignment's origin, a warning's
+location and an error's location all use, so that the same statement is named alike by each.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +13,7 @@ import linecache
 import os
 from typing import Any, NamedTuple
 
-__all__ = ["SourceLine", "calling_line", "is_library", "source_line", "user_frame"]
+__all__ = ["SourceLine", "calling_line", "first_user_frame", "is_library", "source_line", "user_frame"]
 
 _MODECFG_DIR = os.path.dirname(os.path.abspath(__file__))
 _DEMO = os.path.join(_MODECFG_DIR, "demo.py")
@@ -74,15 +80,27 @@ def source_line(thing: Any) -> SourceLine | None:
     return SourceLine(filename, lineno, text or linecache.getline(filename, lineno).strip())
 
 
-def calling_line() -> SourceLine | None:
-    """The first line of user code on the current stack (who called ``grad``, who compiled)."""
+def first_user_frame(skip: int = 1) -> tuple[Any, int]:
+    """The first frame of user code on the stack, looking from ``skip`` frames above the
+    caller on (1: the caller's caller), and its distance from the caller (a ``stacklevel``
+    for ``warnings.warn`` called by the caller is that plus one); ``(None, 0)`` when every
+    frame is a library's."""
     import sys
 
-    frame: Any = sys._getframe(1)
+    frame: Any = sys._getframe(skip + 1)
+    distance = skip
     while frame is not None:
-        filename = frame.f_code.co_filename
-        if not is_library(filename):
-            line = frame.f_lineno
-            return SourceLine(filename, line, linecache.getline(filename, line).strip())
+        if not is_library(frame.f_code.co_filename):
+            return frame, distance
         frame = frame.f_back
-    return None
+        distance += 1
+    return None, 0
+
+
+def calling_line() -> SourceLine | None:
+    """The first line of user code on the current stack (who called ``grad``, who compiled)."""
+    frame, _ = first_user_frame(1)
+    if frame is None:
+        return None
+    filename, line = frame.f_code.co_filename, frame.f_lineno
+    return SourceLine(filename, line, linecache.getline(filename, line).strip())

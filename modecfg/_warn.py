@@ -1,11 +1,14 @@
-"""Warnings that point at the user's line, however deep in modecfg they are raised."""
+"""Warnings that point at the user's line, however deep in modecfg they are raised, and the
+one dispatch of the ``warn`` / ``raise`` / ``pdb`` choice the checks share (float64 in a
+float32 graph, the NaN guard, test values)."""
 
 from __future__ import annotations
 
-import sys
+import logging
 import warnings
+from collections.abc import Callable
 
-__all__ = ["warn"]
+__all__ = ["act", "warn"]
 
 
 def warn(message: str, category: type[Warning]) -> None:
@@ -14,11 +17,35 @@ def warn(message: str, category: type[Warning]) -> None:
     Frames of modecfg, PyTensor, numpy and the standard library are passed over, so
     that a warning raised while compiling points at the user's compile call.
     """
-    from modecfg._source import is_library
+    from modecfg._source import first_user_frame
 
-    level = 2  # 1 would be this function; 2 its caller
-    frame = sys._getframe(1)
-    while frame.f_back is not None and is_library(frame.f_code.co_filename):
-        frame = frame.f_back
-        level += 1
-    warnings.warn(message, category, stacklevel=level)
+    frame, distance = first_user_frame(1)  # from our caller on
+    # stacklevel 1 is this function: the frame ``distance`` frames above it is distance + 1
+    warnings.warn(message, category, stacklevel=distance + 1 if frame is not None else 2)
+
+
+def act(
+    action: str,
+    message: str,
+    *,
+    warning: type[Warning],
+    error: Callable[[], BaseException],
+    log: logging.Logger,
+    raise_after_pdb: bool = False,
+) -> None:
+    """What a check does once it found something, by its flag's value: ``warn`` warns
+    (``warning``, at the user's line), ``raise`` raises ``error()``, ``pdb`` logs the message and
+    stops in the debugger (``up`` shows the check's frame), then raises ``error()`` if
+    ``raise_after_pdb`` (a guarded call must not return bad values). Anything else
+    (``ignore``, ``off``) does nothing."""
+    if action == "warn":
+        warn(message, warning)
+    elif action == "raise":
+        raise error()
+    elif action == "pdb":
+        log.error("%s (stopping in the debugger: `up` shows the check's frame)", message)
+        import pdb
+
+        pdb.set_trace()
+        if raise_after_pdb:
+            raise error()

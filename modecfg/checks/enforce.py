@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from modecfg._warn import warn
+from modecfg._warn import act
 from modecfg.checks.float32 import Finding, check_float32
 from modecfg.config import config
 from modecfg.errors import Float64Error, Float64Warning
@@ -58,18 +58,16 @@ def enforce(fgraph: Any) -> None:
     findings = check_float32(fgraph)
     if not findings:
         return
-    if action == "warn":
-        for finding in findings:
-            warn(f"float64 in a float32 graph: {finding}", Float64Warning)
-    elif action == "raise":
-        raise Float64Error(
-            f"{len(findings)} place(s) where float64 enters a graph compiled with "
-            f"floatX={config.floatX}:\n" + "\n".join(str(f) for f in findings),
-            findings,
+    summary = (
+        f"{len(findings)} place(s) where float64 enters a graph compiled with "
+        f"floatX={config.floatX}:\n" + "\n".join(str(f) for f in findings)
+    )
+    # warn: one warning per place; raise and pdb: every place at once (`findings`, `fgraph`)
+    for finding in findings if action == "warn" else findings[:1]:
+        act(
+            action,
+            f"float64 in a float32 graph: {finding}" if action == "warn" else summary,
+            warning=Float64Warning,
+            error=lambda: Float64Error(summary, findings),
+            log=_log,
         )
-    else:  # pdb
-        first = findings[0]
-        _log.error("float64 in a float32 graph: %s", first)
-        import pdb
-
-        pdb.set_trace()  # inspect `first`: the finding; `fgraph`: the graph

@@ -21,7 +21,6 @@ Each Config has its own classes, so overrides of one Config never touch another.
 from __future__ import annotations
 
 import contextvars
-import os
 import sys
 import threading
 import weakref
@@ -29,6 +28,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
 from modecfg._locks import fork_safe
+from modecfg._source import first_user_frame
 from modecfg.config.flags import FLAGS, Flag, Lazy, on_adopt, on_complete
 from modecfg.config.origin import Layer, Origin, Setting
 from modecfg.config.resolve import Candidate, Note, Resolution, resolve
@@ -39,21 +39,18 @@ if TYPE_CHECKING:
 
 __all__ = ["Change", "Section", "Store", "View", "caller_origin", "warn_notes"]
 
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _MISSING = object()
 _getrefcount = sys.getrefcount
 
 
 def caller_origin(layer: Layer) -> Origin:
-    """The first frame outside modecfg: where an assignment or override was written."""
-    frame: Any = sys._getframe(2)  # the caller of the modecfg function that asks
-    filename = frame.f_code.co_filename
-    while filename.startswith(_PACKAGE_DIR):
-        frame = frame.f_back
-        if frame is None:
-            return Origin(layer)
-        filename = frame.f_code.co_filename
-    return Origin(layer, filename, frame.f_lineno)
+    """Where an assignment or override was written: the first frame of user code on the stack
+    (past modecfg, PyTensor, numpy and the standard library: :mod:`modecfg._source`'s rule,
+    the one warnings and error locations use)."""
+    frame, _ = first_user_frame(2)  # from the caller of the modecfg function that asks
+    if frame is None:
+        return Origin(layer)
+    return Origin(layer, frame.f_code.co_filename, frame.f_lineno)
 
 
 class Change(NamedTuple):

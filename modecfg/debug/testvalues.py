@@ -29,7 +29,7 @@ import numpy as np
 from modecfg._locks import fork_safe
 from modecfg._pytensor import marks
 from modecfg._source import source_line
-from modecfg._warn import warn
+from modecfg._warn import act, warn
 from modecfg.config import config
 from modecfg.errors import TestValueError, TestValueWarning
 
@@ -112,15 +112,12 @@ class _CannotCompute(Exception):
 
 
 def _report(message: str, mode: str, cause: BaseException | None = None) -> None:
-    if mode == "raise":
-        raise TestValueError(message) from cause
-    if mode == "warn":
-        warn(message, TestValueWarning)
-    elif mode == "pdb":
-        _log.error("%s", message)
-        import pdb
+    def error() -> TestValueError:
+        made = TestValueError(message)
+        made.__cause__ = cause
+        return made
 
-        pdb.set_trace()  # the failing node's inputs are in `node.inputs`
+    act(mode, message, warning=TestValueWarning, error=error, log=_log)
 
 
 def compute_test_values(node: Any, mode: str | None = None) -> None:

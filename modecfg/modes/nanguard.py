@@ -42,7 +42,7 @@ from pytensor.link.basic import Linker
 from modecfg._pytensor import marks
 from modecfg._pytensor.gradients import GradOrigin, grad_origin
 from modecfg._source import SourceLine, source_line
-from modecfg._warn import warn
+from modecfg._warn import act
 from modecfg.config import config
 from modecfg.errors import NanGuardError, NanGuardWarning
 
@@ -306,17 +306,10 @@ class GuardedVM:
         elif plan.original is not None:
             why_no_dump = "written at the first bad call of this function (action=warn)"
         message = _message(found, bad_outputs, dump, why_no_dump, kept=action != "warn", plan=plan)
-        if action == "warn":
-            warn(message, NanGuardWarning)
-            return
+        if action != "warn":
+            self._own_error = True
         error = NanGuardError(message, bad=found, dump_path=dump, bad_outputs=bad_outputs)
-        self._own_error = True
-        if action == "pdb":
-            _log.error("%s", message)
-            import pdb
-
-            pdb.set_trace()  # `found`: the first bad value; `values`: this call's results
-        raise error
+        act(action, message, warning=NanGuardWarning, error=lambda: error, log=_log, raise_after_pdb=True)
 
     @property
     def allow_gc(self) -> Any:  # read by the Function after every call: not through __getattr__
