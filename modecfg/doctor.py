@@ -246,9 +246,8 @@ def preflight(cfg: Config) -> list[str]:
         if why:
             problems.append(f"linker={cfg.linker} (from {cfg.origin('linker')}): {why}")
     entry = find_mode(str(cfg.mode))
-    if entry is not None and entry.builder == "backend":  # CVM, C, NUMBA, JAX: the linker of that name
-        backend = entry.name.lower()
-        why = registry.why_unavailable(backend, cxx)
+    if entry is not None and entry.linker:  # CVM, C, NUMBA, JAX: the linker the entry names
+        why = registry.why_unavailable(entry.linker, cxx)
         if why:
             problems.append(f"mode={cfg.mode} (from {cfg.origin('mode')}): {why}")
     device = str(cfg.device)

@@ -373,7 +373,7 @@ def test_validate_is_a_preflight_of_what_the_values_ask_of_this_machine(
 def test_validate_names_a_gpu_device_this_machine_cannot_use(monkeypatch: pytest.MonkeyPatch) -> None:
     from modecfg.modes import device
 
-    monkeypatch.setattr(device, "jax_installed", lambda: False)  # as on these machines, jax or not
+    monkeypatch.setattr(device, "installed", lambda module: False)  # as on these machines, jax or not
     monkeypatch.setenv("MODECFG_FLAGS", "device=cuda0")
     code, out, _ = _cli("validate")
     assert code == 1 and "device=cuda0 (from MODECFG_FLAGS): device=cuda0 runs graphs through JAX" in out

@@ -10,8 +10,14 @@ from pathlib import Path
 
 from modecfg._source import first_user_frame, is_library
 
-# One statement of user code; the standard library (contextlib) calls back into it, so that
-# every mechanism has to look past library frames to find it.
+# One statement of user code, one line long; the standard library (contextlib) calls back
+# into it, so that every mechanism has to look past library frames to find it.
+THE_LINE = (
+    "    with contextlib.ExitStack() as s: "
+    "s.callback(lambda: nan_check(modecfg.function([x], pt.log(x).sum(), mode='NanGuardMode'))); "
+    "s.callback(lambda: pytensor.function([i], i * two)); "
+    "s.callback(setattr, modecfg.config, 'exception_verbosity', 'high')"
+)
 PROGRAM = """\
 import contextlib, json, warnings
 import numpy as np
@@ -30,7 +36,7 @@ def nan_check(fn):
 
 with warnings.catch_warnings(record=True) as seen:
     warnings.simplefilter("always")
-    with contextlib.ExitStack() as s: s.callback(lambda: nan_check(modecfg.function([x], pt.log(x).sum(), mode="NanGuardMode"))); s.callback(lambda: pytensor.function([i], i * two)); s.callback(setattr, modecfg.config, "exception_verbosity", "high")
+{the_line}
 
 origin = modecfg.config.origin("exception_verbosity")
 f64 = [w for w in seen if issubclass(w.category, modecfg.Float64Warning)]
@@ -42,8 +48,9 @@ print(json.dumps({"origin": origin.line, "warning": [w.lineno for w in f64], "na
 
 def test_an_origin_a_warning_and_a_nan_error_name_the_same_user_line(tmp_path: Path) -> None:
     script = tmp_path / "user_code.py"
-    script.write_text(PROGRAM)
-    line = next(n for n, text in enumerate(PROGRAM.splitlines(), 1) if "ExitStack() as s:" in text)
+    program = PROGRAM.replace("{the_line}", THE_LINE)
+    script.write_text(program)
+    line = next(n for n, text in enumerate(program.splitlines(), 1) if "ExitStack() as s:" in text)
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout.strip().splitlines()[-1])

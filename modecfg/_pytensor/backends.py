@@ -6,8 +6,9 @@ JAX is imported only when a GPU device is asked for (or ``modecfg doctor`` asks)
 from __future__ import annotations
 
 import functools
-import importlib.util
 from typing import Any
+
+from modecfg._registry.linkers import installed
 
 __all__ = ["gpu_devices", "select_gpu"]
 
@@ -15,7 +16,7 @@ __all__ = ["gpu_devices", "select_gpu"]
 @functools.cache
 def gpu_devices() -> tuple[Any, ...]:
     """The GPUs JAX can see (empty if JAX is missing or has no CUDA)."""
-    if importlib.util.find_spec("jax") is None:
+    if not installed("jax"):
         return ()
     import jax
 

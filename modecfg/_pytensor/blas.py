@@ -12,6 +12,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from modecfg._registry.linkers import runs_c_code
 from modecfg._warn import warn
 from modecfg.errors import MissingBlasWarning
 
@@ -30,15 +31,6 @@ _PRODUCTS = ("Dot", "Gemv", "Gemm", "Ger", "BatchedDot")
 _said = False
 
 
-def _uses_c(mode: Any) -> bool:
-    linker = getattr(mode, "linker", None)
-    linker = getattr(linker, "inner", linker)  # NanGuardMode's guard
-    name = type(linker).__name__
-    if name == "VMLinker":
-        return bool(getattr(linker, "c_thunks", True))
-    return name in ("CLinker", "OpWiseCLinker", "_DummyLinker", "WrapLinker", "WrapLinkerMany")
-
-
 def _has_products(fgraph: Any) -> bool:
     for node in fgraph.apply_nodes:
         op = getattr(node.op, "core_op", node.op)  # Blockwise(Dot) for matmul
@@ -50,7 +42,7 @@ def _has_products(fgraph: Any) -> bool:
 def notice(fgraph: Any, mode: Any) -> None:
     """Before the first C compile of a graph with matrix products: say it if there is no BLAS."""
     global _said
-    if _said or not _uses_c(mode) or not _has_products(fgraph):
+    if _said or not runs_c_code(getattr(mode, "linker", None)) or not _has_products(fgraph):
         return
     import pytensor
 

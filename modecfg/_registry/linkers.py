@@ -12,7 +12,7 @@ import importlib.util
 import os
 import sys
 import sysconfig
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 __all__ = [
     "PREFERENCE",
@@ -20,9 +20,12 @@ __all__ = [
     "best_linker",
     "canonical_linker",
     "detect_cxx",
+    "installed",
+    "linker_name",
     "linker_names",
     "pytensor_linker_names",
     "resolve_linker",
+    "runs_c_code",
     "table",
     "why_unavailable",
 ]
@@ -101,10 +104,47 @@ def canonical_linker(name: str) -> str:
 
 
 @functools.cache
+def installed(module: str) -> bool:
+    """Whether the backend ``module`` (numba, jax, torch, mlx) can be imported here, without
+    importing it: the one place that asks."""
+    return importlib.util.find_spec(module) is not None
+
+
 def _module_missing(module: str) -> str:
-    if importlib.util.find_spec(module) is None:
+    if not installed(module):
         return f"{module} is not installed ({_INSTALL[module]})"
     return ""
+
+
+# A PyTensor linker object's class -> its name in the linker table (VMLinker is decided by
+# its settings). By class name: the registry never imports PyTensor.
+_CLASS_NAMES = {
+    "CLinker": "c", "OpWiseCLinker": "c|py", "PerformLinker": "py", "NumbaLinker": "numba",
+    "JAXLinker": "jax", "PytorchLinker": "pytorch", "MLXLinker": "mlx",
+    "WrapLinker": "wrap (monitor)", "WrapLinkerMany": "wrap (monitor)", "_DummyLinker": "debug (own)",
+}  # fmt: skip
+
+
+def linker_name(linker: Any) -> str:
+    """A PyTensor linker object by its table name (cvm, vm, numba, ...): the one function that
+    says it. NanGuardMode's guard is named by the linker it guards; the marked linker of
+    ``linker=auto`` is "auto (chosen per graph)"."""
+    name = type(linker).__name__
+    if name == "GuardLinker":
+        return linker_name(linker.inner)
+    if getattr(linker, "modecfg_auto", False):  # modecfg._pytensor.marks.AUTO
+        return "auto (chosen per graph)"
+    if name == "VMLinker":
+        if not getattr(linker, "c_thunks", True):
+            return "vm (Python thunks)"
+        return "cvm" if linker.use_cloop else "vm"
+    return _CLASS_NAMES.get(name, name)
+
+
+def runs_c_code(linker: Any) -> bool:
+    """Whether ``linker`` runs PyTensor's C implementations (the BLAS question matters)."""
+    name = linker_name(linker)
+    return name in ("cvm", "vm", "c", "c|py", "debug (own)", "wrap (monitor)", "auto (chosen per graph)")
 
 
 def _compiler_missing(cxx: str) -> str:

@@ -36,6 +36,7 @@ class ModeEntry(NamedTuple):
     deprecated: str = ""  # the DeprecationWarning's text, for deprecated modes
     builder: str = ""  # a built-in: how modecfg.modes.build makes it ("backend": PyTensor's mode)
     pytensor: bool = False  # PyTensor's own ``mode`` flag takes the name too
+    linker: str = ""  # the linker a backend mode runs on (its name in the linker table)
 
 
 _lock = fork_safe(sys.modules[__name__], "_lock", threading.Lock)
@@ -61,12 +62,18 @@ _MODES: dict[str, ModeEntry] = {
         ),
         ModeEntry("Mode", "the optimizer and linker flags as they are (FAST_RUN by default)",
                   builder="standard", pytensor=True),
-        ModeEntry("CVM", "all rewrites on the C virtual machine", builder="backend", pytensor=True),
-        ModeEntry("C", "all rewrites on the single-module C linker", builder="backend", pytensor=True),
-        ModeEntry("NUMBA", "all rewrites on the numba backend", builder="backend", pytensor=True),
-        ModeEntry("JAX", "all rewrites on the JAX backend (CPU or GPU)", builder="backend", pytensor=True),
-        ModeEntry("PYTORCH", "all rewrites on the PyTorch backend", builder="backend", pytensor=True),
-        ModeEntry("MLX", "all rewrites on the MLX backend", builder="backend", pytensor=True),
+        ModeEntry("CVM", "all rewrites on the C virtual machine",
+                  builder="backend", pytensor=True, linker="cvm"),
+        ModeEntry("C", "all rewrites on the single-module C linker",
+                  builder="backend", pytensor=True, linker="c"),
+        ModeEntry("NUMBA", "all rewrites on the numba backend",
+                  builder="backend", pytensor=True, linker="numba"),
+        ModeEntry("JAX", "all rewrites on the JAX backend (CPU or GPU)",
+                  builder="backend", pytensor=True, linker="jax"),
+        ModeEntry("PYTORCH", "all rewrites on the PyTorch backend",
+                  builder="backend", pytensor=True, linker="pytorch"),
+        ModeEntry("MLX", "all rewrites on the MLX backend",
+                  builder="backend", pytensor=True, linker="mlx"),
     )
 }  # fmt: skip
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from modecfg._locks import fork_safe
 from modecfg._pytensor import marks
+from modecfg._registry.linkers import linker_name
 from modecfg._registry.modes import SHAPING_FLAGS, entries, find_mode, mode_names
 from modecfg._warn import warn
 from modecfg.config import config
@@ -293,17 +294,5 @@ def linker_of(fn: Any) -> str:
 
 
 def describe_linker(linker: Any) -> str:
-    """A linker object by its table name (cvm, vm, numba, ...)."""
-    name = type(linker).__name__
-    if name == "GuardLinker":  # NanGuardMode's: the linker it guards
-        return describe_linker(linker.inner)
-    if getattr(linker, marks.AUTO, False):
-        return "auto (chosen per graph)"
-    if name == "VMLinker":
-        if not getattr(linker, "c_thunks", True):
-            return "vm (Python thunks)"
-        return "cvm" if linker.use_cloop else "vm"
-    return {"CLinker": "c", "OpWiseCLinker": "c|py", "PerformLinker": "py", "NumbaLinker": "numba",
-            "JAXLinker": "jax", "PytorchLinker": "pytorch", "MLXLinker": "mlx",
-            "WrapLinker": "wrap (monitor)", "_DummyLinker": "debug (own)",
-            "WrapLinkerMany": "wrap (monitor)"}.get(name, name)  # fmt: skip
+    """A linker object by its table name (cvm, vm, numba, ...): the registry's ``linker_name``."""
+    return linker_name(linker)

@@ -8,9 +8,8 @@ runs on the CPU instead.
 
 from __future__ import annotations
 
-import importlib.util
-
 from modecfg._pytensor.backends import gpu_devices, select_gpu
+from modecfg._registry.linkers import installed
 from modecfg._warn import warn
 from modecfg.config import config
 from modecfg.errors import DeviceFallbackWarning, DeviceUnavailableError, ModecfgWarning
@@ -18,13 +17,9 @@ from modecfg.errors import DeviceFallbackWarning, DeviceUnavailableError, Modecf
 __all__ = ["DeviceFallbackWarning", "device_linker", "gpu_devices", "why_no_gpu"]
 
 
-def jax_installed() -> bool:
-    return importlib.util.find_spec("jax") is not None
-
-
 def why_no_gpu(device: str) -> str:
     """Why ``device`` (cuda / cudaN) cannot be used here, or '' when it can."""
-    if not jax_installed():
+    if not installed("jax"):
         return (
             f"device={device} runs graphs through JAX with CUDA, and jax is not installed "
             "(pip install 'jax[cuda12]')"

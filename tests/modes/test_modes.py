@@ -306,7 +306,7 @@ def test_the_default_mode_chooses_a_linker_per_graph_and_a_pinned_linker_is_kept
 def test_a_gpu_device_without_jax_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     from modecfg.modes import device
 
-    monkeypatch.setattr(device, "jax_installed", lambda: False)  # this module's view only
+    monkeypatch.setattr(device, "installed", lambda module: False)  # this module's view only
     x = pt.vector("x")
     with modecfg.config.override(device="cuda"), pytest.raises(modecfg.DeviceUnavailableError) as info:
         modecfg.function([x], x + 1)
@@ -316,7 +316,7 @@ def test_a_gpu_device_without_jax_is_a_clear_error(monkeypatch: pytest.MonkeyPat
 def test_a_gpu_device_jax_cannot_see_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     from modecfg.modes import device
 
-    monkeypatch.setattr(device, "jax_installed", lambda: True)
+    monkeypatch.setattr(device, "installed", lambda module: True)
     monkeypatch.setattr(device, "gpu_devices", lambda: ())
     with (
         modecfg.config.override(device="cuda1"),
@@ -334,7 +334,7 @@ def test_a_gpu_device_jax_cannot_see_is_a_clear_error(monkeypatch: pytest.Monkey
 def test_fallback_to_cpu_warns_and_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     from modecfg.modes import device
 
-    monkeypatch.setattr(device, "jax_installed", lambda: False)
+    monkeypatch.setattr(device, "installed", lambda module: False)
     monkeypatch.setattr(device, "_warned", set())
     x = pt.vector("x")
     with modecfg.config.override(device="cuda0", fallback_to_cpu=True):
@@ -351,7 +351,7 @@ def test_a_usable_gpu_runs_on_jax_and_selects_that_gpu_simulated(monkeypatch: py
     from modecfg.modes import device
 
     selected: list[int] = []
-    monkeypatch.setattr(device, "jax_installed", lambda: True)
+    monkeypatch.setattr(device, "installed", lambda module: True)
     monkeypatch.setattr(device, "gpu_devices", lambda: ("gpu0", "gpu1"))
     monkeypatch.setattr(device, "select_gpu", selected.append)
     monkeypatch.setattr(device, "_warned", set())
