@@ -77,7 +77,7 @@ class ConfigView(PyTensorConfigParser):  # type: ignore[misc]
         frame = _getframe(1)
         code = frame.f_code
         site = id(code) ^ frame.f_lasti
-        cached = current.sites.get(site)
+        cached = current.site_cache.get(site)
         if cached is not None and cached[0] is code:
             try:
                 if cached[1] == kwargs:
@@ -86,9 +86,9 @@ class ConfigView(PyTensorConfigParser):  # type: ignore[misc]
                 pass
         made = current.change_flags(kwargs, frame)
         if isinstance(made, Override):  # PyTensor's own keep per-use state: never shared
-            if len(current.sites) >= 4096:
-                current.sites.clear()
-            current.sites[site] = (code, kwargs, made)
+            if len(current.site_cache) >= 4096:
+                current.site_cache.clear()
+            current.site_cache[site] = (code, kwargs, made)
         return made
 
 
@@ -119,7 +119,7 @@ class _Scoped(_Base):
     """On ConfigView while some override holds the flag: the value in the reading context.
 
     PyTensor's compiles scope ``mode`` and ``traceback__limit`` around every rewrite, so this
-    read is hot: the reading context's frame is asked directly, and the shown value cached.
+    read is hot: the reading context's override scope is asked directly, and the shown value cached.
     """
 
     __slots__ = ("flag",)
@@ -132,8 +132,8 @@ class _Scoped(_Base):
         current = _VIEW
         if obj is None or current is None:
             return self
-        frame = current.store.var.get()
-        hit = frame.get(self.flag) if frame is not None else None
+        scope = current.store.scope_var.get()
+        hit = scope.get(self.flag) if scope is not None else None
         if hit is None:  # not overridden here: the store decides (and may take this away)
             return current.present(self.name)
         value = hit[0]
@@ -229,7 +229,7 @@ class _View:
         self.blockable: frozenset[str] = frozenset()
         self.lazy: tuple[str, ...] = ()
         self.shown: dict[tuple[str, type, Any], Any] = {}  # (flag, type, value) -> as PyTensor has it
-        self.sites: dict[int, tuple[Any, dict[str, Any], Override]] = {}  # change_flags call sites
+        self.site_cache: dict[int, tuple[Any, dict[str, Any], Override]] = {}  # change_flags call sites
         self.taking_turns: list[str] = []  # PyTensor's parameters whose first reads take turns
         self._unsubscribe: Any = None
         adopt_declarations(target)  # PyTensor's flags modecfg does not declare become modecfg's
@@ -406,7 +406,7 @@ class _View:
         self._unsubscribe = _config.subscribe(self._changed)
         with self.store.counting:
             self.store.views.append(self)
-            for flag in self.store.displaced:
+            for flag in self.store.shadowed:
                 self.scoped(flag, True)
 
     def detach(self) -> None:

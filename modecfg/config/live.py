@@ -213,7 +213,7 @@ class Config(Section):
         pairs = kwargs if flags is None else {**flags, **kwargs}
         frame = _getframe(1)
         code = frame.f_code
-        cached = self._cfg_store.sites.get(id(code) ^ frame.f_lasti)
+        cached = self._cfg_store.site_cache.get(id(code) ^ frame.f_lasti)
         if cached is not None and cached._code is code:
             try:
                 if cached._raw == pairs:
@@ -254,7 +254,7 @@ class Config(Section):
         code = frame.f_code
         # id ^ instruction offset: unique within one code object, which is checked on use
         site = id(code) ^ frame.f_lasti
-        cached = store.sites.get(site)
+        cached = store.site_cache.get(site)
         if cached is not None and cached._code is code:
             try:
                 if cached._raw == pairs:
@@ -263,9 +263,9 @@ class Config(Section):
                 pass
         origin = Origin(_OVERRIDE, code.co_filename, frame.f_lineno)
         override = make_override(self, store, self._items(pairs, origin, blockable), code, pairs)
-        if len(store.sites) >= 4096:
-            store.sites.clear()
-        store.sites[site] = override
+        if len(store.site_cache) >= 4096:
+            store.site_cache.clear()
+        store.site_cache[site] = override
         return override
 
     def _items(
@@ -319,7 +319,7 @@ class Config(Section):
         if store.override_of(spec.name) is not None:  # changes the override, undone with it
             where = Origin(Layer.OVERRIDE, origin.source, origin.line)
             replace(store, spec.name, (typed, where))
-            for listener in tuple(store.scoped[spec.name]):
+            for listener in tuple(store.override_listeners[spec.name]):
                 listener(Change(spec.name, typed, where, "override"))
             return
         store.assign(spec, typed, value, origin)

@@ -1,16 +1,16 @@
 """Scoped overrides: values seen only by the thread or asyncio task that entered them.
 
 An override must be seen only where it was made, so the overrides of a context are a
-*frame* kept in a :class:`contextvars.ContextVar`: a dict of flag name -> (value,
-origin), and the frame it was pushed on under the key ``PARENT``. A context copied
+*scope* kept in a :class:`contextvars.ContextVar`: a dict of flag name -> (value,
+origin), and the scope it was pushed on under the key ``PARENT``. A context copied
 inside an override (``asyncio.create_task``, ``contextvars.copy_context().run``)
-keeps the frame, and with it the override, for as long as it lives, as Python's
+keeps the scope, and with it the override, for as long as it lives, as Python's
 context variables promise.
 
-Each entry makes a new frame and counts it in ``Store.live``; the exit takes the count
-away, unless another context still holds the frame it leaves (a reference count above
-its own tells): then the frame *lingers*, counted, until that context lets it go
-(``Store.sweep``). The ``Overridden`` read descriptor stays on its class while any frame
+Each entry makes a new scope and counts it in ``Store.holders``; the exit takes the count
+away, unless another context still holds the scope it leaves (a reference count above
+its own tells): then the scope *lingers*, counted, until that context lets it go
+(``Store.sweep``). The ``Overridden`` read descriptor stays on its class while any scope
 holding the flag is counted, so ``config.floatX``, ``config["floatX"]``,
 ``config.origin()`` and ``config.overrides()`` agree in every context.
 """
@@ -30,39 +30,39 @@ from modecfg.config.store import Change, Store
 if TYPE_CHECKING:
     from modecfg.config.protocol import ConfigLike
 
-__all__ = ["KEYS", "OWNER", "PARENT", "Frame", "Items", "Override", "make_override", "replace"]
+__all__ = ["KEYS", "OWNER", "PARENT", "Items", "Override", "Scope", "make_override", "replace"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-PARENT = object()  # key of a frame's parent frame
-OWNER = object()  # key of the Override whose entry made the frame (exits find their own frame by it)
-KEYS = (PARENT, OWNER)  # the keys of a frame that are not flags
+PARENT = object()  # key of a scope's parent scope
+OWNER = object()  # key of the Override whose entry made the scope (exits find their own scope by it)
+KEYS = (PARENT, OWNER)  # the keys of a scope that are not flags
 _getrefcount = sys.getrefcount
 Items = dict[str, tuple[Any, Origin]]  # flag -> (value, where the override was written)
 
 
-Frame = dict[object, Any]
+Scope = dict[object, Any]
 
 
 def replace(store: Store, name: str, item: tuple[Any, Origin]) -> None:
-    """Put a copy of this context's frame with ``name`` set to ``item`` in its place (an
+    """Put a copy of this context's scope with ``name`` set to ``item`` in its place (an
     assignment inside an override); the block's exit leaves the copy.
 
-    If another context still holds the frame (copied before the assignment), it lingers,
+    If another context still holds the scope (copied before the assignment), it lingers,
     counted, until that context lets it go.
     """
-    frame = store.var.get()
-    assert frame is not None, "replace() is called inside an override"
-    new = dict(frame)
+    scope = store.scope_var.get()
+    assert scope is not None, "replace() is called inside an override"
+    new = dict(scope)
     new[name] = item
-    store.var.set(new)
+    store.scope_var.set(new)
     # Held now by: our local, the argument; more means a context.
     # (Only now: until the set, a copied context shares this context's variables.)
-    if _getrefcount(frame) > 2:
-        counts = tuple(store.live[str(k)] for k in frame if k is not PARENT and k is not OWNER)
+    if _getrefcount(scope) > 2:
+        counts = tuple(store.holders[str(k)] for k in scope if k is not PARENT and k is not OWNER)
         for entries in counts:
             entries.append(None)
-        store.linger(frame, counts)
+        store.linger(scope, counts)
 
 
 class Override:
@@ -71,7 +71,7 @@ class Override:
 
     An Override holds no per-use state, so one object may be entered by many threads
     and tasks at once, and ``override()`` hands out the same object for the same call
-    site and values. Each entry pushes a frame that remembers its parent and its
+    site and values. Each entry pushes a scope that remembers its parent and its
     owner; an exit in order restores the parent. Exits may also come out of order (an
     ``ExitStack``, a fixture holding an override while a test enters another): the exit
     then takes away exactly its own values and keeps those entered since, as PyTensor's
@@ -79,8 +79,17 @@ class Override:
     """
 
     __slots__ = (
-        "_code", "_config", "_counts", "_displaced", "_items", "_names",
-        "_raw", "_scoped", "_solo", "_store", "_var",
+        "_alone",
+        "_code",
+        "_config",
+        "_counts",
+        "_items",
+        "_listening",
+        "_names",
+        "_raw",
+        "_shadowed",
+        "_store",
+        "_var",
     )  # fmt: skip
 
     def __init__(
@@ -89,16 +98,16 @@ class Override:
         store.ready_up()  # an override is a read: the sources come first (a worker's first use)
         self._config = config
         self._store = store
-        self._var = store.var
+        self._var = store.scope_var
         self._items: Items = dict(items)
-        self._solo: dict[object, Any] = {}
-        self._solo.update(items)
-        self._solo[PARENT] = None  # the frame when none is active
-        self._solo[OWNER] = self
+        self._alone: dict[object, Any] = {}
+        self._alone.update(items)
+        self._alone[PARENT] = None  # the scope when none is active
+        self._alone[OWNER] = self
         self._names = tuple(items)
-        self._counts = tuple(store.live[name] for name in items)
-        self._scoped = tuple(store.scoped[name] for name in items)
-        self._displaced = store.displaced
+        self._counts = tuple(store.holders[name] for name in items)
+        self._listening = tuple(store.override_listeners[name] for name in items)
+        self._shadowed = store.shadowed
         self._code = code  # the call site and raw values, for override()'s cache
         self._raw = dict(raw) if raw is not None else None
 
@@ -111,19 +120,19 @@ class Override:
         var = self._var
         parent = var.get()
         if parent is None:
-            frame = self._solo.copy()
+            scope = self._alone.copy()
         else:
-            frame = {**parent, **self._items}  # type: ignore[dict-item]
-            frame[PARENT] = parent
-            frame[OWNER] = self
+            scope = {**parent, **self._items}  # type: ignore[dict-item]
+            scope[PARENT] = parent
+            scope[OWNER] = self
         for entries in self._counts:
             entries.append(None)
-        displaced = self._displaced
+        shadowed = self._shadowed
         for name in self._names:
-            if name not in displaced:
+            if name not in shadowed:
                 self._store.install(name)
-        var.set(frame)
-        for listeners in self._scoped:
+        var.set(scope)
+        for listeners in self._listening:
             if listeners:
                 self._tell()
                 break
@@ -134,7 +143,7 @@ class Override:
         undone (the ``with`` body does not run) and the error raised."""
         try:
             for name, (value, origin) in self._items.items():
-                for listener in tuple(self._store.scoped[name]):
+                for listener in tuple(self._store.override_listeners[name]):
                     listener(Change(name, value, origin, "override"))
         except BaseException:
             self.__exit__(None, None, None)
@@ -142,13 +151,13 @@ class Override:
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         var = self._var
-        frame = var.get()
-        if frame is None or frame[OWNER] is not self:
-            frame = _leave_out_of_order(var, frame, self)
+        scope = var.get()
+        if scope is None or scope[OWNER] is not self:
+            scope = _leave_out_of_order(var, scope, self)
         else:
-            var.set(frame[PARENT])
-        if _getrefcount(frame) > 2:  # another context holds it (2: our local, the argument)
-            self._store.linger(frame, self._counts)
+            var.set(scope[PARENT])
+        if _getrefcount(scope) > 2:  # another context holds it (2: our local, the argument)
+            self._store.linger(scope, self._counts)
         else:
             for entries in self._counts:
                 entries.pop()
@@ -229,7 +238,7 @@ class Override:
 class _SingleOverride(Override):
     """An Override of one flag, the common case, with a shorter enter and exit."""
 
-    __slots__ = ("_count", "_name", "_one_scoped")
+    __slots__ = ("_count", "_name", "_one_listening")
 
     def __init__(
         self, config: ConfigLike, store: Store, items: Items, code: Any = None, raw: Any = None
@@ -237,57 +246,57 @@ class _SingleOverride(Override):
         super().__init__(config, store, items, code, raw)
         (self._name,) = self._names
         (self._count,) = self._counts
-        (self._one_scoped,) = self._scoped
+        (self._one_listening,) = self._listening
 
     def __enter__(self) -> ConfigLike:
         var = self._var
         parent = var.get()
         if parent is None:
-            frame = self._solo.copy()
+            scope = self._alone.copy()
         else:
-            frame = {**parent, **self._items}  # type: ignore[dict-item]
-            frame[PARENT] = parent
-            frame[OWNER] = self
+            scope = {**parent, **self._items}  # type: ignore[dict-item]
+            scope[PARENT] = parent
+            scope[OWNER] = self
         self._count.append(None)
-        if self._name not in self._displaced:
+        if self._name not in self._shadowed:
             self._store.install(self._name)
-        var.set(frame)
-        if self._one_scoped:
+        var.set(scope)
+        if self._one_listening:
             self._tell()
         return self._config
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         # Override.__exit__ for one flag, without the loop: measured 5-8% off enter+exit here.
         var = self._var
-        frame = var.get()
-        if frame is None or frame[OWNER] is not self:
-            frame = _leave_out_of_order(var, frame, self)
+        scope = var.get()
+        if scope is None or scope[OWNER] is not self:
+            scope = _leave_out_of_order(var, scope, self)
         else:
-            var.set(frame[PARENT])
-        if _getrefcount(frame) > 2:  # another context holds it (2: our local, the argument)
-            self._store.linger(frame, self._counts)
+            var.set(scope[PARENT])
+        if _getrefcount(scope) > 2:  # another context holds it (2: our local, the argument)
+            self._store.linger(scope, self._counts)
         else:
             self._count.pop()
 
 
 def _leave_out_of_order(var: Any, top: Mapping[object, Any] | None, owner: Override) -> Any:
-    """Take the newest frame ``owner`` made out of this context's chain, keeping the frames
+    """Take the newest scope ``owner`` made out of this context's chain, keeping the scopes
     entered after it (rebuilt on its parent, each with its own values); return it."""
     newer = []
-    frame = top
-    while frame is not None and frame[OWNER] is not owner:
-        newer.append(frame)
-        frame = frame[PARENT]
-    if frame is None:
+    scope = top
+    while scope is not None and scope[OWNER] is not owner:
+        newer.append(scope)
+        scope = scope[PARENT]
+    if scope is None:
         raise RuntimeError("override exited without being entered in this context")
-    rebuilt = frame[PARENT]
+    rebuilt = scope[PARENT]
     for later in reversed(newer):
         own = {name: later[name] for name in later[OWNER]._names}  # assignments inside it included
         new = {**rebuilt, **own} if rebuilt is not None else own
         new[PARENT], new[OWNER] = rebuilt, later[OWNER]
         rebuilt = new
     var.set(rebuilt)
-    return frame
+    return scope
 
 
 def make_override(config: ConfigLike, store: Store, items: Items, code: Any, raw: Any) -> Override:

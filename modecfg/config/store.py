@@ -9,8 +9,8 @@ other attribute. Everything that is not a stored value is a descriptor on the cl
 * ``LazyDefault`` for defaults computed from other flags (``compile.timeout``);
 * ``Alias`` for PyTensor's ``__`` spelling (``config.traceback__limit``);
 * ``Overridden`` for a flag with a scoped override somewhere in the process. It
-  consults the override frames (:mod:`modecfg.config.overrides`) and is removed by the
-  first read after the last frame holding that flag is gone: a frame lives as long as
+  consults the override scopes (:mod:`modecfg.config.overrides`) and is removed by the
+  first read after the last scope holding that flag is gone: a scope lives as long as
   some context (a thread, a task, a copied context) still holds it, so a task created
   inside an override that outlives the block still reads the override through
   every path.
@@ -73,7 +73,7 @@ Guard = Callable[[Flag, Any], None]
 
 class View(Protocol):
     """Something that shows a store's values elsewhere and must know which flags some
-    override holds (their reads there must then ask the override frames)."""
+    override holds (their reads there must then ask the override scopes)."""
 
     def scoped(self, name: str, on: bool) -> None: ...
 
@@ -101,7 +101,7 @@ class _FlagDescriptor(_Descriptor):
 
 
 class Overridden(_FlagDescriptor):
-    """On a section class while some live frame overrides the flag."""
+    """On a section class while some live scope overrides the flag."""
 
     __slots__ = ()
 
@@ -109,16 +109,16 @@ class Overridden(_FlagDescriptor):
         if obj is None:
             return self
         store = self.store
-        frame = store.var.get()
-        if frame is not None:
-            hit = frame.get(self.name)
+        scope = store.scope_var.get()
+        if scope is not None:
+            hit = scope.get(self.name)
             if hit is not None:
                 return hit[0]
-        live = store.live[self.name]
+        live = store.holders[self.name]
         if live and store.lingering:
-            store.sweep_soon()  # frames other contexts held may be let go by now
+            store.sweep_soon()  # scopes other contexts held may be let go by now
         if not live:
-            store.uninstall(self.name)  # no frame holds it any more: plain reads again
+            store.uninstall(self.name)  # no scope holds it any more: plain reads again
         return store.base(self.name)
 
 
@@ -200,29 +200,29 @@ class Store:
         self.ready = loader is None
         self.lock = fork_safe(self, "lock", threading.RLock)  # sources, assignment
         self.counting = fork_safe(self, "counting", threading.Lock)  # the Overridden descriptors
-        # The override frame of each context (see modecfg.config.overrides).
-        self.var: contextvars.ContextVar[Mapping[object, Any] | None] = contextvars.ContextVar(
+        # The override scope of each context (see modecfg.config.overrides).
+        self.scope_var: contextvars.ContextVar[Mapping[object, Any] | None] = contextvars.ContextVar(
             "modecfg_overrides", default=None
         )
         self.sections: dict[tuple[str, ...], Section] = {}
         self.candidates: dict[str, list[Candidate]] = {}
         self.notes: list[Note] = []
         self.read: list[str] = []
-        # flag -> one entry per live override frame holding it, in any context. Entries
-        # are added and removed with list.append / list.pop, which the GIL makes atomic.
-        self.live: dict[str, list[None]] = {name: [] for name in FLAGS}
-        # frames left by their block but still held by another context, with their counts
+        # flag -> one entry per live override scope holding it, in any context: a counter made
+        # of a list, since list.append / list.pop are atomic under the GIL (+= is not)
+        self.holders: dict[str, list[None]] = {name: [] for name in FLAGS}
+        # scopes left by their block but still held by another context, with their counts
         self.lingering: list[tuple[Mapping[object, Any], tuple[list[None], ...]]] = []
         self._sweep_in = 0
         # flag -> what its class held before an Overridden went in (None: nothing)
-        self.displaced: dict[str, object] = {}
-        # flag -> subscribers; ``scoped`` hear of overrides being entered as well
+        self.shadowed: dict[str, object] = {}
+        # flag -> subscribers; ``override_listeners`` hear of overrides being entered as well
         self.listeners: dict[str, list[Listener]] = {name: [] for name in FLAGS}
-        self.scoped: dict[str, list[Listener]] = {name: [] for name in FLAGS}
+        self.override_listeners: dict[str, list[Listener]] = {name: [] for name in FLAGS}
         self.guards: list[Guard] = []
         self.every: list[tuple[Listener, bool]] = []  # subscribers of every flag, adopted ones too
-        # an override() call site -> the Override it made (see modecfg.config.overrides)
-        self.sites: dict[int, Any] = {}
+        # an override() call site (code id ^ instruction offset) -> the Override it made
+        self.site_cache: dict[int, Any] = {}
         # objects that show this store's values elsewhere (PyTensor's config): told when a
         # flag's Overridden goes in or out, under the same lock, in the same order
         self.views: list[View] = []
@@ -237,19 +237,19 @@ class Store:
 
     def override_of(self, name: str) -> tuple[Any, Origin] | None:
         """The override of ``name`` in the reading thread or task, (value, origin), if any:
-        the one way the facade reads the current override frame."""
-        frame = self.var.get()
-        if frame is None:
+        the one way the facade reads the current override scope."""
+        scope = self.scope_var.get()
+        if scope is None:
             return None
-        found: tuple[Any, Origin] | None = frame.get(name)
+        found: tuple[Any, Origin] | None = scope.get(name)
         return found
 
     def overridden(self) -> dict[str, tuple[Any, Origin]]:
         """Every override in the reading thread or task, by flag."""
-        frame = self.var.get()
-        if frame is None:
+        scope = self.scope_var.get()
+        if scope is None:
             return {}
-        return {k: v for k, v in frame.items() if isinstance(k, str)}
+        return {k: v for k, v in scope.items() if isinstance(k, str)}
 
     # -- flags -----------------------------------------------------------------------
 
@@ -281,9 +281,9 @@ class Store:
         """A flag declared after this store was built (adopted from PyTensor): its state, its
         place, its default; a value a source held for it comes with :meth:`settle`."""
         with self.lock:
-            self.live.setdefault(spec.name, [])
+            self.holders.setdefault(spec.name, [])
             self.listeners.setdefault(spec.name, []).extend(f for f, _ in self.every)
-            self.scoped.setdefault(spec.name, []).extend(f for f, scoped in self.every if scoped)
+            self.override_listeners.setdefault(spec.name, []).extend(f for f, scoped in self.every if scoped)
             self.place(spec)
             if self.ready and not spec.is_lazy:
                 self.sections[spec.section].__dict__.setdefault(spec.attr, spec.default)
@@ -406,7 +406,7 @@ class Store:
         every = names is None
         lists = [self.listeners[n] for n in (FLAGS if names is None else names)]
         if overrides:
-            lists += [self.scoped[n] for n in (FLAGS if names is None else names)]
+            lists += [self.override_listeners[n] for n in (FLAGS if names is None else names)]
         for found in lists:
             found.append(listener)
         entry = (listener, overrides)
@@ -437,12 +437,12 @@ class Store:
                     raise
                 _log_listener_error(listener, change, exc)  # an undo is told to everyone who heard
 
-    # -- frames that outlive their block ----------------------------------------------
+    # -- scopes that outlive their block ----------------------------------------------
 
-    def linger(self, frame: Mapping[object, Any], counts: tuple[list[None], ...]) -> None:
-        """``frame`` was left but another context holds it: keep it counted until it is let go."""
+    def linger(self, scope: Mapping[object, Any], counts: tuple[list[None], ...]) -> None:
+        """``scope`` was left but another context holds it: keep it counted until it is let go."""
         with self.counting:
-            self.lingering.append((frame, counts))
+            self.lingering.append((scope, counts))
 
     def sweep_soon(self) -> None:
         """Sweep at this read or a later one: each read pays a constant share of a sweep."""
@@ -451,7 +451,7 @@ class Store:
             self.sweep()
 
     def sweep(self) -> None:
-        """Stop counting lingering frames that no context holds any more."""
+        """Stop counting lingering scopes that no context holds any more."""
         with self.counting:
             kept = []
             for record in self.lingering:
@@ -469,42 +469,42 @@ class Store:
     def install(self, name: str) -> None:
         """Put an Overridden for ``name`` on its section class, unless one is there."""
         with self.counting:
-            if name in self.displaced:
+            if name in self.shadowed:
                 return
             spec = FLAGS[name]
             cls = type(self.sections[spec.section])
             previous = cls.__dict__.get(spec.attr)
-            # Descriptor first, record second: entering reads ``displaced`` unlocked.
+            # Descriptor first, record second: entering reads ``shadowed`` unlocked.
             setattr(cls, spec.attr, Overridden(name, self))
             for view in self.views:
                 view.scoped(name, True)
-            self.displaced[name] = previous
+            self.shadowed[name] = previous
 
     def uninstall(self, name: str) -> None:
-        """Take the Overridden of ``name`` away again if no live frame holds it.
+        """Take the Overridden of ``name`` away again if no live scope holds it.
 
-        A frame made meanwhile either sees the descriptor gone (and installs it) or is
-        seen by the re-check at the end: ``live`` is appended to before ``displaced`` is
-        looked at, ``displaced`` is emptied before the descriptor goes and filled after
+        A scope made meanwhile either sees the descriptor gone (and installs it) or is
+        seen by the re-check at the end: ``holders`` is appended to before ``shadowed`` is
+        looked at, ``shadowed`` is emptied before the descriptor goes and filled after
         it comes.
         """
         with self.counting:
-            if self.live[name] or name not in self.displaced:
+            if self.holders[name] or name not in self.shadowed:
                 return
             spec = FLAGS[name]
             cls = type(self.sections[spec.section])
-            previous = self.displaced.pop(name)
+            previous = self.shadowed.pop(name)
             if previous is None:
                 delattr(cls, spec.attr)
             else:
                 setattr(cls, spec.attr, previous)
             for view in self.views:
                 view.scoped(name, False)
-            if self.live[name]:
+            if self.holders[name]:
                 setattr(cls, spec.attr, Overridden(name, self))
                 for view in self.views:
                     view.scoped(name, True)
-                self.displaced[name] = previous
+                self.shadowed[name] = previous
 
 
 _STORES: weakref.WeakSet[Store] = weakref.WeakSet()  # every Config's store: adopted flags reach all
