@@ -24,6 +24,7 @@ and classes: nothing attached to PyTensor is a closure or a local class, so it p
 
 from __future__ import annotations
 
+import functools
 import importlib
 import sys
 import threading
@@ -32,8 +33,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from modecfg._locks import fork_safe
+from modecfg._pytensor.state import Wrapper, is_on, original
 from modecfg._pytensor.state import applied as _applied
-from modecfg._pytensor.state import is_on, original
 from modecfg._pytensor.state import originals as _originals
 from modecfg._pytensor.version import pytensor_version
 from modecfg.errors import PyTensorIntegrationWarning
@@ -72,7 +73,10 @@ class Patch(NamedTuple):
     name: str
     module: str
     attr: str
-    replacement: str  # a factory in modecfg._pytensor.replacements: original -> replacement
+    # in modecfg._pytensor.replacements: for a function or method, the replacement itself, called
+    # as replacement(original, *args) (see state.Wrapper); for an object (kind), a factory
+    # original -> what takes its place
+    replacement: str
     why: str
     holders: tuple[str, ...] = ()  # other modules binding the same object under the same name
     params: tuple[str, ...] | None = None  # leading parameters the replacement relies on
@@ -302,7 +306,17 @@ def _verify(patch: Patch) -> tuple[Any, str, Any, Any]:
 def _apply(patch: Patch, owner: Any, attr: str, raw: Any, obj: Any) -> None:
     from modecfg._pytensor import replacements
 
-    replacement = getattr(replacements, patch.replacement)(obj)
+    made = getattr(replacements, patch.replacement)
+    replacement: Any
+    if patch.kind is not None:  # an object: the replacement is a factory of what takes its place
+        replacement = made(obj)
+    elif isinstance(owner, type) and not isinstance(raw, staticmethod | classmethod):
+        # a method: made(self, original, ...), bound by partialmethod, which puts no frame of
+        # its own on the stack (PyTensor keeps a few frames of each node's creation: a
+        # wrapper's frame in Op.__call__ would push the user's line out)
+        replacement = functools.partialmethod(made, obj)
+    else:  # a function: made(original, ...), through the Wrapper (original once off)
+        replacement = Wrapper(patch.name, made, obj)
     _originals[patch.name] = obj
     patched = []
     for holder in patch.holders:

@@ -1,10 +1,14 @@
-"""What is patched now: shared by the patch machinery and the replacements (no imports)."""
+"""What is patched now, and the wrapper a replaced function becomes: shared by the patch
+machinery and the replacements (no imports of either)."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from types import MethodType
 from typing import Any
 
-__all__ = ["applied", "is_on", "original", "originals"]
+__all__ = ["Wrapper", "applied", "is_on", "original", "originals"]
 
 # patch name -> what was done (see modecfg._pytensor.patches._Applied)
 applied: dict[str, Any] = {}
@@ -19,3 +23,34 @@ def is_on(name: str) -> bool:
 def original(name: str) -> Any:
     """The object a patch replaced (while on, and after: a captured replacement needs it)."""
     return originals[name]
+
+
+class Wrapper:
+    """What a patched function or method becomes: ``replacement(original, *args, **kwargs)``
+    while its patch is on, ``original(*args, **kwargs)`` once it is off (one captured somewhere,
+    as ``atexit`` keeps the profile printer, behaves as PyTensor's after ``uninstall()``).
+
+    The replacement receives the original as its first argument, as wrapt's
+    ``wrap_function_wrapper`` hands it over, so no replacement looks its original up. It binds
+    to an instance as a function does (``VMLinker.accept``, ``Op.__call__``), and ``inspect``
+    sees the original's signature (``__wrapped__``). These few lines are what modecfg needs of
+    wrapt; a module-level class, so a PyTensor object holding one still pickles.
+    """
+
+    __wrapped__: Callable[..., Any]
+
+    def __init__(self, name: str, replacement: Callable[..., Any], wrapped: Callable[..., Any]) -> None:
+        functools.update_wrapper(self, wrapped)  # __name__, __qualname__, __doc__, __wrapped__
+        self._patch = name
+        self._replacement = replacement
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._patch in applied:
+            return self._replacement(self.__wrapped__, *args, **kwargs)
+        return self.__wrapped__(*args, **kwargs)
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        return self if instance is None else MethodType(self, instance)
+
+    def __repr__(self) -> str:
+        return f"<modecfg wrapper of {self.__wrapped__!r} (patch {self._patch!r})>"
