@@ -74,7 +74,7 @@ def _integration() -> list[tuple[str, str]]:
     """Each point where modecfg meets PyTensor: on or off, and why (imports PyTensor)."""
     import warnings
 
-    from modecfg._pytensor.patches import TESTED, status, version_problem
+    from modecfg._pytensor.patches import TESTED, contacts, status, version_problem
 
     try:
         with warnings.catch_warnings():
@@ -85,7 +85,7 @@ def _integration() -> list[tuple[str, str]]:
     low, high = TESTED
     rows = [("PyTensor", version_problem() or f"{_version('pytensor')}, in the tested range "
              f">= {low[0]}.{low[1]}, < {high[0]}.{high[1]}")]  # fmt: skip
-    for row in status():
+    for row in [*status(), *contacts()]:
         rows.append((row.patch.name, f"{row.state}: {row.patch.target} - {row.reason}"))
     return rows
 

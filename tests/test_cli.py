@@ -284,6 +284,12 @@ def test_doctor_reports_compiler_backends_linkers_and_devices(fresh_config: None
     for section in ("C++ compiler", "BLAS", "backends", "GPUs", "linkers", "devices"):
         assert f"\n{section}\n" in f"\n{out}"
     assert "auto                   chosen per graph" in out and "cpu                    usable" in out
+    # every integration point, the patches and the contacts that replace no attribute (issue 22)
+    from modecfg._pytensor.patches import CONTACTS, PATCHES
+
+    for point in (*PATCHES, *CONTACTS):
+        assert f"\n  {point.name:<22} " in out or f"\n  {point.name} " in out, point.name
+    assert "import hand-off" in out and "DebugMode fix        " in out
 
 
 def test_demo_refuses_an_unknown_mode_before_running(fresh_config: None) -> None:

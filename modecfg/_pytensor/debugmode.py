@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from pytensor.compile.debug import debugmode as _dm
 
-__all__ = ["DebugMode", "debug_mode_class", "float32_close", "rename_attribute"]
+__all__ = ["DebugMode", "debug_mode_class", "fix_in_place", "float32_close", "rename_attribute"]
 
 FLOAT32_ATOL = 1e-4  # PyTensor's own float32 tolerances under tensor.cmp_sloppy=1
 FLOAT32_RTOL = 1e-3
@@ -120,6 +120,11 @@ def _fixed_make_all() -> Any:
 
 
 _MAKE_ALL = _fixed_make_all()
+
+
+def fix_in_place() -> bool:
+    """Whether modecfg's DebugMode runs the fixed ``make_all`` here (``modecfg doctor``)."""
+    return _MAKE_ALL is not None
 
 
 class _Linker(_dm._Linker):  # type: ignore[misc]

@@ -59,6 +59,9 @@ def _in_view(spec: Flag) -> bool:
 
 
 _said_missing: set[str] = set()
+# How PyTensor met modecfg's values: "handed over at import" (through the import hook), "copied
+# after import" (PyTensor was imported first), or "" (not yet): the import hand-off's state.
+HAND_OFF: list[str] = []
 
 
 class PyTensorBridge:
@@ -85,6 +88,8 @@ class PyTensorBridge:
             self._detach = [cfg.subscribe(self._changed), cfg.guard(self.check_writable)]
         if "pytensor" in sys.modules:
             loaded = cfg.loaded  # read already: hand the values over now (else at the first read)
+            if not HAND_OFF:
+                HAND_OFF[:] = ["copied after import (PyTensor was imported before modecfg)"]
             self.after_import()
             if loaded:
                 self.sync()
@@ -307,6 +312,7 @@ class _Loader:
         try:
             with self._bridge.pytensor_environment():
                 self._inner.exec_module(module)
+            HAND_OFF[:] = ["handed over at import"]
         finally:  # the module keeps PyTensor's own loader: nothing of modecfg stays on it
             module.__loader__ = self._inner
             if module.__spec__ is not None:

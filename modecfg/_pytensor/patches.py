@@ -446,6 +446,75 @@ def status() -> list[PatchStatus]:
     return rows
 
 
+class Contact(NamedTuple):
+    """An integration point that replaces no attribute of PyTensor's: listed with the patches
+    (``modecfg doctor``), its state probed when asked."""
+
+    name: str
+    target: str
+    why: str
+    probe: Callable[[], tuple[str, str]]  # (state, reason) now
+
+
+def _hand_off() -> tuple[str, str]:
+    from modecfg._pytensor.mirror import HAND_OFF
+
+    if HAND_OFF:
+        return "on", HAND_OFF[0]
+    hooked = any(type(f).__name__ == "_ImportHook" for f in sys.meta_path)
+    return ("waiting", "PyTensor is not imported yet") if hooked else ("off", "no import hook")
+
+
+def _debugmode_fix() -> tuple[str, str]:
+    try:
+        from modecfg._pytensor import debugmode
+    except Exception as exc:  # pragma: no cover - PyTensor's DebugMode cannot be imported
+        return "off", f"PyTensor's DebugMode cannot be imported ({exc!r})"
+    if debugmode.fix_in_place():
+        return "on", "DebugMode's linker restores 0-d inputs with fill (numpy 2 has no itemset)"
+    return "off", "not needed here (numpy 1), or PyTensor no longer calls itemset where expected"
+
+
+def _written_through() -> tuple[str, str]:
+    from modecfg._pytensor import view
+
+    if view.view() is not None:
+        return "on", "pytensor.config is the view; the rest are handed over at import"
+    return "off", "the config view is off: assignments are copied into pytensor.config"
+
+
+CONTACTS: tuple[Contact, ...] = (
+    Contact(
+        "import hand-off",
+        "sys.meta_path: the loader of the pytensor package",
+        "PyTensor is imported with modecfg's values for the flags it fixes at import "
+        "(PYTENSOR_FLAGS and PYTENSORRC set for the import, restored after)",
+        _hand_off,
+    ),
+    Contact(
+        "DebugMode fix",
+        "pytensor.compile.debug.debugmode (a subclass of its linker; PyTensor's classes untouched)",
+        "modecfg's DebugMode runs under numpy 2 and compares float32 results with float32 tolerances",
+        _debugmode_fix,
+    ),
+    Contact(
+        "fixed flags",
+        "pytensor.config's immutable parameters (compiledir, cxx, ...)",
+        "PyTensor receives modecfg's values at its import; a later change is a ReadOnlyFlagError",
+        _written_through,
+    ),
+)
+
+
+def contacts() -> list[PatchStatus]:
+    """The integration points that are not patches, each with its state now."""
+    rows = []
+    for contact in CONTACTS:
+        state, reason = contact.probe()
+        rows.append(PatchStatus(contact, state, reason))  # type: ignore[arg-type]
+    return rows
+
+
 def version_problem() -> str:
     """Why the installed PyTensor is outside the tested range ('' when it is inside)."""
     return _version_problem
