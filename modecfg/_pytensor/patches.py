@@ -483,6 +483,18 @@ def _written_through() -> tuple[str, str]:
     return "off", "the config view is off: assignments are copied into pytensor.config"
 
 
+def _requiring_check() -> tuple[str, str]:
+    from pytensor.misc.ordered_set import OrderedSet
+
+    if hasattr(OrderedSet, "intersection_update"):
+        return "off", "not needed: this PyTensor applies required rewrite tags"
+    return "on", "optimizer_requiring is refused at the mode's build, with where it was set"
+
+
+def _always() -> tuple[str, str]:
+    return "on", "applied whenever modecfg builds that mode"
+
+
 CONTACTS: tuple[Contact, ...] = (
     Contact(
         "import hand-off",
@@ -496,6 +508,20 @@ CONTACTS: tuple[Contact, ...] = (
         "pytensor.compile.debug.debugmode (a subclass of its linker; PyTensor's classes untouched)",
         "modecfg's DebugMode runs under numpy 2 and compares float32 results with float32 tolerances",
         _debugmode_fix,
+    ),
+    Contact(
+        "requiring check",
+        "pytensor.misc.ordered_set.OrderedSet (read: does it have intersection_update?)",
+        "PyTensor 3.0-3.3 fails every compile with optimizer_requiring set (its rewrite database "
+        "calls a method its OrderedSet lacks): modecfg says so before (modes/build.py)",
+        _requiring_check,
+    ),
+    Contact(
+        "DebugMode fusion",
+        "the local_careduce_fusion rewrite, left out of modecfg's DebugMode",
+        "PyTensor 3.0's Python code of a fused reduction starts from the first element, not the "
+        "identity: DebugMode would report PyTensor's bug on every sum of squares (modes/build.py)",
+        _always,
     ),
     Contact(
         "fixed flags",
