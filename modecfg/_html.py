@@ -11,7 +11,7 @@ import html
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["escape", "pre", "table"]
+__all__ = ["escape", "html_table", "pre"]
 
 _CELL = "padding:2px 8px;border-bottom:1px solid #ddd;vertical-align:top"
 
@@ -20,7 +20,7 @@ def escape(value: object) -> str:
     return html.escape(str(value))
 
 
-def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], caption: str = "") -> str:
+def html_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], caption: str = "") -> str:
     """A plain table; cells are escaped text (``<code>`` for the first column)."""
     head = "".join(f'<th style="{_CELL};text-align:left">{escape(h)}</th>' for h in headers)
     body = []

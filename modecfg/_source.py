@@ -18,7 +18,7 @@ __all__ = ["SourceLine", "calling_line", "first_user_frame", "is_library", "sour
 _MODECFG_DIR = os.path.dirname(os.path.abspath(__file__))
 _DEMO = os.path.join(_MODECFG_DIR, "demo.py")
 
-Frame = tuple[str, int, str, "str | None"]
+TraceEntry = tuple[str, int, str, "str | None"]
 
 
 class SourceLine(NamedTuple):
@@ -59,7 +59,7 @@ def is_library(filename: str) -> bool:
     return f"{os.sep}numpy{os.sep}" in filename or filename.startswith("<frozen")
 
 
-def user_frame(thing: Any) -> tuple[Frame | None, list[Frame]]:
+def user_frame(thing: Any) -> tuple[TraceEntry | None, list[TraceEntry]]:
     """The innermost user frame that made ``thing`` (a variable or a node), and the kept stack."""
     variables = thing.outputs if hasattr(thing, "outputs") else [thing]
     for var in variables:

@@ -363,12 +363,12 @@ def _script_arguments(args: argparse.Namespace, options: Sequence[str]) -> None:
 
 def cmd_check_float32(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from modecfg._script import exit_status
-    from modecfg.checks.script import run_script
+    from modecfg.checks.script import check_script
 
     _script_arguments(args, ())
     status = 0
     try:
-        findings = run_script(args.script, args.args)
+        findings = check_script(args.script, args.args)
     except SystemExit as exc:  # the script's own exit: keep what was found, and its status
         findings = getattr(exc, "findings", [])
         status = exit_status(exc, err)

@@ -83,6 +83,7 @@ class Patch(NamedTuple):
     kind: type | None = None  # the original's type when it is not a function
     on_demand: bool = False  # applied by enable(), when first needed, not by install()
     undo: str = ""  # for a change made in place: a function in replacements that takes it back
+    needs: tuple[str, ...] = ()  # patches that must be on first: without them this one breaks PyTensor
 
     @property
     def target(self) -> str:
@@ -102,24 +103,25 @@ PATCHES: tuple[Patch, ...] = (
         "overrides per thread and task); changed in place, since every PyTensor module holds it",
     ),
     Patch(
+        name="register_mode",
+        module="pytensor.compile.mode",
+        attr="register_mode",
+        holders=("pytensor.compile", "pytensor.compile.debug.debugmode"),
+        params=("name", "mode"),
+        replacement="register_mode_unless_taken",
+        why="PyTensor's register_mode refuses every name the mode table answers, DEBUG_MODE "
+        "(registered when DebugMode is imported) among them: it checks PyTensor's own entries",
+    ),
+    Patch(
         name="mode table",
         module="pytensor.compile.mode",
         attr="predefined_modes",
         holders=("pytensor.compile",),
         kind=dict,
         replacement="mode_table",
+        needs=("register_mode",),
         why="pytensor.function(mode='NanGuardMode'), get_mode() and the mode flag reach modecfg's "
         "modes; PyTensor's other entries stay",
-    ),
-    Patch(
-        name="register_mode",
-        module="pytensor.compile.mode",
-        attr="register_mode",
-        holders=("pytensor.compile", "pytensor.compile.debug.debugmode"),
-        params=("name", "mode"),
-        replacement="register_mode",
-        why="PyTensor's register_mode refuses every name the mode table answers, DEBUG_MODE "
-        "(registered when DebugMode is imported) among them: it checks PyTensor's own entries",
     ),
     Patch(
         name="compile hook",
@@ -340,6 +342,11 @@ def _try(patches: list[Patch]) -> list[str]:
             _problems[patch.name] = str(exc)
             problems.append(f"{patch.name} ({patch.target}): {exc}")
     for patch, owner, attr, raw, obj in verified:
+        missing = [name for name in patch.needs if name not in _applied]
+        if missing:  # e.g. the mode table without register_mode: PyTensor's DebugMode import fails
+            _problems[patch.name] = f"left off: it needs {', '.join(missing)}, which is off"
+            problems.append(f"{patch.name}: left off, it needs {', '.join(missing)}")
+            continue
         try:
             _apply(patch, owner, attr, raw, obj)
             _problems.pop(patch.name, None)

@@ -49,7 +49,7 @@ def mode_table(table: dict[Any, Any]) -> ModeTable:
     return ModeTable(table)
 
 
-def register_mode(_original: Any, name: str, mode: Any) -> None:
+def register_mode_unless_taken(_original: Any, name: str, mode: Any) -> None:
     """Add a ``Mode`` that ``function`` finds by ``name``; a name PyTensor holds already is refused.
 
     (PyTensor's own version refuses every name modecfg's mode table answers, and

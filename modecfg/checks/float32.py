@@ -327,7 +327,7 @@ class Findings(list[Finding]):
         printer.text(str(self))
 
     def _repr_html_(self) -> str:
-        from modecfg._html import table
+        from modecfg._html import html_table
 
         if not self:
             return "<p><b>float32 check</b>: no float64 enters this graph</p>"
@@ -342,7 +342,7 @@ class Findings(list[Finding]):
             for f in self
         ]
         caption = f"float32 check: {len(self)} place(s) where float64 enters"
-        return table(["where", "code", "what", "fix", "float64 downstream"], rows, caption=caption)
+        return html_table(["where", "code", "what", "fix", "float64 downstream"], rows, caption=caption)
 
 
 def check_float32(target: Any) -> Findings:

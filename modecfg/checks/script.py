@@ -8,10 +8,10 @@ from modecfg._script import run_script as _run
 from modecfg.checks.enforce import collecting
 from modecfg.checks.float32 import Finding
 
-__all__ = ["run_script"]
+__all__ = ["check_script"]
 
 
-def run_script(path: str, args: Sequence[str] = ()) -> list[Finding]:
+def check_script(path: str, args: Sequence[str] = ()) -> list[Finding]:
     """Run ``path`` as ``__main__`` with ``args``; the float64 findings of its compiles.
 
     An exception of the script propagates after the findings gathered so far are

@@ -26,7 +26,7 @@ class Explanation(NamedTuple):
     adopted: str = ""  # the PyTensor release whose declaration the flag was adopted from
 
     def _repr_html_(self) -> str:
-        from modecfg._html import escape, table
+        from modecfg._html import escape, html_table
 
         rows = [("default", repr(self.default), "")]
         rows += [(f"{c.origin.layer} {_where(c.origin)}".strip(), repr(c.raw), "") for c in self.layers]
@@ -36,7 +36,7 @@ class Explanation(NamedTuple):
             f"<p><code>{escape(self.name)}</code> = <code>{escape(repr(self.value))}</code> "
             f"(from {escape(self.origin)})<br>{escape(self.doc)}<br>type: {escape(self.kind)}</p>"
         )
-        return head + table(["layer", "value", ""], rows)
+        return head + html_table(["layer", "value", ""], rows)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(str(self))
@@ -88,7 +88,7 @@ class CompiledWith(dict[str, tuple[Any, str]]):
         printer.text(str(self))
 
     def _repr_html_(self) -> str:
-        from modecfg._html import table
+        from modecfg._html import html_table
 
         rows = [(name, repr(value), origin) for name, (value, origin) in self.items()]
-        return table(["flag", "value", "from"], rows, caption="compiled with")
+        return html_table(["flag", "value", "from"], rows, caption="compiled with")

@@ -90,12 +90,12 @@ class Config(Section):
 
     def _repr_html_(self) -> str:
         """In a notebook: the flags some layer set in this context, with where each came from."""
-        from modecfg._html import table
+        from modecfg._html import html_table
 
         rows = [(n, repr(self[n]), str(self.origin(n))) for n in FLAGS if not self.is_default(n)]
         if not rows:
             return "<p><b>modecfg configuration</b>: every flag at its default</p>"
-        return table(["flag", "value", "from"], rows, caption=f"modecfg configuration: {len(rows)} set")
+        return html_table(["flag", "value", "from"], rows, caption=f"modecfg configuration: {len(rows)} set")
 
     # -- provenance ----------------------------------------------------------------
 

@@ -295,3 +295,25 @@ def test_pytensors_blas_warning_stays_away_after_an_import_inside_catch_warnings
     assert [t for c, t in out["texts"] if t.startswith("PyTensor could not link to a BLAS")] == []
     # linker=auto may run the product on numba, which does its own BLAS: modecfg says nothing then
     assert len([t for c, t in out["texts"] if c == "MissingBlasWarning"]) <= (0 if out["flags"] else 1)
+
+
+def test_a_patch_whose_partner_is_off_is_left_off_and_pytensor_still_imports() -> None:
+    """The mode table answers DEBUG_MODE; without modecfg's register_mode, PyTensor's own refuses
+    the name when its DebugMode module registers it, and `import pytensor.compile.debug.debugmode`
+    failed. The mode table needs register_mode: one off leaves the other off."""
+    out = _run(
+        """
+        import json, warnings
+        warnings.simplefilter("ignore")
+        import modecfg
+        from modecfg._pytensor import replacements
+        del replacements.register_mode_unless_taken  # register_mode cannot be applied
+        import pytensor
+        import pytensor.compile.debug.debugmode  # registers DEBUG_MODE
+        from modecfg._pytensor import patches
+        rows = {r.patch.name: [r.state, r.reason] for r in patches.status()}
+        print(json.dumps({"register": rows["register_mode"], "table": rows["mode table"]}))
+        """
+    )
+    assert out["register"][0] == "off" and "could not be applied" in out["register"][1]
+    assert out["table"] == ["off", "left off: it needs register_mode, which is off"]
