@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
 
+from modecfg._pytensor.state import HAND_OFF
 from modecfg._pytensor.values import pytensor_accepts
 from modecfg._pytensor.version import pytensor_version
 from modecfg._warn import warn
@@ -59,9 +60,6 @@ def _in_view(spec: Flag) -> bool:
 
 
 _said_missing: set[str] = set()
-# How PyTensor met modecfg's values: "handed over at import" (through the import hook), "copied
-# after import" (PyTensor was imported first), or "" (not yet): the import hand-off's state.
-HAND_OFF: list[str] = []
 
 
 class PyTensorBridge:

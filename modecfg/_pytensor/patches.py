@@ -33,7 +33,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from modecfg._locks import fork_safe
-from modecfg._pytensor.state import Wrapper, is_on, original
+from modecfg._pytensor.state import HAND_OFF, Wrapper, is_on, original
 from modecfg._pytensor.state import applied as _applied
 from modecfg._pytensor.state import originals as _originals
 from modecfg._pytensor.version import pytensor_version
@@ -464,8 +464,6 @@ class Contact(NamedTuple):
 
 
 def _hand_off() -> tuple[str, str]:
-    from modecfg._pytensor.mirror import HAND_OFF
-
     if HAND_OFF:
         return "on", HAND_OFF[0]
     hooked = any(type(f).__name__ == "_ImportHook" for f in sys.meta_path)

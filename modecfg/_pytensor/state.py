@@ -8,8 +8,11 @@ from collections.abc import Callable
 from types import MethodType
 from typing import Any
 
-__all__ = ["Wrapper", "applied", "is_on", "original", "originals"]
+__all__ = ["HAND_OFF", "Wrapper", "applied", "is_on", "original", "originals"]
 
+# How PyTensor met modecfg's values: "handed over at import" (through the import hook), "copied
+# after import" (PyTensor was imported first), or nothing yet: the import hand-off's state.
+HAND_OFF: list[str] = []
 # patch name -> what was done (see modecfg._pytensor.patches._Applied)
 applied: dict[str, Any] = {}
 # patch name -> the object it replaced; kept after uninstall: captured replacements call it
