@@ -10,13 +10,13 @@ fix it, the first time a graph with matrix products is compiled for C.
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, NamedTuple
 
 from modecfg._registry.linkers import runs_c_code
 from modecfg._warn import warn
 from modecfg.errors import MissingBlasWarning
 
-__all__ = ["MESSAGE", "PYTENSOR_TEXT", "notice"]
+__all__ = ["MESSAGE", "PYTENSOR_TEXT", "Products", "notice", "products"]
 
 PYTENSOR_TEXT = "PyTensor could not link to a BLAS installation"
 MESSAGE = (
@@ -31,18 +31,39 @@ _PRODUCTS = ("Dot", "Gemv", "Gemm", "Ger", "BatchedDot")
 _said = False
 
 
-def _has_products(fgraph: Any) -> bool:
+class Products(NamedTuple):
+    """What matrix products a graph has: the one place that asks (the BLAS notice, linker=auto)."""
+
+    any: bool  # a product BLAS does (dot, gemv, gemm, ger, batched dot), of any shapes
+    matrix_matrix: bool  # a matrix @ matrix product (matmul, batched too): numba's wins without BLAS
+
+
+def products(fgraph: Any) -> Products:
+    """The matrix products of ``fgraph`` (an Op's ``core_op`` counts: Blockwise(Dot) is matmul)."""
+    from pytensor.tensor.math import Dot
+
+    found = matrix = False
     for node in fgraph.apply_nodes:
-        op = getattr(node.op, "core_op", node.op)  # Blockwise(Dot) for matmul
-        if type(op).__name__.startswith(_PRODUCTS):
-            return True
-    return False
+        op = getattr(node.op, "core_op", node.op)
+        dot = isinstance(op, Dot)
+        if dot or type(op).__name__.startswith(_PRODUCTS):
+            found = True
+        if dot and all(_is_matrix(v) for v in node.inputs):
+            matrix = True
+            break
+    return Products(found, matrix)
+
+
+def _is_matrix(var: Any) -> bool:
+    """At least two dimensions, neither of the last two known to be 1 (``X @ w`` makes ``w`` a
+    column: that is a matrix-vector product)."""
+    return bool(var.type.ndim >= 2 and 1 not in var.type.shape[-2:])
 
 
 def notice(fgraph: Any, mode: Any) -> None:
     """Before the first C compile of a graph with matrix products: say it if there is no BLAS."""
     global _said
-    if _said or not runs_c_code(getattr(mode, "linker", None)) or not _has_products(fgraph):
+    if _said or not runs_c_code(getattr(mode, "linker", None)) or not products(fgraph).any:
         return
     import pytensor
 

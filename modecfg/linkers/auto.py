@@ -29,6 +29,7 @@ import copy
 from typing import Any, NamedTuple
 
 from modecfg._pytensor import marks
+from modecfg._pytensor.blas import products
 from modecfg._registry.linkers import PREFERENCE
 from modecfg.linkers import best_linker, why_unavailable
 
@@ -51,20 +52,12 @@ def choose(fgraph: Any, profiled: bool = False) -> Choice:
         return Choice(name, "the compile is profiled: a profile times each node, which the VM linkers do")
     from pytensor.compile.builders import OpFromGraph
     from pytensor.scan.op import Scan
-    from pytensor.tensor.math import Dot
 
     numba = not why_unavailable("numba")
-    loops = products = False
-    for node in fgraph.apply_nodes:
-        op = node.op
-        if isinstance(op, Scan | OpFromGraph):
-            loops = True
-            break
-        if isinstance(getattr(op, "core_op", op), Dot) and all(map(_is_matrix, node.inputs)):
-            products = True  # matrix @ matrix (Matmul, a Blockwise of Dot: batched too)
+    loops = any(isinstance(node.op, Scan | OpFromGraph) for node in fgraph.apply_nodes)
     if loops and numba:
         return Choice("numba", "the graph has an inner loop (scan) or inner function: numba compiles it")
-    if products and numba and not _c_has_blas():
+    if numba and not _c_has_blas() and products(fgraph).matrix_matrix:
         return Choice("numba", "matrix-matrix products and no BLAS for C: numba's products are numpy's")
     if not why_unavailable("cvm"):
         return Choice("cvm", "C thunks with the lowest per-call overhead")
@@ -81,12 +74,6 @@ def rule_here() -> str:
     blas = "no BLAS for C" if not _c_has_blas() else "a BLAS for C"
     products = ", and for matrix-matrix products" if not _c_has_blas() else ""
     return f"chosen per graph: numba for scan and inner functions{products} ({blas}); {default} otherwise"
-
-
-def _is_matrix(var: Any) -> bool:
-    """At least two dimensions, neither of the last two known to be 1 (``X @ w`` makes ``w`` a
-    column: that is a matrix-vector product)."""
-    return bool(var.type.ndim >= 2 and 1 not in var.type.shape[-2:])
 
 
 def _c_has_blas() -> bool:
