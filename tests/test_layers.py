@@ -24,13 +24,22 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 
 
 def _layer(module: str) -> int:
+    """The layer of ``module``: a member names itself and, if it is a package, what is inside it;
+    the package ``modecfg`` itself names only its ``__init__`` (else every new module would land
+    on the top layer unnoticed)."""
     best = (-1, -1)  # (length of the longest matching prefix, layer)
     for index, members in enumerate(LAYERS):
         for member in members:
-            if module == member or module.startswith(member + "."):
+            if module == member or (member != "modecfg" and module.startswith(member + ".")):
                 best = max(best, (len(member), index))
     assert best[1] >= 0, f"{module} belongs to no layer: add it to LAYERS"
     return best[1]
+
+
+def test_a_module_nobody_placed_belongs_to_no_layer() -> None:
+    with pytest.raises(AssertionError, match=r"modecfg\.newthing belongs to no layer"):
+        _layer("modecfg.newthing")
+    assert _layer("modecfg") == 4 and _layer("modecfg.config.live") == 1
 
 
 @pytest.fixture(scope="module")

@@ -138,14 +138,31 @@ def _compile_bad(door: str) -> object:
     return pytensor.function([f, i], i + f)  # case-compile
 
 
+def _compile_two_bad(door: str) -> object:
+    f = pt.vector("f")
+    i = pt.vector("i", dtype="int32")
+    d = pt.vector("d", dtype="float64")  # a float64 input: the second place float64 enters
+    outputs = [i + f, (d * 2).sum()]
+    if door == "modecfg":
+        return modecfg.function([f, i, d], outputs)  # two-compile
+    return pytensor.function([f, i, d], outputs)  # two-compile
+
+
 @pytest.mark.parametrize("door", ["modecfg", "pytensor"])
 def test_warn_emits_one_warning_per_finding_at_the_compile_line(door: str) -> None:
     with modecfg.config.override(warn_float64="warn"):
         with pytest.warns(modecfg.Float64Warning) as record:
-            _compile_bad(door)
-    assert len(record) == 1
-    assert record[0].filename == __file__
-    assert "integer/float mixing" in str(record[0].message)
+            _compile_two_bad(door)
+    marked = [
+        n
+        for n, text in enumerate(Path(__file__).read_text().splitlines(), 1)
+        if text.endswith("# two-compile")
+    ]
+    line = marked[0] if door == "modecfg" else marked[1]
+    assert len(record) == 2, [str(r.message) for r in record]
+    assert all(r.filename == __file__ and r.lineno == line for r in record)
+    text = " ".join(str(r.message) for r in record)
+    assert "integer/float mixing" in text
 
 
 @pytest.mark.parametrize("door", ["modecfg", "pytensor"])
