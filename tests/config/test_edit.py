@@ -32,14 +32,19 @@ foo = bar
 
 
 def _flag(path: Path, name: str) -> object:
-    """The value the file gives ``name``, as modecfg reads it (the file's other tools' sections,
-    which modecfg itself refuses to load, stay out of it)."""
-    from modecfg.config.edit import _flag_of, _read
-    from modecfg.config.flags import FLAGS
-    from modecfg.config.schema import validate
-
-    found = [s for s in _read(str(path)) if _flag_of(s) == name]
-    return validate(FLAGS[name], found[-1].raw) if found else None
+    """The value the file gives ``name``, read back by ``modecfg.load`` as a user's process reads
+    it (not by the check ``set_flag`` makes before it writes). The other tool's section, which
+    modecfg refuses to load, is left out of a copy first; everything else is read as written."""
+    kept, skipping = [], False
+    for line in path.read_text().splitlines(keepends=True):
+        if line.lstrip().startswith("["):
+            skipping = line.lstrip().startswith("[custom_tool]")
+        if not skipping:
+            kept.append(line)
+    copy = path.with_name("readback-" + path.name)  # the same suffix: .toml is read as TOML
+    copy.write_text("".join(kept))
+    cfg = modecfg.load(env={}, rc_files=[copy])
+    return cfg[name] if not cfg.is_default(name) else None
 
 
 def _rc(tmp_path: Path, text: str = INI, name: str = "rc") -> Path:
