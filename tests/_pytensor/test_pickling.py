@@ -218,3 +218,30 @@ def test_nanguard_reports_nan_in_graphs_with_inner_functions(tmp_path: Path) -> 
         with pytest.raises(modecfg.NanGuardError):
             scanned(np.array([1.0, -1.0]))
     assert list(tmp_path.iterdir())  # the dumps were written: the graphs pickled
+
+
+def test_a_function_pickled_without_modecfg_loads_and_runs_with_it(tmp_path: Path) -> None:
+    """The README's other direction: a function pickled by plain PyTensor (modecfg not importable)
+    unpickles in a process with modecfg imported, and computes the same."""
+    path = tmp_path / "plain.pkl"
+    make = f"""
+import pickle, sys
+sys.modules["modecfg"] = None  # plain PyTensor
+import numpy as np, pytensor, pytensor.tensor as pt
+x = pt.vector("x")
+fn = pytensor.function([x], pt.exp(x).sum() * 2)
+open({str(path)!r}, "wb").write(pickle.dumps(fn))
+print(float(fn(np.array([0.0, 1.0]))))
+"""
+    load = f"""
+import pickle
+import numpy as np, modecfg, pytensor
+fn = pickle.loads(open({str(path)!r}, "rb").read())
+print(float(fn(np.array([0.0, 1.0]))), type(pytensor.config).__name__)
+"""
+    made = subprocess.run([sys.executable, "-c", make], capture_output=True, text=True, timeout=120)
+    assert made.returncode == 0, made.stderr
+    loaded = subprocess.run([sys.executable, "-c", load], capture_output=True, text=True, timeout=120)
+    assert loaded.returncode == 0, loaded.stderr
+    value, view = loaded.stdout.split()
+    assert float(value) == float(made.stdout.strip()) and view == "ConfigView"

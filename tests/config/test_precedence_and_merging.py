@@ -90,7 +90,13 @@ def test_rc_files_on_the_right_override_those_on_the_left(tmp_path: Path) -> Non
 
 def test_rc_variables_more_specific_win(tmp_path: Path) -> None:
     files = {}
-    for var, value in [("THEANORC", "float16"), ("PYTENSORRC", "float32"), ("MODECFGRC", "float64")]:
+    chain = [
+        ("THEANORC", "float16"),
+        ("AESARARC", "float32"),
+        ("PYTENSORRC", "float16"),
+        ("MODECFGRC", "float64"),
+    ]
+    for var, value in chain:
         files[var] = tmp_path / var
         files[var].write_text(
             f"[global]\nfloatX = {value}\nmode = FAST_COMPILE\n"
@@ -101,9 +107,10 @@ def test_rc_variables_more_specific_win(tmp_path: Path) -> None:
     cfg = modecfg.load(env=env)
     assert cfg.floatX == "float64"
     assert cfg.mode == "FAST_COMPILE"  # only THEANORC sets it
-    assert [c.origin.source for c in cfg.layers("floatX")] == [
-        str(files[v]) for v in ("THEANORC", "PYTENSORRC", "MODECFGRC")
-    ]
+    assert [c.origin.source for c in cfg.layers("floatX")] == [str(files[v]) for v, _ in chain]
+    # AESARARC between THEANORC and PYTENSORRC, as the README's table says
+    del env["PYTENSORRC"], env["MODECFGRC"]
+    assert modecfg.load(env=env).floatX == "float32"
 
 
 def test_default_rc_files_are_read_from_home_in_order(tmp_path: Path) -> None:
@@ -117,6 +124,16 @@ def test_default_rc_files_are_read_from_home_in_order(tmp_path: Path) -> None:
         str(tmp_path / ".pytensorrc"),
         str(tmp_path / ".modecfg.toml"),
     )
+
+
+def test_aesararc_is_a_default_file_between_theanorc_and_pytensorrc(tmp_path: Path) -> None:
+    (tmp_path / ".theanorc").write_text("[global]\nfloatX = float16\ndevice = cuda\n")
+    (tmp_path / ".aesararc").write_text("[global]\nfloatX = float32\n")
+    cfg = modecfg.load(env={"HOME": str(tmp_path)})
+    assert (cfg.floatX, cfg.device) == ("float32", "cuda")
+    assert cfg.sources == (str(tmp_path / ".theanorc"), str(tmp_path / ".aesararc"))
+    (tmp_path / ".pytensorrc").write_text("[global]\nfloatX = float64\n")
+    assert modecfg.load(env={"HOME": str(tmp_path)}).floatX == "float64"
 
 
 def test_theanorc_txt_is_a_default_file_too(tmp_path: Path) -> None:

@@ -130,3 +130,27 @@ def test_a_pinned_linker_is_not_second_guessed() -> None:
     with modecfg.config.override(linker="vm"):
         f = modecfg.function(inputs, out)
     assert chosen(f) == "" and describe_linker(f.maker.linker) == "vm"
+
+
+def test_without_a_compiler_or_numba_auto_gives_vm(monkeypatch: pytest.MonkeyPatch, blas: None) -> None:
+    """The README: with no compiler and no numba, linker=auto runs graphs on vm (scan included)."""
+    real = auto.why_unavailable
+    monkeypatch.setattr(
+        auto, "why_unavailable", lambda name: "missing" if name in ("cvm", "numba") else real(name)
+    )
+    x = pt.vector("x")
+    found = choose(_fgraph([x], [x + 1]))
+    assert found.name == "vm" and "no C++ compiler" in found.reason
+    inputs, out = _scan_graph()
+    assert choose(_fgraph(inputs, [out])).name == "vm"
+
+
+def test_a_profile_header_names_the_linker_auto_chose() -> None:
+    from modecfg.profiles.report import ProfileReport
+
+    x = pt.vector("x")
+    fn = modecfg.function([x], pt.exp(x).sum(), profile=True)  # linker=auto, the default
+    fn(np.ones(3))
+    header = ProfileReport.from_stats(fn.profile).text().splitlines()[1]
+    expected = "cvm" if not modecfg.linkers.why_unavailable("cvm") else "vm"  # a profile needs a VM
+    assert header.endswith(f"; linker {expected} (linker=auto)"), header
