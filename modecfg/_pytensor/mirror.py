@@ -188,7 +188,7 @@ class PyTensorBridge:
         spec = FLAGS[change.name]
         if not spec.pytensor or _in_view(spec):
             return
-        if change.kind == "loaded":  # PyTensor was imported before the config was read
+        if change.kind in ("loaded", "assigned"):  # a value set for a flag this PyTensor lacks is said
             self._say_missing([spec])
         self.mirror(spec, change.value, early=change.kind == "loaded")
 

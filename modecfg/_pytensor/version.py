@@ -27,6 +27,9 @@ def _installed() -> tuple[int, int] | None:
 def pytensor_version() -> tuple[int, int] | None:
     """(major, minor) of the PyTensor this process uses: the loaded one, else the installed one."""
     module = sys.modules.get("pytensor")
-    if module is not None:
-        return _major_minor(str(getattr(module, "__version__", "")))
+    loaded = getattr(module, "__version__", None) if module is not None else None
+    if loaded:
+        return _major_minor(str(loaded))
+    # not imported, or being imported (modecfg hands PyTensor its flags before PyTensor's
+    # __init__ has set __version__): the installed distribution says it
     return _installed()

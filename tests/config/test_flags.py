@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 
 import pytest
@@ -87,15 +88,37 @@ def test_pytensor_flags_exist_in_pytensor_where_declared() -> None:
     assert [name for name in gone if FLAGS[name].pytensor_name in known] == []
 
 
-def test_a_flag_this_pytensor_lacks_is_not_mirrored_and_is_said() -> None:
-    from modecfg._pytensor import mirror
+_LACKING = """
+import warnings
+warnings.simplefilter("always")
+{before}
+import modecfg, pytensor
+{after}
+"""
+
+
+@pytest.mark.parametrize("how", ["MODECFG_FLAGS", "assignment before import", "assignment after import"])
+def test_a_flag_this_pytensor_lacks_is_said_and_not_handed_to_pytensor(how: str) -> None:
+    """The paths a user takes (issue 23, item 6): the hand-off at PyTensor's import did not know
+    PyTensor's version yet (its __version__ is set later), passed the flag on, and PyTensor said
+    "does not recognise this flag" where modecfg should have; an assignment said nothing."""
+    import subprocess
+    import sys
 
     spec = FLAGS["generated_src_dir"] if _version() < (3, 3) else FLAGS["warn.ignore_bug_before"]
     assert not spec.in_pytensor(_version())
-    assert not mirror.pytensor_accepts(spec, spec.default)
-    mirror._said_missing.discard(spec.name)
-    with pytest.warns(modecfg.ModecfgWarning, match=f"{spec.name} is a PyTensor .* no effect"):
-        mirror.PyTensorBridge._say_missing([spec])
+    value = "/tmp/x" if spec.name == "generated_src_dir" else "all"
+    set_it = f"modecfg.config[{spec.name!r}] = {value!r}"
+    before = f"import modecfg; {set_it}" if how == "assignment before import" else ""
+    after = set_it if how == "assignment after import" else ""
+    env = {k: v for k, v in os.environ.items() if not k.endswith(("_FLAGS", "RC"))}
+    if how == "MODECFG_FLAGS":
+        env["MODECFG_FLAGS"] = f"{spec.name}={value}"
+    code = _LACKING.format(before=before, after=after)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    assert f"{spec.name} is a PyTensor" in done.stderr and "the value set has no effect" in done.stderr
+    assert "does not recognise this flag" not in done.stderr, done.stderr
 
 
 def test_every_pytensor_flag_is_a_modecfg_flag_declared_or_adopted() -> None:
