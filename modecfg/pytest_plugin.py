@@ -72,29 +72,66 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     return ["modecfg: " + ("; ".join(shown) if shown else "every flag at its default")]
 
 
-def _marked(item: pytest.Item) -> tuple[dict[str, Any], str, int | None]:
-    """The flags of the item's ``modecfg`` marks (the closest wins) and where the closest is."""
-    marks = list(item.iter_markers("modecfg"))  # closest first
-    flags: dict[str, Any] = {}
-    for mark in reversed(marks):
-        for arg in mark.args:
-            if not isinstance(arg, dict):
-                raise TypeError(f"@pytest.mark.modecfg takes flags as keywords or a dict, not {arg!r}")
-            flags.update(arg)
-        flags.update(mark.kwargs)
+def _mark_line(item: pytest.Item, node: Any, mark: Any) -> tuple[str, int | None]:
+    """The file and line of one ``modecfg`` mark of the item: on the test function, in a
+    ``pytest.param`` of its ``parametrize``, on its class, or the module's ``pytestmark``.
+    Marks carry no line, so the source of the object holding it (``node``'s) is searched for
+    the mark with its flags' values; the test's own line where that fails."""
+    import inspect
+
     path, line, _ = item.location
-    return flags, str(item.path) if item.path else path, None if line is None else line + 1
+    fallback = (str(item.path) if item.path else path, None if line is None else line + 1)
+    holder = getattr(node, "obj", None)
+    try:
+        lines, start = inspect.getsourcelines(holder)  # type: ignore[arg-type]
+        filename = inspect.getsourcefile(holder) or fallback[0]  # type: ignore[arg-type]
+    except (OSError, TypeError):
+        return fallback
+    words = [str(value) for value in _flags_of(mark).values()]
+    for wanted in (words, []):  # the mark with its values on its line, else the first mark
+        for offset, text in enumerate(lines):
+            if "mark.modecfg" in text and all(word in text for word in wanted):
+                return filename, max(start, 1) + offset
+    return fallback
+
+
+def _flags_of(mark: Any) -> dict[str, Any]:
+    flags: dict[str, Any] = {}
+    for arg in mark.args:
+        if not isinstance(arg, dict):
+            raise TypeError(f"@pytest.mark.modecfg takes flags as keywords or a dict, not {arg!r}")
+        flags.update(arg)
+    flags.update(mark.kwargs)
+    return flags
+
+
+def _marked(item: pytest.Item) -> dict[str, tuple[Any, str, int | None]]:
+    """Each flag of the item's ``modecfg`` marks (the closest mark wins per flag) with the file
+    and line of the mark that set it."""
+    found: dict[str, tuple[Any, str, int | None]] = {}
+    for node, mark in reversed(list(item.iter_markers_with_node("modecfg"))):  # farthest first
+        flags = _flags_of(mark)
+        if flags:
+            source, line = _mark_line(item, node, mark)
+            found.update({name: (value, source, line) for name, value in flags.items()})
+    return found
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """Before the fixtures are set up (a plain hook, inside every plugin's wrapper, so a bad
     mark is an error of this test that leaves the other plugins' state as they expect)."""
-    flags, source, line = _marked(item)
-    if flags:
+    marked = _marked(item)
+    if marked:
         import modecfg
+        from modecfg.config.origin import Layer, Origin
 
-        override = modecfg.config.override_at(flags, source=f"@pytest.mark.modecfg of {source}", line=line)
+        override = modecfg.config.override_from(
+            {
+                name: (value, Origin(Layer.OVERRIDE, f"@pytest.mark.modecfg of {source}", line))
+                for name, (value, source, line) in marked.items()
+            }
+        )
         override.__enter__()
         item.stash[_OVERRIDE] = override
 

@@ -12,17 +12,25 @@ import modecfg
 
 seen = []
 
+def _line(tag):  # the line of this file that ends with tag
+    return next(n for n, text in enumerate(open(__file__).read().splitlines(), 1) if text.endswith(tag))
+
+def _where(name):
+    origin = modecfg.config.origin(name)
+    return origin.source.rsplit("/", 1)[-1], origin.line
+
 @pytest.fixture
 def watch():
     seen.append(("setup", modecfg.config.floatX))
     yield
     seen.append(("teardown", modecfg.config.floatX))
 
-@pytest.mark.modecfg(floatX="float32", traceback__limit=2)
+@pytest.mark.modecfg(floatX="float32", traceback__limit=2)  # mark-A
 def test_marked(watch):
     assert (modecfg.config.floatX, modecfg.config.traceback.limit) == ("float32", 2)
     assert modecfg.config.origin("floatX").layer == "override"
     assert "@pytest.mark.modecfg of" in modecfg.config.origin("floatX").source
+    assert _where("floatX") == ("test_marks.py", _line("# mark-A"))
 
 @pytest.mark.modecfg(floatX="float16")
 def test_marked_and_failing():
@@ -32,21 +40,25 @@ def test_after_them_the_defaults_are_back():
     assert seen == [("setup", "float32"), ("teardown", "float32")]
     assert modecfg.config.floatX == "float64" and modecfg.config.overrides() == {}
 
-@pytest.mark.modecfg(floatX="float32", mode="FAST_COMPILE")
+@pytest.mark.modecfg(floatX="float32", mode="FAST_COMPILE")  # mark-class
 class TestClass:
-    @pytest.mark.modecfg(floatX="float16")
+    @pytest.mark.modecfg(floatX="float16")  # mark-method
     def test_closest_mark_wins_per_flag(self):
         assert (modecfg.config.floatX, modecfg.config.mode) == ("float16", "FAST_COMPILE")
+        assert _where("floatX") == ("test_marks.py", _line("# mark-method"))
+        assert _where("mode") == ("test_marks.py", _line("# mark-class"))
 
 @pytest.mark.parametrize("want", [
     "float64",
-    pytest.param("float32", marks=pytest.mark.modecfg(floatX="float32")),
-    pytest.param("float16", marks=pytest.mark.modecfg({"floatX": "float16"})),
+    pytest.param("float32", marks=pytest.mark.modecfg(floatX="float32")),  # mark-param32
+    pytest.param("float16", marks=pytest.mark.modecfg({"floatX": "float16"})),  # mark-param16
 ])
 def test_parametrized(want):
     assert modecfg.config.floatX == want
+    if want != "float64":
+        assert _where("floatX") == ("test_marks.py", _line("# mark-param" + want[-2:]))
 
-@pytest.mark.modecfg(floatX="float33")
+@pytest.mark.modecfg(floatX="float33")  # mark-bad
 def test_bad_value():
     pass
 
@@ -66,9 +78,10 @@ def test_marks_hold_from_setup_to_teardown_and_go_with_the_test(
     result.stdout.fnmatch_lines(["*test_marked_and_failing FAILED*", "*fails on purpose*"])
     # the bad value is an error of its test, naming the value, the mark and where it is
     result.stdout.fnmatch_lines(["*test_bad_value ERROR*"])
-    result.stdout.fnmatch_lines(
-        ["*FlagValueError: floatX='float33' (from override at @pytest.mark.modecfg of *"]
-    )
+    written = (pytester.path / "test_marks.py").read_text().splitlines()
+    bad = next(n for n, text in enumerate(written, 1) if text.endswith("# mark-bad"))
+    where = f"@pytest.mark.modecfg of *test_marks.py:{bad})"
+    result.stdout.fnmatch_lines([f"*FlagValueError: floatX='float33' (from override at {where}*"])
     # the header: every flag not at its default, with its origin
     result.stdout.fnmatch_lines(["modecfg: *exception_verbosity='high' (THEANO_FLAGS)*"])
 
