@@ -33,12 +33,12 @@ foo = bar
 
 def _flag(path: Path, name: str) -> object:
     """The value the file gives ``name``, read back by ``modecfg.load`` as a user's process reads
-    it (not by the check ``set_flag`` makes before it writes). The other tool's section, which
-    modecfg refuses to load, is left out of a copy first; everything else is read as written."""
+    it (not by the check ``set_flag`` makes before it writes). Other tools' sections, which
+    modecfg refuses to load, are left out of a copy first; everything else is read as written."""
     kept, skipping = [], False
     for line in path.read_text().splitlines(keepends=True):
         if line.lstrip().startswith("["):
-            skipping = line.lstrip().startswith("[custom_tool]")
+            skipping = line.lstrip().startswith(("[custom_tool]", "[other]"))
         if not skipping:
             kept.append(line)
     copy = path.with_name("readback-" + path.name)  # the same suffix: .toml is read as TOML
