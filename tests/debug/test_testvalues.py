@@ -169,6 +169,16 @@ def test_an_op_that_cannot_compute_says_so_once_per_type_and_never_crashes() -> 
             b = NoImplementationAtAll()(x)  # said once for the type
             c = a + 1  # downstream: silent
     assert not hasattr(b.tag, "test_value") and not hasattr(c.tag, "test_value")
+    # the common case (issue 23, item 8): an op whose perform raises NotImplementedError fails
+    # on its inputs' values like any other error of the op: raise and warn say which and why
+    with modecfg.config.override(compute_test_value="raise"), pytest.raises(modecfg.TestValueError) as info:
+        NoImplementation()(x)
+    assert "NoImplementation fails on the test values of its inputs (float64(2,))" in str(info.value)
+    assert "NotImplementedError: no Python implementation" in str(info.value)
+    with modecfg.config.override(compute_test_value="warn"):
+        with pytest.warns(TestValueWarning, match="NotImplementedError: no Python implementation"):
+            d = NoImplementation()(x)
+    assert not hasattr(d.tag, "test_value")
 
 
 def test_compiling_under_the_flag_is_unaffected() -> None:
