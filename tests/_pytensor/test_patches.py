@@ -21,6 +21,20 @@ def _run(code: str, **env: str) -> dict[str, Any]:
     return run_json(code, {"PYTENSOR_FLAGS": flags, "MODECFG_FLAGS": flags, **env})
 
 
+@pytest.fixture
+def on_demand_put_back() -> Any:
+    """What a test turns on of the on-demand patches goes off again after it (they are applied
+    when a user first touches their flag: the next tests must find them as they were)."""
+    before = {p.name for p in patches.PATCHES if p.on_demand and patches.is_on(p.name)}
+    yield
+    if {p.name for p in patches.PATCHES if p.on_demand and patches.is_on(p.name)} != before:
+        patches.uninstall()
+        patches.install()
+        for name in before:
+            patches.enable(name)
+
+
+@pytest.mark.usefixtures("on_demand_put_back")
 def test_every_integration_point_verifies_against_the_installed_pytensor() -> None:
     import modecfg  # noqa: F401  (wired: PyTensor is loaded, so the points are in)
 
@@ -32,6 +46,7 @@ def test_every_integration_point_verifies_against_the_installed_pytensor() -> No
     assert patches.version_problem() == ""
 
 
+@pytest.mark.usefixtures("on_demand_put_back")
 @pytest.mark.parametrize("patch", patches.PATCHES, ids=lambda p: p.name)
 def test_no_module_of_pytensor_still_holds_a_replaced_object(patch: patches.Patch) -> None:
     """The holders listed are all there are: nothing calls PyTensor's original behind our back."""

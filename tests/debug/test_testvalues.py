@@ -79,8 +79,17 @@ def test_pdb_opens_the_debugger_there(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_off_computes_nothing() -> None:
+    """With the wrapper in place (else the test passes for nothing: alone, nothing has
+    installed it yet) and the flag off, no node gets a value."""
+    from modecfg._pytensor import patches
+
+    assert patches.enable("test values") and patches.is_on("test values")
+    assert modecfg.config.compute_test_value == "off"
     z, _ = _mismatch()
     assert not hasattr(z.tag, "test_value")
+    with modecfg.config.override(compute_test_value="warn"):  # the same graph does get one on
+        z, _ = _mismatch()
+    assert z.tag.test_value.shape == (5, 10)
 
 
 def test_an_input_without_a_test_value_is_named() -> None:
