@@ -28,15 +28,6 @@ from modecfg.modes import safeload
 
 pytensor = pytest.importorskip("pytensor")
 pt = pytest.importorskip("pytensor.tensor")
-from pytensor.compile.ops import as_op  # noqa: E402
-
-
-@as_op(itypes=[pt.dvector], otypes=[pt.dvector])
-def _negate(x: Any) -> Any:
-    """A FromFunctionOp: it calls this function when run."""
-    return -x
-
-
 def _wrap(body: bytes) -> bytes:
     """``body`` behind a valid header and digest: only the loader's own checks stand in the way."""
     return dump_module.MAGIC + b"sha256:" + hashlib.sha256(body).hexdigest().encode() + b"\n" + body
@@ -266,25 +257,69 @@ def test_an_elemwise_naming_a_function_to_import_is_refused(dump_file: Path, tmp
         dump_module.load_dump(_rewritten(dump_file, tmp_path, name_os_system))
 
 
-@pytest.mark.parametrize("kind", ["Print", "PdbBreakpoint", "FromFunctionOp"])
-def test_ops_that_call_out_are_refused_whatever_they_hold(tmp_path: Path, kind: str) -> None:
-    """Print calls its ``global_fn``, PdbBreakpoint stops at the debugger, FromFunctionOp calls ``fn``."""
+_CALLED: list[str] = []  # what the hostile callables below did
+
+
+def _hostile_print(op: Any, x: Any) -> None:
+    """A Print's ``global_fn``: PyTensor calls it with the op and the value when the graph runs."""
+    _CALLED.append("Print")
+
+
+@pytensor.wrap_py(itypes=[pt.dvector], otypes=[pt.dvector])
+def _hostile_fn(x: Any) -> Any:
+    """A FromFunctionOp's function: called when the graph runs."""
+    _CALLED.append("FromFunctionOp")
+    return x
+
+
+def _calling_out(kind: str) -> tuple[Any, Any]:
+    """A graph whose running calls out through ``kind`` (an input and an output)."""
     from pytensor.breakpoint import PdbBreakpoint
+    from pytensor.compile.builders import OpFromGraph
     from pytensor.printing import Print
 
-    x = pt.vector("x")
+    x = pt.dvector("x")
+    if kind == "PdbBreakpoint":
+        return x, PdbBreakpoint("stop")(pt.all(x > 0), x)[0]
+    if kind == "FromFunctionOp":
+        return x, _hostile_fn(x)
+    printed = Print("hi", global_fn=_hostile_print)
     if kind == "Print":
-        out = Print("hi", global_fn=np.add)(x)  # a callable the allowlist admits, as an attack would pick
-    elif kind == "PdbBreakpoint":
-        out = PdbBreakpoint("stop")(pt.all(x > 0), x)[0]
-    else:
-        out = _negate(x)
-    payload = {"inputs": [x], "outputs": [out], "values": [np.ones(1)], "n_outputs": 1,
+        return x, printed(x)
+    inner = pt.dvector("inner")  # "Print inside OpFromGraph": the op hides in an inner graph
+    return x, OpFromGraph([inner], [printed(inner) * 2])(x)
+
+
+@pytest.mark.parametrize("kind", ["Print", "PdbBreakpoint", "FromFunctionOp", "Print inside OpFromGraph"])
+def test_ops_that_call_out_are_refused_and_nothing_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    """Print calls its ``global_fn``, PdbBreakpoint stops at the debugger, FromFunctionOp calls
+    its function. Plain pickle and PyTensor do all three with the dump's graph; a replay, even a
+    trusted one, refuses the op and nothing is called."""
+    import pdb
+
+    monkeypatch.setattr(pdb, "set_trace", lambda *a, **k: _CALLED.append("PdbBreakpoint"))
+    for debugger in ("pudb", "ipdb"):  # PdbBreakpoint tries these first
+        monkeypatch.setitem(sys.modules, debugger, None)
+    monkeypatch.setattr(sys, "stdout", io.StringIO())  # Print and PdbBreakpoint print
+    x, out = _calling_out(kind)
+    payload = {"inputs": [x], "outputs": [out], "values": [np.ones(2)], "n_outputs": 1,
                "target_indices": [], "flags": {}}  # fmt: skip
-    path = _write(tmp_path / "d.pkl", pickle.dumps(payload, protocol=5))
-    named = "load_back" if kind == "FromFunctionOp" else kind  # it pickles through its loader
-    with pytest.raises(DumpError, match=rf"{named}, which no NaN-guard dump holds: refused"):
-        dump_module.load_dump(path)
+    body = pickle.dumps(payload, protocol=5)
+
+    _CALLED.clear()  # the attack is real: what pickle gives back calls out when run
+    loaded = pickle.loads(body)
+    pytensor.function(loaded["inputs"], loaded["outputs"], mode="FAST_COMPILE")(*loaded["values"])
+    assert _CALLED == [kind.split()[0]]
+
+    _CALLED.clear()
+    path = _write(tmp_path / "d.pkl", body)
+    named = "load_back" if kind == "FromFunctionOp" else kind.split()[0]  # it pickles through its loader
+    for trust in (False, True):
+        with pytest.raises(DumpError, match=rf"{named}, which no NaN-guard dump holds: refused"):
+            modecfg.replay(path, trust=trust)
+    assert _CALLED == []
 
 
 # -- flags and compilation: nothing reaches a compiler unless the user says so ----------------
