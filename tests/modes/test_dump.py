@@ -171,7 +171,8 @@ def test_the_unpickler_refuses_what_no_dump_holds(tmp_path: Path, global_name: s
         dump_module.MAGIC + b"sha256:" + hashlib.sha256(body).hexdigest().encode() + b"\n" + body
     )
     assert module in sys.modules and hasattr(sys.modules[module], name)
-    with pytest.raises(DumpError, match=rf"asks for {re.escape(global_name)}, which no NaN-guard dump holds: refused"):
+    refused = rf"asks for {re.escape(global_name)}, which no NaN-guard dump holds: refused"
+    with pytest.raises(DumpError, match=refused):
         dump_module.load_dump(path)
 
 

@@ -28,6 +28,8 @@ from modecfg.modes import safeload
 
 pytensor = pytest.importorskip("pytensor")
 pt = pytest.importorskip("pytensor.tensor")
+
+
 def _wrap(body: bytes) -> bytes:
     """``body`` behind a valid header and digest: only the loader's own checks stand in the way."""
     return dump_module.MAGIC + b"sha256:" + hashlib.sha256(body).hexdigest().encode() + b"\n" + body
