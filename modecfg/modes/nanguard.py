@@ -195,6 +195,9 @@ def first_bad_value(graph: Any, values: list[Any], limits: _Limits) -> BadValue 
             for out in outs:
                 kind = bad_kind(out, limits)
                 if kind:
+                    inner = _inside(node, ins, limits)
+                    if inner is not None:
+                        return inner
                     arr = np.asarray(out)
                     return BadValue(
                         kind,
@@ -210,6 +213,17 @@ def first_bad_value(graph: Any, values: list[Any], limits: _Limits) -> BadValue 
     except NodeFailed as failed:  # the unoptimized graph fails where the fast one did not
         _log.debug("re-run stopped: %s", failed)
     return None
+
+
+def _inside(node: Any, values: list[Any], limits: _Limits) -> BadValue | None:
+    """For an OpFromGraph that made a bad value: the first node of its inner graph that
+    makes one on the same inputs, named as inside it; None for other ops."""
+    from pytensor.compile.builders import OpFromGraph
+
+    if not isinstance(node.op, OpFromGraph):
+        return None  # a scan's inner function runs many times: its outer node is the answer
+    found = first_bad_value(node.op.fgraph, values, limits)  # its inputs are clean: they were checked
+    return None if found is None else found._replace(where=f"{found.where} inside {node.op}")
 
 
 # -- the guarded call ----------------------------------------------------------------------

@@ -16,6 +16,7 @@ import modecfg
 pytensor = pytest.importorskip("pytensor")
 pt = pytest.importorskip("pytensor.tensor")
 
+from pytensor.compile.builders import OpFromGraph  # noqa: E402
 from pytensor.compile.mode import Mode  # noqa: E402
 
 LINES = {
@@ -194,13 +195,19 @@ def test_inner_functions_are_checked_as_part_of_the_users_call(how: str) -> None
     summed = pytensor.scan(
         lambda s, acc: acc + pt.log(s), sequences=[seq], outputs_info=[pt.zeros(())], return_updates=False
     )
+    a = pt.vector("a")
+    inner = OpFromGraph([a], [pt.exp(a) * pt.sqrt(a)])  # line: ofg
+    v = pt.vector("v")
+    composed = inner(v).sum() + 1
     updates = [(w, w + 1)]
     if how == "flag":
         with modecfg.config.override(mode="NanGuardMode"):
-            fns = [pytensor.function([x], soft, updates=updates), pytensor.function([seq], summed[-1])]
+            fns = [pytensor.function([x], soft, updates=updates), pytensor.function([seq], summed[-1]),
+                   pytensor.function([v], composed, updates=updates)]  # fmt: skip
     else:
         fns = [modecfg.function([x], soft, updates=updates, mode="NanGuardMode"),
-               modecfg.function([seq], summed[-1], mode="NanGuardMode")]  # fmt: skip
+               modecfg.function([seq], summed[-1], mode="NanGuardMode"),
+               modecfg.function([v], composed, updates=updates, mode="NanGuardMode")]  # fmt: skip
     with pytest.raises(modecfg.NanGuardError) as info:
         fns[0](np.array([-1.0, 1.0, 2.0]))
     message = str(info.value)
@@ -210,6 +217,27 @@ def test_inner_functions_are_checked_as_part_of_the_users_call(how: str) -> None
     assert info.value.dump_path is not None
     with pytest.raises(modecfg.NanGuardError, match="bad values in output 0"):
         fns[1](np.array([1.0, -1.0]))
+    assert fns[2](np.array([1.0, 4.0])) == pytest.approx(np.exp(1) + 2 * np.exp(4) + 1)
+    before = w.get_value()
+    with pytest.raises(modecfg.NanGuardError) as info:  # the NaN is made inside the OpFromGraph
+        fns[2](np.array([1.0, -4.0]))
+    message = str(info.value)
+    assert "NaN in Sqrt inside OpFromGraph{inline=False} (1 of 2 values)" in message
+    assert f"{__file__}:{LINES['ofg']}" in message and "nothing was updated: w" in message
+    np.testing.assert_array_equal(w.get_value(), before)
+
+
+def test_a_bad_value_inside_nested_op_from_graphs_names_the_innermost_node() -> None:
+    a, b = pt.vector("a"), pt.vector("b")
+    innermost = OpFromGraph([a], [pt.log(a) + 1])  # line: innermost
+    outer = OpFromGraph([b], [innermost(b * 2) - 1])
+    v = pt.vector("v")
+    fn = modecfg.function([v], outer(v), mode="NanGuardMode")
+    with pytest.raises(modecfg.NanGuardError) as info:
+        fn(np.array([-1.0, 1.0]))
+    message = str(info.value)
+    assert f"NaN in Log inside {innermost} inside {outer} (1 of 2 values)" in message
+    assert f"{__file__}:{LINES['innermost']}" in message
 
 
 # -- gradient nodes --------------------------------------------------------------------------
