@@ -5,12 +5,14 @@ from __future__ import annotations
 import multiprocessing
 import pickle
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 
 import pytest
 
 import modecfg
 from modecfg.config.origin import Layer
-from modecfg.errors import FlagValueError, ReadOnlyFlagError
+from modecfg.errors import FlagValueError
+from tests.fresh import ROOT, run_json
 
 # The child's own environment disagrees with the driver on both flags.
 CHILD_ENV = "floatX=float32,traceback.limit=1"
@@ -94,18 +96,61 @@ def test_a_tampered_snapshot_is_refused_with_the_error_a_bad_value_gets() -> Non
     assert cfg.floatX == "float64" and cfg.origin("floatX").layer is Layer.DEFAULT
 
 
-def test_flags_pytensor_fixes_are_assigned_and_refused_once_fixed() -> None:
+def test_flags_pytensor_fixes_are_assigned_not_scoped() -> None:
     driver = modecfg.load(env={"THEANO_FLAGS": "cxx=/nonexistent/g++"})
     snap = driver.snapshot()
     worker = modecfg.load(env={})
     with snap.override(worker):
         assert worker.cxx == "/nonexistent/g++"
         assert worker.origin("cxx").layer is Layer.ASSIGNMENT  # cannot be scoped
+    assert worker.cxx == "/nonexistent/g++"
 
-    def fixed(spec: object, value: object) -> None:
-        raise ReadOnlyFlagError("PyTensor already uses another one", flag="cxx")
 
-    other = modecfg.load(env={})
-    other.guard(fixed)
-    with pytest.raises(ReadOnlyFlagError):
-        snap.override(other)
+_WORKER = """
+    import json, pickle, modecfg
+    from modecfg.errors import ReadOnlyFlagError
+    snap = pickle.loads(bytes.fromhex({snapshot!r}))
+    out = {{}}
+    if {pytensor_first}:
+        import pytensor
+        out["used"] = str(pytensor.config.base_compiledir)  # read: fixed for this process
+        try:
+            with snap.override():
+                out["inside"] = modecfg.config.floatX
+        except ReadOnlyFlagError as exc:
+            out["error"], out["flag"] = str(exc), exc.flag
+    else:
+        with snap.override():
+            import pytensor
+            out["used"] = str(pytensor.config.base_compiledir)
+            out["compiledir"] = str(pytensor.config.compiledir)
+            out["inside"] = pytensor.config.floatX
+    out["after"] = [str(modecfg.config.base_compiledir), modecfg.config.floatX]
+    out["layer"] = str(modecfg.config.origin("base_compiledir").layer)
+    print(json.dumps(out))
+"""
+
+
+@pytest.mark.parametrize("pytensor_first", [False, True], ids=["before PyTensor", "after PyTensor fixed it"])
+def test_a_worker_takes_the_drivers_base_compiledir_until_pytensor_has_fixed_its_own(
+    tmp_path: Path, pytensor_first: bool
+) -> None:
+    """PyTensor fixes ``base_compiledir`` at its first read. A fresh worker that applies the
+    snapshot first compiles under the driver's directory; one whose PyTensor already read its
+    own gets a ReadOnlyFlagError naming the flag, and nothing of the snapshot is applied."""
+    base = tmp_path / "driver-compiledir"
+    driver = modecfg.load(env={"THEANO_FLAGS": f"base_compiledir={base},floatX=float32"})
+    code = _WORKER.format(snapshot=pickle.dumps(driver.snapshot()).hex(), pytensor_first=pytensor_first)
+    out = run_json(code)
+    default = str(ROOT / ".cache" / "home" / ".pytensor")  # the worker's own: its HOME's
+    if not pytensor_first:
+        assert out["used"] == str(base) and out["compiledir"].startswith(f"{base}/compiledir_")
+        assert out["inside"] == "float32"
+        assert out["after"] == [str(base), "float64"]  # assigned, not scoped; floatX was scoped
+        assert out["layer"] == "assignment"
+    else:
+        assert out["used"] == default and "inside" not in out
+        assert out["flag"] == "base_compiledir"
+        assert f"cannot change to PosixPath('{base}')" in out["error"]
+        assert f"PyTensor already uses PosixPath('{default}') for this process" in out["error"]
+        assert out["after"] == [default, "float64"] and out["layer"] == "default"
