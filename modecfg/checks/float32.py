@@ -285,34 +285,45 @@ def _named_int_roots(var: Any, limit: int = 200) -> list[str]:
 
 
 def _fold_gradient_seeds(findings: list[Finding]) -> list[Finding]:
-    """A float64 constant that pt.grad made (the seed of the gradient of a float64 cost) is no
-    origin of its own: it follows from whatever made the cost float64. Folded into the first
-    other finding; alone, it is said at the grad call, with the fix that works."""
+    """Float64 that ``pt.grad`` made is no origin of its own: the seed of the gradient of a
+    float64 cost (a float64 constant), and the cast back to float64 in the gradient of a cast
+    down to float32 (what the forward expression cast was float64), follow from whatever made
+    the forward graph float64. Folded into the first other finding; alone, said at the grad
+    call, with the fix that works."""
     from modecfg._pytensor.gradients import grad_origin
 
-    def is_seed(f: Finding) -> bool:
-        return f.reason is Reason.FLOAT64_CONSTANT and f.node is not None and grad_origin(f.node) is not None
+    def made_by_grad(f: Finding) -> bool:
+        return (
+            f.reason in (Reason.FLOAT64_CONSTANT, Reason.EXPLICIT_CAST)
+            and f.node is not None
+            and grad_origin(f.node) is not None
+        )
 
-    seeds = [f for f in findings if is_seed(f)]
-    if not seeds:
+    made = [f for f in findings if made_by_grad(f)]
+    if not made:
         return findings
-    others = [f for f in findings if not is_seed(f)]
+    others = [f for f in findings if not made_by_grad(f)]
     if others:
         first = others[0]
         folded = first._replace(
-            consequences=first.consequences + tuple(v for s in seeds for v in (s.variable, *s.consequences))
+            consequences=first.consequences + tuple(v for s in made for v in (s.variable, *s.consequences))
         )
         return [folded, *others[1:]]
-    origin = grad_origin(seeds[0].node)
-    call = origin.call if origin is not None else None
-    return [
-        seed._replace(
-            source=call or seed.source,
-            fix="the gradient of a float64 cost is float64 from its first step: make the cost float32 "
-            "(find where float64 enters it), and the gradient follows",
+    said = made[0]
+    origin = grad_origin(said.node)
+    assert origin is not None
+    if said.reason is Reason.FLOAT64_CONSTANT:
+        fix = (
+            "the gradient of a float64 cost is float64 from its first step: make the cost float32 "
+            "(find where float64 enters it), and the gradient follows"
         )
-        for seed in seeds[:1]
-    ]
+    else:
+        where = f" at {origin.forward}" if origin.forward is not None else ""
+        fix = (
+            f"the gradient of a cast to float32{where} casts back to float64, the dtype of what it "
+            "cast: make that float32 (find where float64 enters it), and the gradient follows"
+        )
+    return [said._replace(source=origin.call or said.source, fix=fix)]
 
 
 class Findings(list[Finding]):

@@ -295,7 +295,24 @@ def test_an_integer_operand_is_named_by_the_input_it_comes_from() -> None:
     assert all("pt.cast(y, 'float32')" in fix for fix in fixes)
 
 
-def test_a_seed_alone_is_said_at_the_grad_call_with_a_fix_that_works() -> None:
+def test_a_gradients_cast_back_alone_is_said_at_the_grad_call_with_its_forward_line() -> None:
+    from modecfg._pytensor.gradients import GradOrigin
+    from modecfg._source import SourceLine
+    from modecfg.checks.float32 import Finding, _fold_gradient_seeds
+
+    node = pt.vector("v", dtype="float32").astype("float64").owner  # as the gradient of a cast down makes
+    call = SourceLine("train.py", 9, "g = pt.grad(cost, w)")
+    forward = SourceLine("train.py", 7, "cost = pt.cast(total, 'float32')")
+    node.tag.modecfg_grad = GradOrigin(call, forward)
+    cast = Finding(
+        None, node, "Cast{float64}", ("float32",), Reason.EXPLICIT_CAST, None, "cast to float32", ()
+    )
+    (said,) = _fold_gradient_seeds([cast])
+    assert said.source == call
+    assert said.fix.startswith("the gradient of a cast to float32 at train.py:7 casts back to float64")
+
+
+def test_a_seed_alone_is_said_at_the_grad_call() -> None:
     from modecfg._pytensor.gradients import GradOrigin
     from modecfg._source import SourceLine
     from modecfg.checks.float32 import Finding, _fold_gradient_seeds
@@ -306,3 +323,48 @@ def test_a_seed_alone_is_said_at_the_grad_call_with_a_fix_that_works() -> None:
     seed = Finding(None, node, "Second", ("float64",), Reason.FLOAT64_CONSTANT, None, "make it float32", ())
     (said,) = _fold_gradient_seeds([seed])
     assert said.source == call and said.fix.startswith("the gradient of a float64 cost is float64")
+
+
+def _trained(cost_dtype: str = "float64", y_dtype: str = "int32") -> tuple[object, object, object]:
+    """A float32 model whose gradient is seeded float64 unless both are float32: a cost cast to
+    ``cost_dtype``, labels of ``y_dtype``. Its cost, gradient and compiled training step."""
+    x = pt.matrix("x", dtype="float32")
+    y = pt.vector("y", dtype=y_dtype)
+    w = pytensor.shared(np.zeros(5, dtype="float32"), name="w")
+    error = pt.dot(x, w) - y
+    cost = pt.cast((error**2).mean(), cost_dtype)
+    gw = pt.grad(cost, w)
+    step = modecfg.function([x, y], cost, updates=[(w, w - np.float32(0.1) * pt.cast(gw, "float32"))])
+    return cost, gw, step
+
+
+# Each fix the check prints, as the user applies it to _trained.
+_APPLIED = {
+    "cast to float32 (or config.floatX) instead of float64": {"cost_dtype": "float32"},
+    "cast the int32 operand y to float32 before this operation": {"y_dtype": "float32"},
+}
+
+
+@pytest.mark.parametrize(
+    "broken", [{"y_dtype": "float32"}, {"cost_dtype": "float32"}, {}], ids=["cost cast", "int labels", "both"]
+)  # "int labels": the gradient casts back to float64 what the cost cast down, a finding with no line before
+def test_the_printed_fixes_applied_to_a_float64_seeded_gradient_leave_no_finding(broken: dict) -> None:
+    """As a user works: check, apply each printed fix, check again (a float64 that follows
+    from an earlier one shows once the earlier one is fixed)."""
+    kwargs: dict[str, str] = dict(broken)
+    for _ in range(2):  # one round per part that is float64
+        cost, gw, step = _trained(**kwargs)
+        assert gw.dtype == "float32"
+        findings = check_float32([cost, gw])
+        assert [str(f) for f in check_float32(step)] == [str(f) for f in findings]
+        if not findings:
+            break
+        for finding in findings:
+            assert finding.source is not None and finding.source.file == __file__  # at a user's line
+            (fix,) = [prefix for prefix in _APPLIED if finding.fix.startswith(prefix)]  # one we know
+            kwargs.update(_APPLIED[fix])
+    assert kwargs == {"cost_dtype": "float32", "y_dtype": "float32"}  # each broken part had its fix
+    fixed_cost, fixed_gw, fixed_step = _trained(**kwargs)
+    assert check_float32([fixed_cost, fixed_gw]) == []
+    assert check_float32(fixed_step) == []
+    assert float(fixed_step(np.ones((3, 5), "float32"), np.ones(3, "float32"))) == 1.0
