@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
+import socket
 import subprocess
 import sys
 import textwrap
@@ -38,8 +41,8 @@ def _seen() -> dict[str, Any]:
     }
 
 
-def _bad_call() -> str:
-    """On a worker: a guarded function meets a NaN; the dump's path."""
+def _bad_call() -> tuple[str, int]:
+    """On a worker: a guarded function meets a NaN; the dump's path, and the worker's pid."""
     import numpy as np
     import pytensor.tensor as pt
 
@@ -48,12 +51,13 @@ def _bad_call() -> str:
     try:
         f(np.array([-1.0], dtype=modecfg.config.floatX))
     except modecfg.NanGuardError as exc:
-        return str(exc.dump_path)  # type: ignore[attr-defined]
+        return str(exc.dump_path), os.getpid()  # type: ignore[attr-defined]
     raise AssertionError("the guard let a NaN through")
 
 
-@pytest.fixture(scope="module")
-def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+@contextlib.contextmanager
+def _cluster() -> Iterator[Any]:
+    """A client of a new cluster: one worker process, started with WORKER_ENV."""
     modecfg.config.floatX  # noqa: B018  (the driver has read its sources)
     saved = os.environ.get("THEANO_FLAGS")
     os.environ["THEANO_FLAGS"] = WORKER_ENV  # the worker processes inherit this
@@ -69,6 +73,13 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
             os.environ.pop("THEANO_FLAGS", None)
         else:
             os.environ["THEANO_FLAGS"] = saved
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[Any]:
+    """Shared by the tests that leave the workers as they found them (no plugin)."""
+    with _cluster() as client:
+        yield client
 
 
 def test_a_worker_left_alone_reads_its_own_environment(client: Any) -> None:
@@ -88,18 +99,25 @@ def test_a_task_submitted_inside_an_override_compiles_under_it(client: Any) -> N
 
 
 def test_the_plugin_gives_every_worker_the_driver_s_values_and_dumps_land_with_the_driver(
-    client: Any, tmp_path: Path
+    tmp_path: Path,
 ) -> None:
-    with modecfg.config.override(floatX="float32", **{"NanGuardMode.dump_dir": str(tmp_path)}):
-        plugin = workers.ConfigPlugin()
-    client.register_plugin(plugin)
-    seen = client.submit(_seen, pure=False).result(timeout=300)
+    with _cluster() as client:  # its own: the plugin stays with the workers it is registered on
+        with modecfg.config.override(floatX="float32", **{"NanGuardMode.dump_dir": str(tmp_path)}):
+            plugin = workers.ConfigPlugin()
+        before = client.submit(_seen, pure=False).result(timeout=300)
+        client.register_plugin(plugin)
+        seen = client.submit(_seen, pure=False).result(timeout=300)
+        dump_path, pid = client.submit(_bad_call, pure=False).result(timeout=300)
+        worker_name = next(iter(client.scheduler_info()["workers"].values()))["name"]
+    assert before["floatX"] == "float16"  # the worker's own, until the plugin
     assert (seen["floatX"], seen["compiled dtype"]) == ("float32", "float32")
     assert "(override in " in seen["origin"]  # where the driver set it
-    dump = Path(client.submit(_bad_call, pure=False).result(timeout=300))
+    dump = Path(dump_path)
     assert dump.parent == tmp_path and dump.exists()
-    worker_name = next(iter(client.scheduler_info()["workers"].values()))["name"]
-    assert f"-{worker_name}-" in dump.name  # the host, the worker and its process name it
+    host = re.sub(r"[^A-Za-z0-9._]+", "_", socket.gethostname())  # the worker's host is this one
+    assert pid == seen["pid"] != os.getpid()
+    named = rf"nanguard-\d{{8}}-\d{{6}}-{re.escape(host)}-{re.escape(str(worker_name))}-{pid}-\d+\.pkl"
+    assert re.fullmatch(named, dump.name), dump.name  # the host, the worker and its process name it
     # the driver can read it and replay the call; the dump's paths are shown, not applied
     with pytest.raises(modecfg.NanGuardError), pytest.warns(modecfg.DumpWarning, match="dump_dir"):
         modecfg.replay(str(dump))
