@@ -380,3 +380,22 @@ def test_a_usable_gpu_runs_on_jax_and_selects_that_gpu_simulated(monkeypatch: py
         with pytest.warns(modecfg.ModecfgWarning, match="GPUs are fast in float32"):
             assert device.device_linker() == "jax"
     assert selected[-1] == 0
+
+
+@pytest.mark.gpu
+def test_device_cuda0_compiles_and_runs_on_a_gpu_jax_sees() -> None:
+    """The real branch of the one above, wherever JAX sees a GPU (``pytest -m gpu``)."""
+    from modecfg.modes import device
+
+    gpus = device.gpu_devices()
+    if not gpus:
+        pytest.skip("JAX sees no GPU on this machine")
+    import jax
+
+    x = pt.vector("x", dtype="float32")
+    with modecfg.config.override(device="cuda0", floatX="float32"):
+        f = modecfg.function([x], (x * 2).sum())
+    assert describe_linker(f.maker.linker) == "jax"
+    assert jax.config.jax_default_device == gpus[0]  # where PyTensor's JAX linker runs
+    assert f(np.arange(3, dtype="float32")) == pytest.approx(6.0)
+    assert jax.jit(lambda v: v * 2)(np.ones(2, "float32")).devices() == {gpus[0]}  # really the default
