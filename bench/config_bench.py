@@ -18,6 +18,7 @@ The machines are noisy: read the ratios, and run it twice before believing a cha
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import statistics
 import subprocess
@@ -107,29 +108,42 @@ def compile_section(n_rounds: int) -> None:
             scope["inputs"], scope["outputs"], updates=scope["updates"], mode=Mode(linker="cvm")
         )
 
-    print("\ngraph building and compiling, cvm, warm caches (ms; alternating rounds, ratio of medians)")
+    print(
+        "\ngraph building and compiling, cvm, warm caches (ms; alternating rounds, gc collected before"
+        " each; the ratio of medians and the median of the rounds' own ratios, with its spread)"
+    )
     for name in ("logreg", "mlp", "rnn", "hier"):
         build_and_compile(name)  # warm: the C cache holds both sides' modules after this
         with plain_pytensor():
             build_and_compile(name)
         ours, theirs = [], []
         for _ in range(n_rounds):
+            gc.collect()
             start = time.perf_counter()
             build_and_compile(name)
             ours.append(time.perf_counter() - start)
             with plain_pytensor():
+                gc.collect()
                 start = time.perf_counter()
                 build_and_compile(name)
                 theirs.append(time.perf_counter() - start)
         a, b = statistics.median(ours) * 1e3, statistics.median(theirs) * 1e3
+        paired = [o / t for o, t in zip(ours, theirs, strict=True)]
+        mid = statistics.median(paired)
+        spread = statistics.median(abs(r - mid) for r in paired)
         row(f"{name}: modecfg", a, "ms")
-        row(f"{name}: plain PyTensor", b, "ms", f"{a / b:5.2f}x modecfg/PyTensor  (goal <= 1.0x)")
+        row(
+            f"{name}: plain PyTensor",
+            b,
+            "ms",
+            f"{a / b:5.2f}x modecfg/PyTensor, rounds {mid:.2f}x ± {spread:.2f}  (goal <= 1.0x)",
+        )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7)
-    parser.add_argument("--compile-rounds", type=int, default=5, help="rounds of the graph-building section")
+    parser.add_argument("--compile-rounds", type=int, default=11, help="rounds of the graph-building section")
     args = parser.parse_args()
     repeat = args.repeat
 

@@ -3,9 +3,9 @@
 After rewriting, the node that fails is often not one the user wrote: a fused
 ``Composite`` of five user expressions, with no trace of where they came from. So:
 
-* before rewriting, every compile keeps an untouched copy of its graph (a clone, on
-  the optimized graph's ``_modecfg_original``; see the compile hook in
-  :mod:`modecfg._pytensor.replacements`);
+* before rewriting, every compile keeps what its graph is (each node's inputs, on the
+  optimized graph's ``_modecfg_original``; see :func:`remember` and the compile hook in
+  :mod:`modecfg._pytensor.replacements`), from which an untouched copy is built when asked;
 * when a compiled function fails, PyTensor calls ``raise_with_op``; modecfg's version
   lets PyTensor annotate the error as usual (``exception_verbosity``), then looks for
   the user's line: on the failing node itself if it still has one, else by re-running
@@ -29,7 +29,7 @@ from modecfg._pytensor.gradients import grad_origin
 from modecfg._source import user_frame
 from modecfg.config import config
 
-__all__ = ["raise_with_location", "remember"]
+__all__ = ["raise_with_location", "remember", "untouched"]
 
 
 def _describe(node: Any, values: list[Any] | None) -> str:
@@ -44,7 +44,7 @@ def _rerun(fgraph: Any, values: list[Any]) -> tuple[Any, list[Any] | None]:
     """The first node of the untouched graph that fails on ``values``, and its inputs."""
     from modecfg._pytensor.rerun import NodeFailed, run_untouched
 
-    original = getattr(fgraph, marks.ORIGINAL, None)
+    original = untouched(fgraph)
     if original is None or len(values) != len(original.inputs):
         return None, None
     try:
@@ -141,5 +141,70 @@ def raise_with_location(original: Any, fgraph: Any, node: Any, thunk: Any = None
 
 
 def remember(fgraph: Any) -> None:
-    """Keep an untouched copy of ``fgraph`` before it is rewritten (see the module docstring)."""
-    setattr(fgraph, marks.ORIGINAL, fgraph.clone(check_integrity=False))
+    """Keep what ``fgraph`` is before it is rewritten (see the module docstring).
+
+    Rewrites change ``node.inputs`` in place, and nothing else of a node or a variable; so
+    what is kept is what each node's inputs were, with the graph's inputs and outputs: plain
+    tuples and a dict of PyTensor's own objects (a function pickled with modecfg loads
+    without it). :func:`untouched` builds a graph of clones from it on first use (an error,
+    a NaN, a float32 check of the function): a compile never asked pays a dict of tuples,
+    not a clone of its graph (that clone was 3% of a warm compile).
+    """
+    inputs_of = {node: tuple(node.inputs) for node in fgraph.apply_nodes}
+    kept = (tuple(fgraph.inputs), tuple(fgraph.outputs), inputs_of, dict(fgraph.update_mapping or {}))
+    setattr(fgraph, marks.ORIGINAL, kept)
+
+
+def untouched(fgraph: Any) -> Any:
+    """The graph ``fgraph`` was before its rewrites (a FunctionGraph of clones, built once),
+    or None if no compile hook kept it."""
+    kept = getattr(fgraph, marks.ORIGINAL, None)
+    if isinstance(kept, tuple):
+        kept = _build(*kept)
+        setattr(fgraph, marks.ORIGINAL, kept)
+    return kept
+
+
+def _build(roots: tuple[Any, ...], outputs: tuple[Any, ...], inputs_of: dict[Any, tuple[Any, ...]],
+           update_mapping: dict[int, int]) -> Any:  # fmt: skip
+    from pytensor.graph.fg import FunctionGraph
+
+    equiv: dict[Any, Any] = {var: var.clone() for var in roots}
+
+    def copy(var: Any) -> Any:  # a constant's clone is made where it is met
+        found = equiv.get(var)
+        if found is None:
+            found = equiv[var] = var.clone()
+        return found
+
+    for node in _order(roots, outputs, inputs_of):
+        new = node.clone_with_new_inputs([copy(var) for var in inputs_of[node]], strict=False)
+        equiv.update(zip(node.outputs, new.outputs, strict=True))
+    return FunctionGraph(
+        [equiv[var] for var in roots],
+        [copy(var) for var in outputs],
+        clone=False,
+        update_mapping=update_mapping or None,
+    )
+
+
+def _order(roots: tuple[Any, ...], outputs: tuple[Any, ...], inputs_of: dict[Any, tuple[Any, ...]]
+           ) -> list[Any]:  # fmt: skip
+    """The nodes the outputs come from, through the inputs they had, inputs first."""
+    stop = set(roots)
+    order: list[Any] = []
+    seen: set[Any] = set()
+    stack = [(var.owner, False) for var in reversed(outputs) if var.owner is not None and var not in stop]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if node in seen or node not in inputs_of:
+            continue
+        seen.add(node)
+        stack.append((node, True))
+        for var in reversed(inputs_of[node]):
+            if var.owner is not None and var not in stop and var.owner not in seen:
+                stack.append((var.owner, False))
+    return order

@@ -24,7 +24,7 @@ __all__ = [
 ]
 
 # on a FunctionGraph a compile rewrote
-ORIGINAL = "_modecfg_original"  # an untouched clone of the graph as written, before the rewrites
+ORIGINAL = "_modecfg_original"  # the graph before its rewrites: kept as tuples, a clone once asked (locate)
 COMPILED_WITH = "modecfg_config"  # the compile's configuration: {flag: (value, origin text)}
 AUTO_CHOICE = "modecfg_linker"  # the linker ``linker=auto`` chose for the graph ("numba", "cvm")
 AUTO_REASON = "modecfg_linker_reason"  # why it chose it, in words

@@ -171,6 +171,11 @@ class ViewParam(ConfigParam):  # type: ignore[misc]
 
     def __init__(self, original: ConfigParam) -> None:  # no super().__init__: all is delegated
         object.__setattr__(self, "original", original)
+        # What PyTensor reads of every parameter at every compile (the C module key reads
+        # in_c_key of each: thousands per compile) and fixes at declaration: kept here, so
+        # the read is a plain attribute, not a failed lookup and __getattr__ (0.4 us each).
+        object.__setattr__(self, "name", original.name)
+        object.__setattr__(self, "in_c_key", original.in_c_key)
 
     def __getattr__(self, name: str) -> Any:  # doc, name, in_c_key, default, val, apply, ...
         return getattr(self.original, name)

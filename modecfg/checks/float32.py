@@ -16,7 +16,7 @@ import enum
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
-from modecfg._pytensor import marks
+from modecfg._pytensor.locate import untouched
 from modecfg._source import SourceLine, source_line
 
 __all__ = ["Finding", "Reason", "check_float32", "graph_of"]
@@ -86,7 +86,7 @@ def graph_of(target: Any) -> tuple[list[Any], list[Any]]:
     """
     maker = getattr(target, "maker", None)
     if maker is not None:
-        target = getattr(maker.fgraph, marks.ORIGINAL, None) or maker.fgraph
+        target = untouched(maker.fgraph) or maker.fgraph
     if hasattr(target, "apply_nodes") and hasattr(target, "outputs"):
         outputs = list(target.outputs)
     elif isinstance(target, Sequence) and not isinstance(target, str):

@@ -39,8 +39,8 @@ from pytensor.compile.maker import FunctionMaker
 from pytensor.compile.mode import Mode
 from pytensor.link.basic import Linker
 
-from modecfg._pytensor import marks
 from modecfg._pytensor.gradients import GradOrigin, grad_origin
+from modecfg._pytensor.locate import untouched
 from modecfg._source import SourceLine, source_line
 from modecfg._warn import act
 from modecfg.config import config
@@ -251,7 +251,7 @@ def _plan(fgraph: Any) -> Plan:
         destroyed = tuple(i for i in sorted(set(targets)) if fgraph.destroyers(fgraph.inputs[i]))
     names = [f"output {i}" for i in range(n_outputs)]
     names += [f"update of {fgraph.inputs[i].name or fgraph.inputs[i]}" for i in targets]
-    return Plan(fgraph, getattr(fgraph, marks.ORIGINAL, None), n_outputs, targets, destroyed, tuple(names))
+    return Plan(fgraph, untouched(fgraph), n_outputs, targets, destroyed, tuple(names))
 
 
 def _backup(value: Any) -> Any:

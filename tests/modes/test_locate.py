@@ -110,3 +110,27 @@ def test_a_successful_call_is_untouched(graph: tuple) -> None:
     inputs, out, _ = graph
     f = modecfg.function(inputs, out)
     assert f(np.zeros(X_SHAPE), np.zeros(X_SHAPE)) == pytest.approx(4.0 * X_SHAPE)
+
+
+def test_the_untouched_graph_is_the_one_written_and_is_built_only_when_asked() -> None:
+    """Rewrites change node inputs in place; what the compile kept is the graph before them,
+    kept as plain tuples (no clone) until an error, a NaN or a check asks for it."""
+    from pytensor.graph.basic import equal_computations
+
+    from modecfg._pytensor import marks
+    from modecfg._pytensor.locate import untouched
+
+    x = pt.vector("x")
+    w = pytensor.shared(np.ones(3), name="w")
+    out = pt.log(pt.exp(x)) * 2 + (x * w).sum()  # log(exp(x)) is rewritten away, the rest fused
+    f = modecfg.function([x], out, updates=[(w, w * 2)], mode="FAST_RUN")
+    fgraph = f.maker.fgraph
+    assert isinstance(getattr(fgraph, marks.ORIGINAL), tuple)  # nothing built by the compile
+    rewritten_nodes = {node: tuple(node.inputs) for node in fgraph.apply_nodes}
+    kept = untouched(fgraph)
+    assert untouched(fgraph) is kept  # built once
+    assert equal_computations(kept.outputs, [out, w * 2], kept.inputs, [x, w])
+    assert {str(n.op) for n in kept.apply_nodes} >= {"Log", "Exp"}
+    assert {node: tuple(node.inputs) for node in fgraph.apply_nodes} == rewritten_nodes  # left as it was
+    assert not set(kept.variables) & set(fgraph.variables)  # clones, not the compiled graph's
+    assert f(np.array([0.0, 1.0, 2.0])) == pytest.approx([3.0, 5.0, 7.0])

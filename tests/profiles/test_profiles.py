@@ -322,3 +322,21 @@ def test_chart_labels_fit_their_column_and_carry_the_line(profiled: object) -> N
             assert short.endswith(f"test_profiles.py:{row.source.split(':')[1]}") and row.source in full
     page = to_html([r], n_apply=10)
     assert f"<title>{r.applies[0].op}" in page
+
+
+def test_a_node_the_rewrites_made_names_the_line_of_what_it_replaced() -> None:
+    """Fusion makes a Composite with no creation trace of its own: a profiled compile carries
+    the replaced expression's line over to it. An unprofiled compile carries nothing (only a
+    profile reads it, and carrying costs every graph event of the rewrites)."""
+    from modecfg._pytensor import marks
+
+    x = pt.vector("x")
+    out = pt.exp(x) * 2 + pt.sin(x)  # fused
+    line = next(i for i, t in enumerate(Path(__file__).read_text().splitlines(), 1) if t.endswith("# fused"))
+    f = modecfg.function([x], out, profile=True, mode="FAST_RUN")
+    f(np.ones(4))
+    (fused,) = [row for row in report(f).applies if "Composite" in row.op]
+    assert fused.source is not None and fused.source.startswith(f"{__file__}:{line}:")
+    assert fused.source.endswith("(rewritten)")
+    plain = modecfg.function([x], out, mode="FAST_RUN")
+    assert not any(getattr(v.tag, marks.TRACE, None) for v in plain.maker.fgraph.variables)
