@@ -56,12 +56,15 @@ from modecfg.errors import (
     UnknownFlagError,
     UnknownModeError,
 )
-from modecfg.modes import compiled_with, function, get_mode, register_mode, replay
+from modecfg.modes import register_mode
 
 if _TYPE_CHECKING:
     from modecfg import checks, profiles
     from modecfg.checks import check_float32
+    from modecfg.modes.build import get_mode
+    from modecfg.modes.compiling import compiled_with, function
     from modecfg.modes.monitor import MonitorMode
+    from modecfg.modes.replaying import replay
 
 _wire()
 
@@ -124,11 +127,15 @@ __all__ = [
 
 
 # Loaded on first use: the float32 checks and the profile reports are not needed to read
-# the configuration, and MonitorMode imports PyTensor.
+# the configuration, and the modes' functions and MonitorMode import PyTensor.
 _LAZY = {
     "checks": ("modecfg.checks", None),
     "profiles": ("modecfg.profiles", None),
     "check_float32": ("modecfg.checks", "check_float32"),
+    "function": ("modecfg.modes.compiling", "function"),
+    "compiled_with": ("modecfg.modes.compiling", "compiled_with"),
+    "get_mode": ("modecfg.modes.build", "get_mode"),
+    "replay": ("modecfg.modes.replaying", "replay"),
     "MonitorMode": ("modecfg.modes.monitor", "MonitorMode"),
     "workers": ("modecfg.workers", None),  # needs distributed (modecfg[dask]): not in __all__
 }
