@@ -1,21 +1,23 @@
-"""The config mirror: modecfg's config is the truth, ``pytensor.config`` its mirror.
+"""The bridge at PyTensor's import, and the mirror of the flags the config view leaves out.
 
 PyTensor reads its flags once, when it is imported, and fixes several of them for the
 life of the process. So the bridge meets PyTensor at its import: a meta-path hook
 wraps the loading of the ``pytensor`` package and hands it modecfg's resolved values
 through ``PYTENSOR_FLAGS`` (with ``PYTENSORRC`` pointing at nothing, since modecfg has
-read the rc files already), then restores the environment. Reading the configuration
-never imports PyTensor.
+read the rc files already), then restores the environment and removes itself. Reading
+the configuration never imports PyTensor.
 
-After that, every assignment of a mirrored flag is copied into ``pytensor.config``;
-scoped overrides are not (``pytensor.config`` is process-wide) and are applied by
-modecfg around the compiles it performs. If PyTensor was imported before modecfg,
-the values are copied over when the configuration is first read, and those PyTensor
-has already fixed are reported with a warning.
+Once PyTensor is loaded, the bridge asks :func:`modecfg._pytensor.patches.install` to put
+modecfg's integration points in place; one of them is the config view
+(:mod:`modecfg._pytensor.view`), which makes ``pytensor.config`` answer from modecfg's
+store. What the view leaves to PyTensor, the flags PyTensor fixes per process
+(``compiledir``, ``cxx``, ...), is mirrored here: an assignment before PyTensor has read
+one is copied into ``pytensor.config``, and one after is refused (``check_writable``). If
+PyTensor was imported before modecfg, the values are copied over when the configuration is
+first read, and those PyTensor has already fixed are reported with a warning.
 
-Once PyTensor is loaded, the bridge asks :func:`modecfg._pytensor.patches.install` to
-put modecfg's integration points in place. Nothing here may make ``import pytensor``
-fail: every step of modecfg's own is guarded, and a failure is logged and warned about.
+Nothing here may make ``import pytensor`` fail: every step of modecfg's own is guarded,
+and a failure is logged and warned about.
 """
 
 from __future__ import annotations
@@ -223,11 +225,12 @@ class PyTensorBridge:
     def mirror(self, spec: Flag, value: Any, *, early: bool = False) -> None:
         """Copy one value into ``pytensor.config`` if PyTensor is loaded and takes it.
 
-        PyTensor marks a few flags immutable (``optimizer`` and its tags) only because
-        it builds its default modes from them once; modecfg builds the modes it serves
-        from its own values, so those are written through and ``pytensor.config`` reads
-        what is in effect. The flags PyTensor really uses once (``spec.fixed``) are
-        refused before this by ``check_writable``.
+        Only for flags the config view does not answer (it answers every flag both declare
+        except those PyTensor fixes per process), so in practice for the fixed ones, and for
+        all of them when the view is off. A parameter PyTensor has made immutable is not
+        written past its check: a fixed flag PyTensor already read keeps PyTensor's value
+        (said when PyTensor was imported first); any other keeps it in ``pytensor.config``
+        while modecfg's modes, built from modecfg's values, apply modecfg's.
         """
         param = self._param(spec)
         if param is None or not pytensor_accepts(spec, value):
@@ -235,21 +238,18 @@ class PyTensorBridge:
         text = str(value)
         with self._lock:
             if not param.mutable and hasattr(param, "val"):
-                if spec.fixed:
-                    if early and str(param.val) != text:
-                        warn(
-                            f"pytensor was imported before modecfg and fixed {spec.pytensor_name}="
-                            f"{param.val!r}; {spec.name}={value!r} applies to modecfg's own compiles "
-                            "only. Import modecfg before pytensor to avoid this.",
-                            ModecfgWarning,
-                        )
+                if str(param.val) == text:
                     return
-                try:  # past PyTensor's once-only check: modecfg's modes apply the value
-                    applied = param.apply(text)
-                    param.validate(applied)
-                    param.val = applied
-                except Exception as exc:
-                    _log().warning("could not mirror %s=%r into pytensor.config: %s", spec.name, value, exc)
+                if spec.fixed and early:
+                    warn(
+                        f"pytensor was imported before modecfg and fixed {spec.pytensor_name}="
+                        f"{param.val!r}; {spec.name}={value!r} applies to modecfg's own compiles "
+                        "only. Import modecfg before pytensor to avoid this.",
+                        ModecfgWarning,
+                    )
+                else:
+                    _log().debug("pytensor.config.%s is immutable: it keeps %r; modecfg's modes use %r",
+                                 spec.pytensor_name, param.val, value)  # fmt: skip
                 return
             try:
                 setattr(sys.modules["pytensor"].config, spec.pytensor_name, text)

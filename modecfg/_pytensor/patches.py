@@ -480,12 +480,12 @@ def _debugmode_fix() -> tuple[str, str]:
     return "off", "not needed here (numpy 1), or PyTensor no longer calls itemset where expected"
 
 
-def _written_through() -> tuple[str, str]:
+def _fixed_flags() -> tuple[str, str]:
     from modecfg._pytensor import view
 
     if view.view() is not None:
         return "on", "pytensor.config is the view; the rest are handed over at import"
-    return "off", "the config view is off: assignments are copied into pytensor.config"
+    return "off", "the config view is off: assignments are copied into pytensor.config where it takes them"
 
 
 def _requiring_check() -> tuple[str, str]:
@@ -532,7 +532,7 @@ CONTACTS: tuple[Contact, ...] = (
         "fixed flags",
         "pytensor.config's immutable parameters (compiledir, cxx, ...)",
         "PyTensor receives modecfg's values at its import; a later change is a ReadOnlyFlagError",
-        _written_through,
+        _fixed_flags,
     ),
 )
 

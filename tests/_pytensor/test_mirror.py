@@ -165,3 +165,38 @@ def test_a_broken_configuration_does_not_break_import_but_the_first_read() -> No
     assert proc.stdout.strip() == "imported"
     assert proc.returncode == 1
     assert "FlagValueError: floatX='float33' (from THEANO_FLAGS)" in proc.stderr
+
+
+def test_with_the_view_off_an_immutable_parameter_is_not_written_past() -> None:
+    """The mirror copies a value into pytensor.config only where PyTensor takes it: an
+    assignment of ``optimizer`` (immutable in PyTensor, read at its import) leaves PyTensor's
+    parameter alone, and modecfg's modes, built from modecfg's values, use the assignment."""
+    out = run_json(
+        """
+        import json, logging
+        import modecfg, pytensor
+        from modecfg._pytensor import patches
+        records = []
+        handler = logging.Handler()
+        handler.emit = records.append
+        logging.getLogger("modecfg.bridge").addHandler(handler)
+        logging.getLogger("modecfg.bridge").setLevel(logging.DEBUG)
+        patches.uninstall()  # the view too: pytensor.config is PyTensor's own again
+        param = pytensor.config._config_var_dict["optimizer"]
+        before = (param.mutable, param.val)
+        modecfg.config.optimizer = "fast_compile"
+        print(json.dumps({
+            "before": before, "pytensor": pytensor.config.optimizer, "param": param.val,
+            "modecfg": modecfg.config.optimizer,
+            "mode": list(modecfg.get_mode("Mode").provided_optimizer.include),
+            "said": [r.getMessage() for r in records],
+        }))
+        """
+    )
+    assert out["before"] == [False, "o4"]
+    assert out["pytensor"] == out["param"] == "o4"  # PyTensor's check stands
+    assert out["modecfg"] == "fast_compile" and out["mode"] == ["fast_compile"], out["mode"]
+    assert (
+        "pytensor.config.optimizer is immutable: it keeps 'o4'; modecfg's modes use 'fast_compile'"
+        in out["said"]
+    )
