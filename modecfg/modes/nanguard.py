@@ -235,11 +235,16 @@ class Plan(NamedTuple):
     """What a guarded call needs to know about its graph, worked out once per function."""
 
     fgraph: Any  # the rewritten graph the linker runs
-    original: Any  # the graph as written (None if the compile hook was off)
     n_outputs: int  # outputs proper; the rest of the outputs are updates
     target_indices: tuple[int, ...]  # inputs updated, in the order of the update outputs
     destroyed: tuple[int, ...]  # updated inputs the graph overwrites in place: copied before a call
     output_names: tuple[str, ...]
+
+    @property
+    def original(self) -> Any:
+        """The graph as written (None if the compile hook was off): built when a call first
+        meets a bad value, not at the compile."""
+        return untouched(self.fgraph)
 
 
 def _plan(fgraph: Any) -> Plan:
@@ -251,7 +256,7 @@ def _plan(fgraph: Any) -> Plan:
         destroyed = tuple(i for i in sorted(set(targets)) if fgraph.destroyers(fgraph.inputs[i]))
     names = [f"output {i}" for i in range(n_outputs)]
     names += [f"update of {fgraph.inputs[i].name or fgraph.inputs[i]}" for i in targets]
-    return Plan(fgraph, untouched(fgraph), n_outputs, targets, destroyed, tuple(names))
+    return Plan(fgraph, n_outputs, targets, destroyed, tuple(names))
 
 
 def _backup(value: Any) -> Any:
@@ -310,7 +315,8 @@ class GuardedVM:
         if action == "warn":
             for i, saved in backups:
                 call_inputs[i] = saved
-        found = first_bad_value(plan.original, call_inputs, limits) if plan.original is not None else None
+        original = plan.original
+        found = first_bad_value(original, call_inputs, limits) if original is not None else None
         bad_outputs = [name for name, v in zip(plan.output_names, values, strict=True) if bad_kind(v, limits)]
         dump: str | None = None
         why_no_dump = "the graph as written is unknown (the compile hook was off)"

@@ -134,3 +134,16 @@ def test_the_untouched_graph_is_the_one_written_and_is_built_only_when_asked() -
     assert {node: tuple(node.inputs) for node in fgraph.apply_nodes} == rewritten_nodes  # left as it was
     assert not set(kept.variables) & set(fgraph.variables)  # clones, not the compiled graph's
     assert f(np.array([0.0, 1.0, 2.0])) == pytest.approx([3.0, 5.0, 7.0])
+
+
+def test_the_nan_guard_builds_the_untouched_graph_at_the_first_bad_value_only(tmp_path: object) -> None:
+    from modecfg._pytensor import marks
+
+    x = pt.vector("x")
+    f = modecfg.function([x], pt.log(x), mode="NanGuardMode")
+    f(np.ones(2))
+    assert isinstance(getattr(f.maker.fgraph, marks.ORIGINAL), tuple)  # compiled and called: not built
+    with modecfg.config.override({"NanGuardMode.dump_dir": str(tmp_path)}):
+        with pytest.raises(modecfg.NanGuardError, match="NaN in Log"):
+            f(-np.ones(2))
+    assert not isinstance(getattr(f.maker.fgraph, marks.ORIGINAL), tuple)
