@@ -222,8 +222,22 @@ def _inside(node: Any, values: list[Any], limits: _Limits) -> BadValue | None:
 
     if not isinstance(node.op, OpFromGraph):
         return None  # a scan's inner function runs many times: its outer node is the answer
-    found = first_bad_value(node.op.fgraph, values, limits)  # its inputs are clean: they were checked
-    return None if found is None else found._replace(where=f"{found.where} inside {node.op}")
+    try:
+        inner = node.op.fgraph
+        # PyTensor 3.3 keeps inner graphs frozen, without creation traces: its nodes cannot be
+        # cloned, and those of the unfrozen copy are traced to this very call. Then the line
+        # is the one that applied the OpFromGraph.
+        frozen = hasattr(inner, "unfreeze")
+        if frozen:
+            inner = inner.unfreeze()
+        found = first_bad_value(inner, values, limits)  # its inputs are clean: they were checked
+    except Exception as exc:  # looking inside must never cost the user the guard's error
+        _log.debug("could not look inside %s: %r", node.op, exc)
+        return None
+    if found is None:
+        return None
+    source = source_line(node) if frozen else found.source
+    return found._replace(where=f"{found.where} inside {node.op}", source=source)
 
 
 # -- the guarded call ----------------------------------------------------------------------
@@ -443,3 +457,14 @@ class NanGuardMode(Mode):  # type: ignore[misc]
     @property
     def function_maker(self) -> type[FunctionMaker]:
         return _GuardMaker
+
+    @property
+    def optimizer(self) -> Any:
+        """The rewrites, for the linker the guard wraps: PyTensor 3.3 stamps the mode on the
+        graph while rewriting and rewrites inner graphs (scan, OpFromGraph) for its linker,
+        chosen by the linker's class, and the guard's class has no entry (PyTensor logged an
+        error and left the inner graphs unrewritten). The wrapped linker runs the code."""
+        rewriter = super().optimizer
+        if getattr(rewriter, "_mode", None) is self:  # PyTensor 3.3's stamping wrapper
+            rewriter._mode = Mode(linker=self.linker.inner, optimizer=self.provided_optimizer)
+        return rewriter
