@@ -19,6 +19,7 @@ from pytensor.link.basic import WrapLinker
 from pytensor.link.c.basic import OpWiseCLinker
 
 from modecfg.config import config
+from modecfg.modes.wrapped import rewrites_for
 
 __all__ = ["MonitorMode", "TheanoCallback", "adapt_callback"]
 
@@ -90,3 +91,8 @@ class MonitorMode(_PyTensorMonitorMode):  # type: ignore[misc]
         # PyTensor wraps ``self.eval`` in a local closure (WrapLinkerMany), which cannot
         # pickle; one wrapper needs no closure: the bound method pickles with the mode.
         Mode.__setstate__(self, (WrapLinker([OpWiseCLinker()], self.eval), self.provided_optimizer))
+
+    @property
+    def optimizer(self) -> Any:
+        """The rewrites, for the linker the wrapper runs (see :mod:`modecfg.modes.wrapped`)."""
+        return rewrites_for(super().optimizer, self, self.linker.linkers[0])

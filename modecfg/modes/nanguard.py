@@ -45,6 +45,7 @@ from modecfg._source import SourceLine, source_line
 from modecfg._warn import act
 from modecfg.config import config
 from modecfg.errors import NanGuardError, NanGuardWarning
+from modecfg.modes.wrapped import rewrites_for
 
 __all__ = ["BadValue", "GuardLinker", "NanGuardMode", "NanGuardWarning", "bad_kind", "first_bad_value"]
 
@@ -460,11 +461,5 @@ class NanGuardMode(Mode):  # type: ignore[misc]
 
     @property
     def optimizer(self) -> Any:
-        """The rewrites, for the linker the guard wraps: PyTensor 3.3 stamps the mode on the
-        graph while rewriting and rewrites inner graphs (scan, OpFromGraph) for its linker,
-        chosen by the linker's class, and the guard's class has no entry (PyTensor logged an
-        error and left the inner graphs unrewritten). The wrapped linker runs the code."""
-        rewriter = super().optimizer
-        if getattr(rewriter, "_mode", None) is self:  # PyTensor 3.3's stamping wrapper
-            rewriter._mode = Mode(linker=self.linker.inner, optimizer=self.provided_optimizer)
-        return rewriter
+        """The rewrites, for the linker the guard wraps (see :mod:`modecfg.modes.wrapped`)."""
+        return rewrites_for(super().optimizer, self, self.linker.inner)

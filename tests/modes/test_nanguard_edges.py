@@ -4,7 +4,6 @@ write-only updates, inner functions, gradient nodes."""
 from __future__ import annotations
 
 import copy
-import logging
 import warnings
 from pathlib import Path
 from typing import Any
@@ -229,19 +228,6 @@ def test_inner_functions_are_checked_as_part_of_the_users_call(how: str) -> None
         and "nothing was updated: w" in message
     )
     np.testing.assert_array_equal(w.get_value(), before)
-
-
-def test_inner_graphs_are_rewritten_for_the_linker_the_guard_wraps(caplog: pytest.LogCaptureFixture) -> None:
-    """PyTensor 3.3 rewrites a scan's or an OpFromGraph's inner graph for the compile's linker,
-    chosen by its class: the guard's wrapper must not leave them unrewritten (an error log)."""
-    a, v = pt.vector("a"), pt.vector("v")
-    inner = OpFromGraph([a], [pt.exp(a) * 2])
-    summed = pytensor.scan(lambda s, acc: acc + s, sequences=[v], outputs_info=[pt.zeros(())],
-                           return_updates=False)  # fmt: skip
-    with caplog.at_level(logging.ERROR):
-        fn = modecfg.function([v], [inner(v).sum(), summed[-1]], mode="NanGuardMode")
-    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
-    np.testing.assert_allclose(fn(np.array([0.0, 1.0])), [2 + 2 * np.e, 1.0])
 
 
 def test_a_bad_value_inside_nested_op_from_graphs_names_the_innermost_node() -> None:
