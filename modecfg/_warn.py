@@ -4,9 +4,12 @@ float32 graph, the NaN guard, test values)."""
 
 from __future__ import annotations
 
-import logging
 import warnings
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # logging is not imported to read the configuration (start-up time)
+    import logging
 
 __all__ = ["act", "warn"]
 
