@@ -9,7 +9,6 @@ location and an error's location all use, so that the same statement is named al
 from __future__ import annotations
 
 import functools
-import linecache
 import os
 from typing import Any, NamedTuple
 
@@ -77,7 +76,7 @@ def source_line(thing: Any) -> SourceLine | None:
     if frame is None:
         return None
     filename, lineno, _, text = frame
-    return SourceLine(filename, lineno, text or linecache.getline(filename, lineno).strip())
+    return SourceLine(filename, lineno, text or _line(filename, lineno))
 
 
 def first_user_frame(skip: int = 1) -> tuple[Any, int]:
@@ -103,4 +102,12 @@ def calling_line() -> SourceLine | None:
     if frame is None:
         return None
     filename, line = frame.f_code.co_filename, frame.f_lineno
-    return SourceLine(filename, line, linecache.getline(filename, line).strip())
+    return SourceLine(filename, line, _line(filename, line))
+
+
+def _line(filename: str, lineno: int) -> str:
+    """The text of a line of a file (linecache is imported here, not at start-up: it imports
+    tokenize, 1 ms of reading the configuration)."""
+    import linecache
+
+    return linecache.getline(filename, lineno).strip()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from modecfg._pytensor import PyTensorBridge, enable, hooks
+from modecfg._pytensor import PyTensorBridge, hooks
 from modecfg._registry.modes import SHAPING_FLAGS
 from modecfg.config import Change, config
 
@@ -64,6 +64,8 @@ def _test_values_touched(change: Change | None = None) -> None:
     patches applied (the replacements read the flag at each call).
     """
     if "pytensor" in sys.modules:
+        from modecfg._pytensor.patches import enable
+
         enable("test values")
         enable("scan test values")
 

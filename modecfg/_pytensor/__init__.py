@@ -15,21 +15,25 @@ It stands on the config layer and never imports the layers above it. Importing i
 not import PyTensor.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from modecfg._pytensor.hooks import Hooks, hooks
 from modecfg._pytensor.mirror import PyTensorBridge
-from modecfg._pytensor.patches import (
-    PATCHES,
-    TESTED,
-    Patch,
-    PatchStatus,
-    enable,
-    install,
-    installed,
-    is_on,
-    original,
-    status,
-    uninstall,
-)
+
+if TYPE_CHECKING:
+    from modecfg._pytensor.patches import (
+        PATCHES,
+        TESTED,
+        Patch,
+        PatchStatus,
+        enable,
+        install,
+        installed,
+        is_on,
+        original,
+        status,
+        uninstall,
+    )
 
 __all__ = [
     "PATCHES",
@@ -47,3 +51,16 @@ __all__ = [
     "status",
     "uninstall",
 ]
+
+_FROM_PATCHES = frozenset(__all__) - {"Hooks", "PyTensorBridge", "hooks"}
+
+
+def __getattr__(name: str) -> Any:
+    """The patch list's names, loaded on first use (reading the configuration needs none)."""
+    if name not in _FROM_PATCHES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from modecfg._pytensor import patches
+
+    value = getattr(patches, name)
+    globals()[name] = value
+    return value

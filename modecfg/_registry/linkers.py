@@ -11,7 +11,6 @@ import functools
 import importlib.util
 import os
 import sys
-import sysconfig
 from typing import Any, NamedTuple
 
 __all__ = [
@@ -152,6 +151,8 @@ def _compiler_missing(cxx: str) -> str:
         return "no C++ compiler: the cxx flag is empty (install g++ and clear the flag)"
     if os.sep in cxx and not os.access(cxx, os.X_OK):
         return f"the C++ compiler cxx={cxx} does not exist or cannot be run"
+    import sysconfig  # here, not at start-up
+
     include = sysconfig.get_paths().get("include", "")
     if not os.path.exists(os.path.join(include, "Python.h")):
         return f"Python's C headers are missing ({include}/Python.h): install python3-dev"
