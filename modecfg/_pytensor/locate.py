@@ -167,7 +167,16 @@ def untouched(fgraph: Any) -> Any:
 
 def _build(roots: tuple[Any, ...], outputs: tuple[Any, ...], inputs_of: dict[Any, tuple[Any, ...]],
            update_mapping: dict[int, int]) -> Any:  # fmt: skip
+    from pytensor.graph.basic import Apply
     from pytensor.graph.fg import FunctionGraph
+    from pytensor.graph.traversal import general_toposort
+
+    stop = set(roots)
+
+    def was(obj: Any) -> Any:  # what a variable or node came from before the rewrites
+        if isinstance(obj, Apply):
+            return inputs_of.get(obj, ())
+        return None if obj in stop or obj.owner is None else [obj.owner]
 
     equiv: dict[Any, Any] = {var: var.clone() for var in roots}
 
@@ -177,34 +186,13 @@ def _build(roots: tuple[Any, ...], outputs: tuple[Any, ...], inputs_of: dict[Any
             found = equiv[var] = var.clone()
         return found
 
-    for node in _order(roots, outputs, inputs_of):
-        new = node.clone_with_new_inputs([copy(var) for var in inputs_of[node]], strict=False)
-        equiv.update(zip(node.outputs, new.outputs, strict=True))
+    for node in general_toposort(outputs, was):
+        if isinstance(node, Apply):
+            new = node.clone_with_new_inputs([copy(var) for var in inputs_of[node]], strict=False)
+            equiv.update(zip(node.outputs, new.outputs, strict=True))
     return FunctionGraph(
         [equiv[var] for var in roots],
         [copy(var) for var in outputs],
         clone=False,
         update_mapping=update_mapping or None,
     )
-
-
-def _order(roots: tuple[Any, ...], outputs: tuple[Any, ...], inputs_of: dict[Any, tuple[Any, ...]]
-           ) -> list[Any]:  # fmt: skip
-    """The nodes the outputs come from, through the inputs they had, inputs first."""
-    stop = set(roots)
-    order: list[Any] = []
-    seen: set[Any] = set()
-    stack = [(var.owner, False) for var in reversed(outputs) if var.owner is not None and var not in stop]
-    while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            order.append(node)
-            continue
-        if node in seen or node not in inputs_of:
-            continue
-        seen.add(node)
-        stack.append((node, True))
-        for var in reversed(inputs_of[node]):
-            if var.owner is not None and var not in stop and var.owner not in seen:
-                stack.append((var.owner, False))
-    return order

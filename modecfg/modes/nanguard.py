@@ -335,10 +335,10 @@ class GuardedVM:
         bad_outputs = [name for name, v in zip(plan.output_names, values, strict=True) if bad_kind(v, limits)]
         dump: str | None = None
         why_no_dump = "the graph as written is unknown (the compile hook was off)"
-        if plan.original is not None and (action != "warn" or not self._dumped):
+        if original is not None and (action != "warn" or not self._dumped):
             dump, why_no_dump = write_dump(plan, call_inputs, found, bad_outputs)
             self._dumped = True
-        elif plan.original is not None:
+        elif original is not None:
             why_no_dump = "written at the first bad call of this function (action=warn)"
         message = _message(found, bad_outputs, dump, why_no_dump, kept=action != "warn", plan=plan)
         if action != "warn":
