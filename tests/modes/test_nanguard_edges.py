@@ -374,3 +374,24 @@ def test_a_tiny_threshold_is_not_fooled_by_squares_that_underflow(dtype: str) ->
     value = np.full(3, 1e-30 if dtype == "float32" else 1e-170, dtype=dtype)  # squares: 0
     threshold = 1e-35 if dtype == "float32" else 1e-175
     assert bad_kind(value, _Limits(True, True, True, threshold, _clean_sum(threshold))) == "big"
+
+
+def test_a_failure_looking_inside_an_op_from_graph_still_gives_the_guards_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Looking inside is a nicety: if it fails, the OpFromGraph itself is named."""
+    from modecfg.modes import nanguard
+
+    real = nanguard.first_bad_value
+
+    def inner_look_fails(graph: Any, values: Any, limits: Any) -> Any:
+        if any(isinstance(n.op, OpFromGraph) for n in graph.apply_nodes):
+            return real(graph, values, limits)  # the user's graph
+        raise RuntimeError("the inner graph cannot be run here")
+
+    monkeypatch.setattr(nanguard, "first_bad_value", inner_look_fails)
+    a, v = pt.vector("a"), pt.vector("v")
+    op = OpFromGraph([a], [pt.log(a)])
+    fn = modecfg.function([v], op(v), mode="NanGuardMode")
+    with pytest.raises(modecfg.NanGuardError, match=r"NaN in OpFromGraph\{inline=False\} \(1 of 1 values\)"):
+        fn(np.array([-1.0]))
