@@ -496,6 +496,14 @@ def _requiring_check() -> tuple[str, str]:
     return "on", "optimizer_requiring is refused at the mode's build, with where it was set"
 
 
+def _wrapping_linkers() -> tuple[str, str]:
+    from modecfg._pytensor.wrapped import stamps_modes
+
+    if stamps_modes():
+        return "on", "the NaN guard's and MonitorMode's rewrites are stamped with the linker they wrap"
+    return "off", "not needed: this PyTensor rewrites inner graphs without asking the linker"
+
+
 def _always() -> tuple[str, str]:
     return "on", "applied whenever modecfg builds that mode"
 
@@ -527,6 +535,13 @@ CONTACTS: tuple[Contact, ...] = (
         "PyTensor 3.0's Python code of a fused reduction starts from the first element, not the "
         "identity: DebugMode would report PyTensor's bug on every sum of squares (modes/build.py)",
         _always,
+    ),
+    Contact(
+        "wrapping linkers",
+        "the mode PyTensor 3.3 stamps on a graph while rewriting it (_ActiveModeGraphRewriter._mode)",
+        "inner graphs (scan, OpFromGraph) are rewritten for the linker that runs them, not for the "
+        "NaN guard's or MonitorMode's wrapper, which PyTensor's inner-graph rewrites do not know",
+        _wrapping_linkers,
     ),
     Contact(
         "fixed flags",

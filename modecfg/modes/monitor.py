@@ -18,8 +18,8 @@ from pytensor.compile.mode import Mode
 from pytensor.link.basic import WrapLinker
 from pytensor.link.c.basic import OpWiseCLinker
 
+from modecfg._pytensor.wrapped import rewrites_for
 from modecfg.config import config
-from modecfg.modes.wrapped import rewrites_for
 
 __all__ = ["MonitorMode", "TheanoCallback", "adapt_callback"]
 
@@ -94,5 +94,5 @@ class MonitorMode(_PyTensorMonitorMode):  # type: ignore[misc]
 
     @property
     def optimizer(self) -> Any:
-        """The rewrites, for the linker the wrapper runs (see :mod:`modecfg.modes.wrapped`)."""
+        """The rewrites, for the linker the wrapper runs (see :mod:`modecfg._pytensor.wrapped`)."""
         return rewrites_for(super().optimizer, self, self.linker.linkers[0])

@@ -41,11 +41,11 @@ from pytensor.link.basic import Linker
 
 from modecfg._pytensor.gradients import GradOrigin, grad_origin
 from modecfg._pytensor.locate import untouched
+from modecfg._pytensor.wrapped import rewrites_for
 from modecfg._source import SourceLine, source_line
 from modecfg._warn import act
 from modecfg.config import config
 from modecfg.errors import NanGuardError, NanGuardWarning
-from modecfg.modes.wrapped import rewrites_for
 
 __all__ = ["BadValue", "GuardLinker", "NanGuardMode", "NanGuardWarning", "bad_kind", "first_bad_value"]
 
@@ -461,5 +461,5 @@ class NanGuardMode(Mode):  # type: ignore[misc]
 
     @property
     def optimizer(self) -> Any:
-        """The rewrites, for the linker the guard wraps (see :mod:`modecfg.modes.wrapped`)."""
+        """The rewrites, for the linker the guard wraps (see :mod:`modecfg._pytensor.wrapped`)."""
         return rewrites_for(super().optimizer, self, self.linker.inner)

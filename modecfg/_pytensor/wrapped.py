@@ -11,7 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["rewrites_for"]
+__all__ = ["rewrites_for", "stamps_modes"]
+
+
+def stamps_modes() -> bool:
+    """Whether the installed PyTensor stamps the compile's mode on the graph it rewrites."""
+    from pytensor.compile import mode
+
+    return hasattr(mode, "_ActiveModeGraphRewriter")
 
 
 def rewrites_for(rewriter: Any, mode: Any, linker: Any) -> Any:

@@ -1,4 +1,6 @@
-"""Modes whose linker wraps another rewrite inner graphs for the wrapped linker (PyTensor 3.3)."""
+"""Modes whose linker wraps another rewrite inner graphs for the wrapped linker (PyTensor 3.3).
+
+modecfg._pytensor.wrapped."""
 
 from __future__ import annotations
 
