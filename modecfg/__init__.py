@@ -12,22 +12,18 @@ in one place, :mod:`modecfg._wiring`, when modecfg is imported.
 
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
-from modecfg import linkers, modes
 from modecfg._wiring import wire as _wire
 from modecfg.config import (
     Config,
     Diagnosis,
-    Explanation,
     Layer,
     Origin,
     Override,
-    Snapshot,
     change_flags,
     config,
     diagnose,
     load,
 )
-from modecfg.config.migrate import Migration, migrate_file, migrate_flags
 from modecfg.errors import (
     ConfigError,
     ConfigErrors,
@@ -56,11 +52,14 @@ from modecfg.errors import (
     UnknownFlagError,
     UnknownModeError,
 )
-from modecfg.modes import register_mode
 
 if _TYPE_CHECKING:
-    from modecfg import checks, profiles
+    from modecfg import checks, linkers, modes, profiles
     from modecfg.checks import check_float32
+    from modecfg.config.explain import Explanation
+    from modecfg.config.migrate import Migration, migrate_file, migrate_flags
+    from modecfg.config.snapshot import Snapshot
+    from modecfg.modes import register_mode
     from modecfg.modes.build import get_mode
     from modecfg.modes.compiling import compiled_with, function
     from modecfg.modes.monitor import MonitorMode
@@ -127,10 +126,19 @@ __all__ = [
 
 
 # Loaded on first use: the float32 checks and the profile reports are not needed to read
-# the configuration, and the modes' functions and MonitorMode import PyTensor.
+# the configuration, the modes' functions and MonitorMode import PyTensor, and every module
+# imported at start-up costs it (reading the configuration needs none of these).
 _LAZY = {
     "checks": ("modecfg.checks", None),
     "profiles": ("modecfg.profiles", None),
+    "linkers": ("modecfg.linkers", None),
+    "modes": ("modecfg.modes", None),
+    "register_mode": ("modecfg.modes", "register_mode"),
+    "Explanation": ("modecfg.config.explain", "Explanation"),
+    "Snapshot": ("modecfg.config.snapshot", "Snapshot"),
+    "Migration": ("modecfg.config.migrate", "Migration"),
+    "migrate_file": ("modecfg.config.migrate", "migrate_file"),
+    "migrate_flags": ("modecfg.config.migrate", "migrate_flags"),
     "check_float32": ("modecfg.checks", "check_float32"),
     "function": ("modecfg.modes.compiling", "function"),
     "compiled_with": ("modecfg.modes.compiling", "compiled_with"),

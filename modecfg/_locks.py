@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import os
 import weakref
+
+# threading's Lock and RLock are these: importing threading costs start-up (~1 ms here)
+from _thread import RLock
+from _thread import allocate_lock as Lock
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["fork_safe"]
+__all__ = ["Lock", "RLock", "fork_safe"]
 
 L = TypeVar("L")
 _renewed: list[tuple[weakref.ref[Any], str, Callable[[], Any]]] = []

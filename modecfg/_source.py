@@ -6,8 +6,6 @@ It is the one definition of "the user's line" that an assignment's origin, a war
 location and an error's location all use, so that the same statement is named alike by each.
 """
 
-from __future__ import annotations
-
 import functools
 import os
 from typing import Any, NamedTuple

@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
 
+from modecfg._locks import Lock, fork_safe
 from modecfg._pytensor.state import HAND_OFF
 from modecfg._pytensor.values import pytensor_accepts
 from modecfg._pytensor.version import pytensor_version
@@ -74,7 +74,7 @@ class PyTensorBridge:
 
     def __init__(self, config: Config) -> None:
         self.config: Config | None = config
-        self._lock = threading.Lock()
+        self._lock = fork_safe(self, "_lock", Lock)
         self._hook: _ImportHook | None = None
         self._detach: list[Callable[[], None]] = []
 

@@ -6,14 +6,11 @@ factory given to :func:`register_mode`. Registries refuse duplicates; names matc
 without regard to case, as PyTensor's do (``debugmode`` is ``DebugMode``).
 """
 
-from __future__ import annotations
-
 import sys
-import threading
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from modecfg._locks import fork_safe
+from modecfg._locks import Lock, fork_safe
 
 __all__ = [
     "SHAPING_FLAGS",
@@ -39,7 +36,7 @@ class ModeEntry(NamedTuple):
     linker: str = ""  # the linker a backend mode runs on (its name in the linker table)
 
 
-_lock = fork_safe(sys.modules[__name__], "_lock", threading.Lock)
+_lock = fork_safe(sys.modules[__name__], "_lock", Lock)
 
 _MODES: dict[str, ModeEntry] = {
     e.name: e

@@ -9,18 +9,19 @@ its public hooks (``Config.subscribe``, ``Config.guard``), which the PyTensor mi
 uses (see :mod:`modecfg._pytensor.mirror`).
 """
 
-from __future__ import annotations
-
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from modecfg.config.live import Change, Config, Explanation, Override, build
+from modecfg.config.live import Change, Config, Override, build
 from modecfg.config.origin import Layer, Origin, Setting
 from modecfg.config.resolve import Note, Resolution, gather, resolve, unknown_setting
-from modecfg.config.snapshot import Snapshot
 from modecfg.errors import ConfigError
+
+if TYPE_CHECKING:
+    from modecfg.config.explain import Explanation
+    from modecfg.config.snapshot import Snapshot
 
 __all__ = [
     "Change",
@@ -100,3 +101,18 @@ config: Config = build(lambda: _resolution(os.environ, None, None), process_wide
 def change_flags(flags: Mapping[str, Any] | None = None, /, **kwargs: Any) -> Override:
     """``config.override`` under its Theano / PyTensor name."""
     return config._override(kwargs if flags is None else {**flags, **kwargs}, sys._getframe(1))
+
+
+# Loaded on first use: reading the configuration needs neither (each module costs start-up).
+_LAZY = {"Explanation": "modecfg.config.explain", "Snapshot": "modecfg.config.snapshot"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -7,8 +7,6 @@ separator, even mixed in one name; case matters except in the option part of an 
 file, which Theano matched without regard to case.
 """
 
-from __future__ import annotations
-
 import functools
 import re
 from typing import NamedTuple
@@ -77,13 +75,14 @@ OBSOLETE: dict[str, str] = {
 }
 
 # Families: obsolete unless the name is a known flag (or misplaced known flag).
-_OBSOLETE_FAMILIES: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"warn\.(?!ignore_bug_before$)\w+"), _BUGS),
-    (re.compile(r"nvcc\..+"), _GPU),
-    (re.compile(r"gpuarray\..+"), _GPU),
-    (re.compile(r"dnn\..+"), _DNN),
-    (re.compile(r"cuda\..+"), _CUDA),
-    (re.compile(r"magma\..+"), "MAGMA linear algebra on the GPU is gone; nothing is needed"),
+# The patterns are compiled on first use (re keeps them): compiling at import costs start-up.
+_OBSOLETE_FAMILIES: tuple[tuple[str, str], ...] = (
+    (r"warn\.(?!ignore_bug_before$)\w+", _BUGS),
+    (r"nvcc\..+", _GPU),
+    (r"gpuarray\..+", _GPU),
+    (r"dnn\..+", _DNN),
+    (r"cuda\..+", _CUDA),
+    (r"magma\..+", "MAGMA linear algebra on the GPU is gone; nothing is needed"),
 )
 
 # Names seen in real rc files and flag strings that never were flags.
@@ -189,7 +188,7 @@ def _unknown(written: str, full: str, suggest: bool = True) -> Lookup:
 
 def _obsolete_family(written: str, full: str) -> Lookup | None:
     for pattern, message in _OBSOLETE_FAMILIES:
-        if pattern.fullmatch(full):
+        if re.fullmatch(pattern, full):
             return Lookup(written, obsolete=full, message=message)
     return None
 

@@ -22,8 +22,6 @@ read before that, that no declaration here knows, is held (``Resolution.pending`
 PyTensor's declarations are known: only then is it adopted or reported unknown.
 """
 
-from __future__ import annotations
-
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -70,7 +68,7 @@ class Range(NamedTuple):
 class Lazy(NamedTuple):
     """A default computed when first read, from the rest of the configuration."""
 
-    compute: Callable[[ConfigLike], Any]
+    compute: Callable[["ConfigLike"], Any]
     description: str
 
     def __str__(self) -> str:
@@ -298,12 +296,13 @@ def _check_linker(value: str) -> str:
     return canonical_linker(value)
 
 
-_DEVICE = re.compile(r"(cpu|cuda\d*)")
-_LEGACY_GPU = re.compile(r"gpu(\d*)")
+# Patterns are compiled on first use (re keeps them): compiling at import costs start-up.
+_DEVICE = r"(cpu|cuda\d*)"
+_LEGACY_GPU = r"gpu(\d*)"
 
 
 def _legacy_device(raw: str) -> tuple[str, str] | None:
-    m = _LEGACY_GPU.fullmatch(raw.strip())
+    m = re.fullmatch(_LEGACY_GPU, raw.strip())
     if m is None:
         return None
     new = "cuda" + m.group(1)
@@ -312,7 +311,7 @@ def _legacy_device(raw: str) -> tuple[str, str] | None:
 
 def _check_device(value: str) -> str:
     value = value.strip()
-    if _DEVICE.fullmatch(value):
+    if re.fullmatch(_DEVICE, value):
         return value
     if value.startswith("opencl"):
         raise ValueError(
@@ -350,7 +349,7 @@ def _expand_path(value: Path) -> Path:
     return value.expanduser()
 
 
-def _default_cxx(cfg: ConfigLike) -> str:
+def _default_cxx(cfg: "ConfigLike") -> str:
     return detect_cxx()
 
 

@@ -19,7 +19,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from modecfg.config.compat import canonical, lookup
-from modecfg.config.explain import Explanation
 from modecfg.config.flags import FLAGS, Flag
 from modecfg.config.flagstring import format_flags
 from modecfg.config.origin import DEFAULT_ORIGIN, Layer, Origin, Setting
@@ -40,9 +39,10 @@ from modecfg.errors import ConfigErrors, ObsoleteFlagWarning, ReadOnlyFlagError
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from modecfg.config.explain import Explanation
     from modecfg.config.snapshot import Snapshot
 
-__all__ = ["Change", "Config", "Explanation", "Override", "build"]
+__all__ = ["Change", "Config", "Override", "build"]
 
 _getframe = sys._getframe
 _OVERRIDE = Layer.OVERRIDE
@@ -112,6 +112,8 @@ class Config(Section):
 
     def explain(self, name: str) -> Explanation:
         """The value of ``name``, its origin, every layer's value, the doc and the choices."""
+        from modecfg.config.explain import Explanation  # not at import: reading stays cheap
+
         spec = self._spec(name)
         layers = list(self.layers(spec.name))
         scoped = self._cfg_store.override_of(spec.name)

@@ -5,8 +5,6 @@ validates or merges. Layers compare by precedence (``Layer.ENV > Layer.RC``) and
 their plain names (``Layer.RC == "rc"``), as click's ``ParameterSource`` does.
 """
 
-from __future__ import annotations
-
 import enum
 from typing import NamedTuple
 

@@ -9,8 +9,6 @@ A name no declaration knows yet, read before PyTensor's declarations are adopted
 (``pending``), not refused: it may be a flag of the installed PyTensor.
 """
 
-from __future__ import annotations
-
 import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -186,17 +184,17 @@ def value_error(spec: Flag, raw: object, origin: Origin | None, reason: str) -> 
                 close = [c for c in choices if c.lower() == raw.strip().lower()]
             if close:
                 msg += f"; did you mean {close[0]!r}?"
-    if isinstance(raw, str) and _FLAG_LIKE.search(raw):
+    if isinstance(raw, str) and re.search(_FLAG_LIKE, raw):
         msg += "; flags are separated by commas, not spaces"
     return FlagValueError(msg, flag=spec.name, origin=origin, value=raw, choices=choices)
 
 
-_FLAG_LIKE = re.compile(r"\s([A-Za-z_][\w.]*)=")
+_FLAG_LIKE = r"\s([A-Za-z_][\w.]*)="  # compiled on first use (start-up)
 
 
 def _check_swallowed(spec: Flag, raw: str, origin: Origin) -> None:
     """A flag string value that holds another flag: a space was used instead of a comma."""
-    for m in _FLAG_LIKE.finditer(raw):
+    for m in re.finditer(_FLAG_LIKE, raw):
         name = m.group(1).replace("__", ".")
         if name in FLAGS and spec.choices() == ():
             raise FlagValueError(

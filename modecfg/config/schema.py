@@ -16,7 +16,6 @@ are sub-models), for JSON Schema and typed snapshots.
 from __future__ import annotations
 
 import functools
-import math
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -116,9 +115,9 @@ def shortcut(spec: Flag, raw: str) -> Any:
         path = Path(raw)
         return spec.check(path) if spec.check is not None else path
     number: int | float
-    if base is int and _INT.fullmatch(text):
+    if base is int and re.fullmatch(_INT, text):
         number = int(text)
-    elif base is float and _FLOAT.fullmatch(text):
+    elif base is float and re.fullmatch(_FLOAT, text):
         number = float(text)
     else:
         return _NO_SHORTCUT
@@ -127,8 +126,9 @@ def shortcut(spec: Flag, raw: str) -> Any:
     return spec.check(number) if spec.check is not None else number
 
 
-_INT = re.compile(r"-?\d+")
-_FLOAT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+# Compiled on first use (re keeps them): compiling at import costs start-up.
+_INT = r"-?\d+"
+_FLOAT = r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?"
 
 
 def _within(value: float, bounds: Any) -> bool:
@@ -150,6 +150,8 @@ def validate(spec: Flag, raw: object, *, toml: bool = False) -> Any:
         value = shortcut(spec, raw)
         if value is not _NO_SHORTCUT:
             return value
+    import math  # here, as pydantic: neither is needed at start-up
+
     from pydantic import ValidationError
 
     try:

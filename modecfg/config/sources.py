@@ -12,8 +12,6 @@ numbers and quietly accepts several mistakes real rc files make (a header writte
 Theano users rely on (``%(user)s``), is still configparser's own.
 """
 
-from __future__ import annotations
-
 import os
 import re
 from collections.abc import Iterator, Mapping
@@ -165,8 +163,9 @@ def interpolation_defaults(env: Mapping[str, str]) -> dict[str, str]:
     }
 
 
-_HEADER = re.compile(r"\[\s*(?P<name>[^\[\]]*?)\s*\]")
-_OPTION = re.compile(r"(?P<key>.*?)\s*(?P<sep>[=:])(?P<value>.*)")  # value keeps its blanks
+# Patterns are compiled on first use (re keeps them): compiling at import costs start-up.
+_HEADER = r"\[\s*(?P<name>[^\[\]]*?)\s*\]"
+_OPTION = r"(?P<key>.*?)\s*(?P<sep>[=:])(?P<value>.*)"  # value keeps its blanks
 
 
 def _strip_comment(value: str) -> str:
@@ -215,7 +214,7 @@ def read_ini(text: str, path: str, defaults: Mapping[str, str] | None = None) ->
         origin = Origin(Layer.RC, path, lineno)
         if stripped.startswith("["):
             header = _strip_comment(stripped)
-            m = _HEADER.fullmatch(header)
+            m = re.fullmatch(_HEADER, header)
             if m is None or not m.group("name"):
                 hint = ""
                 bad = re.fullmatch(r"\[\s*([^\]]+?)\s*\]\s*[=:]\s*(.*)", header)
@@ -232,7 +231,7 @@ def read_ini(text: str, path: str, defaults: Mapping[str, str] | None = None) ->
             seen_sections[section] = lineno
             open_indent = -1
             continue
-        m = _OPTION.fullmatch(stripped)
+        m = re.fullmatch(_OPTION, stripped)
         if m is None or not m.group("key"):
             raise RcFileError(
                 f"{where}: cannot read {stripped!r}; expected 'name = value', a [section] "
@@ -294,7 +293,7 @@ def _interpolate(
         return value
 
 
-_TOML_LINE = re.compile(r"\s*(?P<header>\[\s*(?P<table>[^\[\]]+?)\s*\])|\s*(?P<key>[^=#\[]+?)\s*=")
+_TOML_LINE = r"\s*(?P<header>\[\s*(?P<table>[^\[\]]+?)\s*\])|\s*(?P<key>[^=#\[]+?)\s*="
 
 
 def _toml_lines(text: str) -> dict[str, int]:
@@ -302,7 +301,7 @@ def _toml_lines(text: str) -> dict[str, int]:
     lines: dict[str, int] = {}
     table = ""
     for lineno, line in enumerate(text.splitlines(), 1):
-        m = _TOML_LINE.match(line)
+        m = re.match(_TOML_LINE, line)
         if m is None:
             continue
         if m.group("header"):

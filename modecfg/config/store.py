@@ -22,12 +22,11 @@ from __future__ import annotations
 
 import contextvars
 import sys
-import threading
 import weakref
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
-from modecfg._locks import fork_safe
+from modecfg._locks import Lock, RLock, fork_safe
 from modecfg._source import first_user_frame
 from modecfg.config.flags import FLAGS, Flag, Lazy, on_adopt, on_complete
 from modecfg.config.origin import Layer, Origin, Setting
@@ -198,8 +197,8 @@ class Store:
         self.root: ConfigLike = root  # a Config: the facade over this store
         self.loader = loader
         self.ready = loader is None
-        self.lock = fork_safe(self, "lock", threading.RLock)  # sources, assignment
-        self.counting = fork_safe(self, "counting", threading.Lock)  # the Overridden descriptors
+        self.lock = fork_safe(self, "lock", RLock)  # sources, assignment
+        self.counting = fork_safe(self, "counting", Lock)  # the Overridden descriptors
         # The override scope of each context (see modecfg.config.overrides).
         self.scope_var: contextvars.ContextVar[Mapping[object, Any] | None] = contextvars.ContextVar(
             "modecfg_overrides", default=None

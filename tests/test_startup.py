@@ -1,0 +1,92 @@
+"""Reading the configuration imports only what it needs: each module costs start-up time
+(bench/config_bench.py measures it against ``import pytensor``; no timing is asserted here)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.fresh import run_json
+
+# What a read of the configuration must not import (a module an interpreter imports before
+# modecfg, as some site set-ups do, is not held against it).
+NOT_AT_START_UP = [
+    "pytensor",
+    "numpy",
+    "pydantic",
+    "logging",
+    "threading",  # the locks come from _thread
+    "math",
+    "linecache",
+    "modecfg.config.explain",
+    "modecfg.config.snapshot",
+    "modecfg.config.migrate",
+    "modecfg.modes",
+    "modecfg.linkers",
+    "modecfg._pytensor.patches",
+]
+
+
+@pytest.fixture(scope="module")
+def started() -> dict[str, object]:
+    return run_json(
+        """
+        import json, re, sys
+        before = set(sys.modules)
+        patterns = set(re._cache)  # re's own cache of compiled patterns
+        import modecfg
+        modecfg.config.floatX
+        new = sorted(set(sys.modules) - before)
+        compiled = [str(key) for key in set(re._cache) - patterns]
+        print(json.dumps({"new": new, "compiled": compiled}))
+        """
+    )
+
+
+@pytest.mark.parametrize("module", NOT_AT_START_UP)
+def test_reading_the_configuration_does_not_import(started: dict[str, object], module: str) -> None:
+    new = started["new"]
+    assert isinstance(new, list)
+    assert "modecfg.config.store" in new  # the check sees modecfg's own imports
+    assert module not in new
+
+
+def test_reading_the_configuration_compiles_no_pattern(started: dict[str, object]) -> None:
+    assert started["compiled"] == []  # compiled when first used, not at import
+
+
+def test_the_names_loaded_on_first_use_are_the_defining_modules_objects() -> None:
+    got = run_json(
+        """
+        import json, sys
+        import modecfg
+        from modecfg.config.explain import Explanation
+        from modecfg.config.migrate import Migration, migrate_file, migrate_flags
+        from modecfg.config.snapshot import Snapshot
+        from modecfg.modes import register_mode
+        import modecfg.linkers, modecfg.modes
+        config_pkg = sys.modules["modecfg.config"]
+        print(json.dumps({
+            "same": [
+                modecfg.Explanation is Explanation, modecfg.Snapshot is Snapshot,
+                modecfg.Migration is Migration, modecfg.migrate_file is migrate_file,
+                modecfg.migrate_flags is migrate_flags, modecfg.register_mode is register_mode,
+                modecfg.linkers is sys.modules["modecfg.linkers"],
+                modecfg.modes is sys.modules["modecfg.modes"],
+                config_pkg.Explanation is Explanation, config_pkg.Snapshot is Snapshot,
+                type(modecfg.config.explain("floatX")) is Explanation,
+                type(modecfg.config.snapshot()) is Snapshot,
+            ],
+            "listed": all(n in dir(modecfg) for n in ("Snapshot", "linkers", "migrate_flags")),
+        }))
+        """
+    )
+    assert got["same"] == [True] * 12
+    assert got["listed"]
+
+
+def test_an_unknown_name_is_still_an_attribute_error() -> None:
+    import importlib
+
+    config_pkg = importlib.import_module("modecfg.config")
+    with pytest.raises(AttributeError, match="no attribute 'Snapshots'"):
+        config_pkg.Snapshots  # noqa: B018
