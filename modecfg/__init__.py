@@ -12,6 +12,7 @@ in one place, :mod:`modecfg._wiring`, when modecfg is imported.
 
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
+from modecfg._lazy import LazyNames as _LazyNames
 from modecfg._wiring import wire as _wire
 from modecfg.config import (
     Config,
@@ -128,38 +129,26 @@ __all__ = [
 # Loaded on first use: the float32 checks and the profile reports are not needed to read
 # the configuration, the modes' functions and MonitorMode import PyTensor, and every module
 # imported at start-up costs it (reading the configuration needs none of these).
-_LAZY = {
-    "checks": ("modecfg.checks", None),
-    "profiles": ("modecfg.profiles", None),
-    "linkers": ("modecfg.linkers", None),
-    "modes": ("modecfg.modes", None),
-    "register_mode": ("modecfg.modes", "register_mode"),
-    "Explanation": ("modecfg.config.explain", "Explanation"),
-    "Snapshot": ("modecfg.config.snapshot", "Snapshot"),
-    "Migration": ("modecfg.config.migrate", "Migration"),
-    "migrate_file": ("modecfg.config.migrate", "migrate_file"),
-    "migrate_flags": ("modecfg.config.migrate", "migrate_flags"),
-    "check_float32": ("modecfg.checks", "check_float32"),
-    "function": ("modecfg.modes.compiling", "function"),
-    "compiled_with": ("modecfg.modes.compiling", "compiled_with"),
-    "get_mode": ("modecfg.modes.build", "get_mode"),
-    "replay": ("modecfg.modes.replaying", "replay"),
-    "MonitorMode": ("modecfg.modes.monitor", "MonitorMode"),
-    "workers": ("modecfg.workers", None),  # needs distributed (modecfg[dask]): not in __all__
-}
-
-
-def __getattr__(name: str) -> object:
-    found = _LAZY.get(name)
-    if found is None:
-        raise AttributeError(f"module 'modecfg' has no attribute {name!r}")
-    import importlib
-
-    module = importlib.import_module(found[0])
-    value = module if found[1] is None else getattr(module, found[1])
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__ = _LazyNames(
+    __name__,
+    {
+        "checks": "modecfg.checks",
+        "profiles": "modecfg.profiles",
+        "linkers": "modecfg.linkers",
+        "modes": "modecfg.modes",
+        "register_mode": "modecfg.modes",
+        "Explanation": "modecfg.config.explain",
+        "Snapshot": "modecfg.config.snapshot",
+        "Migration": "modecfg.config.migrate",
+        "migrate_file": "modecfg.config.migrate",
+        "migrate_flags": "modecfg.config.migrate",
+        "check_float32": "modecfg.checks",
+        "function": "modecfg.modes.compiling",
+        "compiled_with": "modecfg.modes.compiling",
+        "get_mode": "modecfg.modes.build",
+        "replay": "modecfg.modes.replaying",
+        "MonitorMode": "modecfg.modes.monitor",
+        "workers": "modecfg.workers",  # needs distributed (modecfg[dask]): not in __all__
+    },
+)
+__dir__ = __getattr__.dir

@@ -15,8 +15,9 @@ It stands on the config layer and never imports the layers above it. Importing i
 not import PyTensor.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from modecfg._lazy import LazyNames as _LazyNames
 from modecfg._pytensor.hooks import Hooks, hooks
 from modecfg._pytensor.mirror import PyTensorBridge
 
@@ -52,15 +53,8 @@ __all__ = [
     "uninstall",
 ]
 
-_FROM_PATCHES = frozenset(__all__) - {"Hooks", "PyTensorBridge", "hooks"}
-
-
-def __getattr__(name: str) -> Any:
-    """The patch list's names, loaded on first use (reading the configuration needs none)."""
-    if name not in _FROM_PATCHES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from modecfg._pytensor import patches
-
-    value = getattr(patches, name)
-    globals()[name] = value
-    return value
+# The patch list's names, loaded on first use (reading the configuration needs none).
+__getattr__ = _LazyNames(
+    __name__,
+    dict.fromkeys(frozenset(__all__) - {"Hooks", "PyTensorBridge", "hooks"}, "modecfg._pytensor.patches"),
+)

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from modecfg._lazy import LazyNames as _LazyNames
 from modecfg.config.live import Change, Config, Override, build
 from modecfg.config.origin import Layer, Origin, Setting
 from modecfg.config.resolve import Note, Resolution, gather, resolve, unknown_setting
@@ -104,15 +105,6 @@ def change_flags(flags: Mapping[str, Any] | None = None, /, **kwargs: Any) -> Ov
 
 
 # Loaded on first use: reading the configuration needs neither (each module costs start-up).
-_LAZY = {"Explanation": "modecfg.config.explain", "Snapshot": "modecfg.config.snapshot"}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = _LazyNames(
+    __name__, {"Explanation": "modecfg.config.explain", "Snapshot": "modecfg.config.snapshot"}
+)

@@ -5,8 +5,9 @@ need it (``function``, ``get_mode``, ``table``, ``compiled_with``, ``replay``,
 ``MonitorMode``) are the objects of the modules that define them, loaded on first use.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from modecfg._lazy import LazyNames as _LazyNames
 from modecfg._registry.modes import (
     ModeEntry,
     canonical_mode,
@@ -36,26 +37,15 @@ __all__ = [
 ]
 
 # name -> the module that defines it (each imports PyTensor)
-_LAZY = {
-    "get_mode": "modecfg.modes.build",
-    "table": "modecfg.modes.build",
-    "function": "modecfg.modes.compiling",
-    "compiled_with": "modecfg.modes.compiling",
-    "replay": "modecfg.modes.replaying",
-    "MonitorMode": "modecfg.modes.monitor",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__ = _LazyNames(
+    __name__,
+    {
+        "get_mode": "modecfg.modes.build",
+        "table": "modecfg.modes.build",
+        "function": "modecfg.modes.compiling",
+        "compiled_with": "modecfg.modes.compiling",
+        "replay": "modecfg.modes.replaying",
+        "MonitorMode": "modecfg.modes.monitor",
+    },
+)
+__dir__ = __getattr__.dir
