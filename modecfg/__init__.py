@@ -52,6 +52,7 @@ from modecfg.errors import (
     TestValueWarning,
     UnknownFlagError,
     UnknownModeError,
+    UntrustedDumpError,
 )
 
 if _TYPE_CHECKING:
@@ -63,6 +64,7 @@ if _TYPE_CHECKING:
     from modecfg.modes import register_mode
     from modecfg.modes.build import get_mode
     from modecfg.modes.compiling import compiled_with, function
+    from modecfg.modes.dump import Dump, load_dump
     from modecfg.modes.monitor import MonitorMode
     from modecfg.modes.replaying import replay
 
@@ -77,6 +79,7 @@ __all__ = [
     "DeviceFallbackWarning",
     "DeviceUnavailableError",
     "Diagnosis",
+    "Dump",
     "DumpError",
     "DumpWarning",
     "Explanation",
@@ -106,6 +109,7 @@ __all__ = [
     "TestValueWarning",
     "UnknownFlagError",
     "UnknownModeError",
+    "UntrustedDumpError",
     "__version__",
     "change_flags",
     "check_float32",
@@ -117,6 +121,7 @@ __all__ = [
     "get_mode",
     "linkers",
     "load",
+    "load_dump",
     "migrate_file",
     "migrate_flags",
     "modes",
@@ -147,6 +152,8 @@ __getattr__ = _LazyNames(
         "compiled_with": "modecfg.modes.compiling",
         "get_mode": "modecfg.modes.build",
         "replay": "modecfg.modes.replaying",
+        "load_dump": "modecfg.modes.dump",
+        "Dump": "modecfg.modes.dump",
         "MonitorMode": "modecfg.modes.monitor",
         "workers": "modecfg.workers",  # needs distributed (modecfg[dask]): not in __all__
     },

@@ -446,9 +446,40 @@ def cmd_profile(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    modecfg.replay(args.dump, dump=args.write_dump, trust=args.trust)  # raises its NanGuardError again
-    out.write(f"{args.dump}: the call no longer produces a bad value\n")
-    return 0
+    """0: reproduced; 1: the call no longer fails; 2: the dump cannot be read or replayed;
+    3: not run (not signed with your key, and no --trust): its data is shown instead."""
+    from modecfg.errors import NanGuardError
+
+    dump = None
+    if not args.trust:
+        dump = modecfg.load_dump(args.dump)
+        if not dump.signed_by_you:
+            out.write(dump.summary())
+            out.write(
+                f"\nnot run: this dump is not yours (its signature: {dump.signature}), and replaying it\n"
+                "runs the code its pickled graph holds. To go further:\n"
+                f"  modecfg replay --trust {args.dump}\n"
+                "      runs it as its writer compiled it: only a dump you trust, after reading the above\n"
+                f"  modecfg.load_dump({args.dump!r}).call(f)\n"
+                "      runs YOUR compiled function f on its captured inputs and shared values\n"
+            )
+            return 3
+    try:
+        modecfg.replay(args.dump, dump=args.write_dump, trust=args.trust)
+    except NanGuardError as exc:
+        now = exc.bad.describe() if exc.bad is not None else f"bad values in {', '.join(exc.bad_outputs)}"
+        before = dump.bad if dump is not None else None
+        same = (
+            before is None or exc.bad is None or (before.kind, before.where) == (exc.bad.kind, exc.bad.where)
+        )
+        out.write(
+            f"reproduced: {now}\n" if same else f"reproduced, elsewhere: {now}\n  the dump said: {before}\n"
+        )
+        if exc.dump_path:
+            out.write(f"new dump: {exc.dump_path}\n")
+        return 0
+    out.write(f"not reproduced: {args.dump}: the call no longer produces a bad value\n")
+    return 1
 
 
 class _Failed(Exception):
@@ -536,15 +567,19 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("script")
     s.add_argument("args", nargs=argparse.REMAINDER)
 
-    s = sub.add_parser("replay", help="re-run a NaN-guard dump (checked before it is read)")
+    s = sub.add_parser(
+        "replay", help="re-run a NaN-guard dump of yours; show the data of anyone else's",
+        description="Re-run the failing call of a NaN-guard dump signed with your own key. A dump that is "
+        "not yours is shown (its finding, flags, versions, graph, captured values), not run. Exit status: "
+        "0 reproduced, 1 no longer fails, 2 the dump cannot be read or replayed, 3 not run (not yours).",
+    )  # fmt: skip
     s.set_defaults(handler=cmd_replay)
     s.add_argument("dump")
     s.add_argument("--dump", dest="write_dump", action="store_true", help="write a new dump if it fails")
     s.add_argument(
         "--trust", action="store_true",
-        help="apply the dump's compiler, linker and path flags and compile its C code, as the original "
-        "call did (only for a dump you trust: by default those flags are shown, not applied, and the "
-        "graph runs on Python implementations)",
+        help="run a dump that is not signed with your key: unpickling its graph runs whatever code the "
+        "file holds, so only for a dump you trust, after reading what `modecfg replay DUMP` shows",
     )  # fmt: skip
 
     s = sub.add_parser("demo", help="train the logistic regression under the current configuration")

@@ -274,6 +274,12 @@ def preflight(cfg: Config) -> list[str]:
     if why:
         problems.append(f"NaN-guard dumps would go to {dumps} (NanGuardMode.dump_dir, from "
                         f"{cfg.origin('NanGuardMode.dump_dir')}): {why}")  # fmt: skip
+    from modecfg.modes.signing import key_problem
+
+    why = key_problem()
+    if why:
+        problems.append(f"dump key: {why}; NaN-guard dumps would be written unsigned, and replaying "
+                        "your own would need --trust")  # fmt: skip
     base = os.path.abspath(str(cfg.base_compiledir))
     existing = base
     while not os.path.exists(existing) and os.path.dirname(existing) != existing:

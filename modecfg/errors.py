@@ -16,7 +16,8 @@ Every error names what was wrong, where it came from and what is valid::
     ├── Float64Error                         float64 in a float32 graph
     ├── NanGuardError                        NaN / Inf / huge value in a guarded call
     ├── TestValueError                       a node fails on its inputs' test values
-    ├── DumpError                            a NaN-guard dump that cannot be replayed
+    ├── DumpError                            a NaN-guard dump that cannot be read or replayed
+    │   └── UntrustedDumpError               a dump not signed with your key, run without trust
     └── ProfileError (ValueError)            a profile asked of a function compiled without one
 
     ModecfgWarning (UserWarning)
@@ -26,7 +27,7 @@ Every error names what was wrong, where it came from and what is valid::
     ├── TestValueWarning                     a test value that could not be computed (=warn)
     ├── DeviceFallbackWarning                a GPU asked for and unusable: the CPU runs it
     ├── MissingBlasWarning                   PyTensor's C code has no BLAS (what it costs, the fix)
-    ├── DumpWarning                          what a replay left out of an untrusted dump
+    ├── DumpWarning                          a dump replayed under other versions than it was written
     ├── HeldFlagWarning                      a source's name no flag has, found at PyTensor's import
     └── PyTensorIntegrationWarning           an integration point left off (PyTensor differs)
 
@@ -69,6 +70,7 @@ __all__ = [
     "TestValueWarning",
     "UnknownFlagError",
     "UnknownModeError",
+    "UntrustedDumpError",
 ]
 
 
@@ -219,7 +221,17 @@ class TestValueError(ModecfgError, ValueError):
 
 
 class DumpError(ModecfgError, ValueError):
-    """A file that is not a modecfg NaN-guard dump, or a dump that cannot be read."""
+    """A file that is not a modecfg NaN-guard dump, or a dump that cannot be read or replayed."""
+
+    exit_code = 2
+
+
+class UntrustedDumpError(DumpError):
+    """A replay asked of a dump that is not signed with the user's own key, without trust:
+    running it would run the code its graph pickle holds. Its data part can still be read
+    (``modecfg.load_dump``)."""
+
+    exit_code = 3
 
 
 class ProfileError(ModecfgError, ValueError):
@@ -246,8 +258,8 @@ class DeviceFallbackWarning(ModecfgWarning):
 
 
 class DumpWarning(ModecfgWarning):
-    """Flags of a NaN-guard dump an untrusted replay did not apply (they reach a compiler,
-    a linker, a path or a subprocess, or stop at the debugger)."""
+    """A NaN-guard dump replayed under other versions of PyTensor, numpy or Python than the
+    ones it was written with: the replay may not behave as the original call did."""
 
 
 class HeldFlagWarning(ModecfgWarning):

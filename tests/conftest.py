@@ -26,6 +26,8 @@ os.environ["MODECFG_FLAGS"] = f"base_compiledir={COMPILEDIR},profiling.destinati
 os.environ.setdefault("NUMBA_CACHE_DIR", str(ROOT / ".cache" / "numba"))
 # NaN-guard dumps of tests that do not choose a directory: the repository's cache, not ~/.cache.
 os.environ["XDG_CACHE_HOME"] = str(ROOT / ".cache" / "xdg")
+# The dump key that signs the suite's dumps: the repository's, not the developer's ~/.config.
+os.environ["XDG_CONFIG_HOME"] = str(ROOT / ".cache" / "xdg-config")
 
 
 @pytest.fixture(autouse=True)

@@ -116,10 +116,11 @@ def test_the_plugin_gives_every_worker_the_driver_s_values_and_dumps_land_with_t
     assert dump.parent == tmp_path and dump.exists()
     host = re.sub(r"[^A-Za-z0-9._]+", "_", socket.gethostname())  # the worker's host is this one
     assert pid == seen["pid"] != os.getpid()
-    named = rf"nanguard-\d{{8}}-\d{{6}}-{re.escape(host)}-{re.escape(str(worker_name))}-{pid}-\d+\.pkl"
+    named = rf"nanguard-\d{{8}}-\d{{6}}-{re.escape(host)}-{re.escape(str(worker_name))}-{pid}-\d+\.npz"
     assert re.fullmatch(named, dump.name), dump.name  # the host, the worker and its process name it
-    # the driver can read it and replay the call; the dump's paths are shown, not applied
-    with pytest.raises(modecfg.NanGuardError), pytest.warns(modecfg.DumpWarning, match="dump_dir"):
+    # the driver can read it, and replay it: a worker of the same user signs with the same key
+    assert modecfg.load_dump(dump).signed_by_you
+    with pytest.raises(modecfg.NanGuardError):
         modecfg.replay(str(dump))
 
 

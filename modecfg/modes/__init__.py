@@ -2,7 +2,7 @@
 
 Nothing here imports PyTensor until a mode is built or a function compiled: the names that
 need it (``function``, ``get_mode``, ``table``, ``compiled_with``, ``replay``,
-``MonitorMode``) are the objects of the modules that define them, loaded on first use.
+``load_dump``, ``MonitorMode``) are the objects of the modules that define them, loaded on first use.
 """
 
 from typing import TYPE_CHECKING
@@ -19,10 +19,12 @@ from modecfg._registry.modes import (
 if TYPE_CHECKING:
     from modecfg.modes.build import get_mode, table
     from modecfg.modes.compiling import compiled_with, function
+    from modecfg.modes.dump import Dump, load_dump
     from modecfg.modes.monitor import MonitorMode
     from modecfg.modes.replaying import replay
 
 __all__ = [
+    "Dump",
     "ModeEntry",
     "MonitorMode",
     "canonical_mode",
@@ -30,6 +32,7 @@ __all__ = [
     "entries",
     "function",
     "get_mode",
+    "load_dump",
     "mode_names",
     "register_mode",
     "replay",
@@ -45,6 +48,8 @@ __getattr__ = _LazyNames(
         "function": "modecfg.modes.compiling",
         "compiled_with": "modecfg.modes.compiling",
         "replay": "modecfg.modes.replaying",
+        "load_dump": "modecfg.modes.dump",
+        "Dump": "modecfg.modes.dump",
         "MonitorMode": "modecfg.modes.monitor",
     },
 )

@@ -19,8 +19,9 @@ mode rebuilt from the linker (``Mode(linker=mode.linker, ...)``, as PyMC does).
   rewrites, node by node with the Python implementations, from the same inputs and
   shared values, to find the first input or node with a bad value: the error names it,
   its operation, input shapes and dtypes, and the user's line that made it.
-* **Captured.** Inputs, shared values, flags and the graph go to one dump file
-  (:mod:`modecfg.modes.dump`) that ``modecfg replay`` re-runs.
+* **Captured.** Inputs and shared values (as arrays, no pickle), the finding, the flags
+  and the graph go to one dump file (:mod:`modecfg.modes.dump`): anyone can read its data
+  (``modecfg.load_dump``), and ``modecfg replay`` re-runs the ones this user wrote.
 
 ``action=warn`` lets the call finish (the updates are written) and warns with the same findings.
 """
@@ -42,6 +43,7 @@ from pytensor.link.basic import Linker
 from modecfg._pytensor.gradients import GradOrigin, grad_origin
 from modecfg._pytensor.locate import untouched
 from modecfg._pytensor.wrapped import rewrites_for
+from modecfg._registry.linkers import linker_name
 from modecfg._source import SourceLine, source_line
 from modecfg._warn import act
 from modecfg.config import config
@@ -100,6 +102,8 @@ def bad_kind(value: Any, limits: _Limits) -> str:
     if type(value) is not np.ndarray:
         if isinstance(value, np.ndarray | float | np.floating | complex | np.complexfloating):
             value = np.asarray(value)
+        elif hasattr(value, "__array__") and hasattr(value, "dtype") and hasattr(value, "shape"):
+            value = np.asarray(value)  # a JAX (or torch) array: the JAX linker's outputs are these
         else:
             return ""
     dtype = value.dtype
@@ -135,6 +139,15 @@ def bad_kind(value: Any, limits: _Limits) -> str:
     if limits.big and (hi > limits.threshold or lo < -limits.threshold):
         return "big"
     return ""
+
+
+def _host(value: Any) -> Any:
+    """A JAX (or torch) array as a numpy array, for the Python re-run; anything else as it is."""
+    if isinstance(value, np.ndarray | np.generic) or not (
+        hasattr(value, "__array__") and hasattr(value, "dtype")
+    ):
+        return value
+    return np.asarray(value)
 
 
 def _count(value: np.ndarray, kind: str, threshold: float) -> int:
@@ -184,6 +197,7 @@ def first_bad_value(graph: Any, values: list[Any], limits: _Limits) -> BadValue 
     """Run ``graph`` (untouched, with Python thunks) on ``values``; the first bad input or node."""
     from modecfg._pytensor.rerun import NodeFailed, run_untouched
 
+    values = [_host(v) for v in values]
     for var, value in zip(graph.inputs, values, strict=True):
         kind = bad_kind(value, limits)
         if kind:
@@ -211,6 +225,7 @@ def first_bad_value(graph: Any, values: list[Any], limits: _Limits) -> BadValue 
                         arr.size,
                         grad_origin(node),
                     )
+            ins = outs = out = None  # type: ignore[assignment]  # let the run free them before its next node (a large model's arrays)
     except NodeFailed as failed:  # the unoptimized graph fails where the fast one did not
         _log.debug("re-run stopped: %s", failed)
     return None
@@ -254,6 +269,7 @@ class Plan(NamedTuple):
     target_indices: tuple[int, ...]  # inputs updated, in the order of the update outputs
     destroyed: tuple[int, ...]  # updated inputs the graph overwrites in place: copied before a call
     output_names: tuple[str, ...]
+    linker: str = ""  # the linker the guard wraps, by its table name
 
     @property
     def original(self) -> Any:
@@ -262,7 +278,7 @@ class Plan(NamedTuple):
         return untouched(self.fgraph)
 
 
-def _plan(fgraph: Any) -> Plan:
+def _plan(fgraph: Any, linker: str = "") -> Plan:
     mapping = dict(getattr(fgraph, "update_mapping", None) or {})  # output index -> input index
     n_outputs = len(fgraph.outputs) - len(mapping)
     targets = tuple(mapping[i] for i in sorted(mapping))
@@ -271,7 +287,7 @@ def _plan(fgraph: Any) -> Plan:
         destroyed = tuple(i for i in sorted(set(targets)) if fgraph.destroyers(fgraph.inputs[i]))
     names = [f"output {i}" for i in range(n_outputs)]
     names += [f"update of {fgraph.inputs[i].name or fgraph.inputs[i]}" for i in targets]
-    return Plan(fgraph, n_outputs, targets, destroyed, tuple(names))
+    return Plan(fgraph, n_outputs, targets, destroyed, tuple(names), linker)
 
 
 def _backup(value: Any) -> Any:
@@ -424,7 +440,7 @@ class GuardLinker(Linker):  # type: ignore[misc]
 
     def make_thunk(self, **kwargs: Any) -> tuple[Any, Any, Any]:
         vm, ins, outs = self.inner.make_thunk(**kwargs)[:3]
-        return GuardedVM(vm, ins, outs, _plan(self.fgraph)), ins, outs
+        return GuardedVM(vm, ins, outs, _plan(self.fgraph, linker_name(self.inner))), ins, outs
 
     def __repr__(self) -> str:
         return f"GuardLinker({self.inner!r})"

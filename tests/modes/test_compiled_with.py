@@ -115,8 +115,8 @@ def test_a_nan_guard_dump_keeps_the_flags_of_the_compile_not_of_the_call(tmp_pat
         pytest.raises(modecfg.NanGuardError) as info,
     ):
         fn(np.array([-1.0, 1.0]))
-    payload = dump_module.load_dump(info.value.dump_path)
-    assert payload["flags"]["exception_verbosity"] == "high"  # the call ran outside that override
+    dump = dump_module.load_dump(info.value.dump_path)
+    assert dump.flags["exception_verbosity"] == "high"  # the call ran outside that override
     line = _line_of("# the compile's line")
-    assert payload["compiled_with"]["exception_verbosity"] == ("high", f"override at {_HERE}:{line}")
-    assert "NanGuardMode.dump_dir" not in payload["flags"]  # set for the call, not the compile
+    assert dump.origins["exception_verbosity"] == f"override at {_HERE}:{line}"
+    assert "NanGuardMode.dump_dir" not in dump.flags  # set for the call, not the compile

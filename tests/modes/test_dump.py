@@ -1,13 +1,12 @@
-"""NaN-guard dumps under hostile conditions: where they go, what is read back, what is refused."""
+"""NaN-guard dumps: where they go, what they hold (data, each array once), who may run them."""
 
 from __future__ import annotations
 
-import hashlib
+import json
 import os
 import pickle
-import re
 import stat
-import sys
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +14,9 @@ import numpy as np
 import pytest
 
 import modecfg
-from modecfg.errors import DumpError, DumpWarning
+from modecfg.errors import DumpError, UntrustedDumpError
 from modecfg.modes import dump as dump_module
-
-# The suite's profiling.destination (tests/conftest.py) is in every dump; a replay does not apply it
-_SUITE_FLAG = r"not applied from the dump: profiling\.destination"
+from tests.modes.dumptools import parts, rebuild
 
 pytensor = pytest.importorskip("pytensor")
 pt = pytest.importorskip("pytensor.tensor")
@@ -40,13 +37,6 @@ def _fail(model: dict[str, Any], directory: Path | str | None = None) -> modecfg
         model["fn"](np.array([-1.0, 1.0, 1.0]))
     np.testing.assert_array_equal(model["w"].get_value(), np.ones(3))  # a dump never changes that
     return info.value
-
-
-def _rewrite(path: str, payload: Any) -> None:
-    """A dump with ``payload`` and a correct digest: only the structural checks stand in the way."""
-    body = pickle.dumps(payload, protocol=5)
-    digest = hashlib.sha256(body).hexdigest().encode()
-    Path(path).write_bytes(dump_module.MAGIC + b"sha256:" + digest + b"\n" + body)
 
 
 # -- where dumps go ------------------------------------------------------------------------
@@ -120,111 +110,300 @@ def test_max_dumps_caps_the_dumps_of_a_process_and_the_error_says_so(model: dict
         errors = [_fail(model, tmp_path) for _ in range(3)]
     assert [e.dump_path is not None for e in errors] == [True, True, False]
     assert "NanGuardMode.max_dumps=2 reached in this process" in str(errors[2])
-    assert len(list(tmp_path.glob("nanguard-*.pkl"))) == 2
+    assert len(list(tmp_path.glob("nanguard-*.npz"))) == 2
 
 
 def test_replay_writes_no_new_dump_unless_asked(model: dict, tmp_path: Path) -> None:
     error = _fail(model, tmp_path)
     with modecfg.config.override({"NanGuardMode.dump_dir": str(tmp_path)}):
-        with (
-            pytest.warns(DumpWarning, match=_SUITE_FLAG),
-            pytest.raises(modecfg.NanGuardError, match=r"no dump: NanGuardMode\.max_dumps is 0"),
-        ):
+        with pytest.raises(modecfg.NanGuardError, match=r"no dump: a replay writes no dump"):
             modecfg.replay(error.dump_path)
-        assert len(list(tmp_path.glob("nanguard-*.pkl"))) == 1
-        with pytest.warns(DumpWarning, match=_SUITE_FLAG), pytest.raises(modecfg.NanGuardError) as again:
+        assert len(list(tmp_path.glob("nanguard-*.npz"))) == 1
+        with pytest.raises(modecfg.NanGuardError) as again:
             modecfg.replay(error.dump_path, dump=True)
     assert again.value.dump_path is not None
-    assert len(list(tmp_path.glob("nanguard-*.pkl"))) == 2
+    assert len(list(tmp_path.glob("nanguard-*.npz"))) == 2
 
 
-# -- what is read back -------------------------------------------------------------------------
+# -- what a dump holds -------------------------------------------------------------------------
 
 
-class _Payload:
-    """A pickle that runs code when it is loaded (a file it creates proves it)."""
+def test_a_dump_is_data_that_numpy_reads_without_pickle(model: dict, tmp_path: Path) -> None:
+    error = _fail(model, tmp_path)
+    with np.load(error.dump_path, allow_pickle=False) as arrays:  # no modecfg needed to read it
+        np.testing.assert_array_equal(arrays["input-0"], [-1.0, 1.0, 1.0])
+        np.testing.assert_array_equal(arrays["shared-1"], np.ones(3))
+    dump = modecfg.load_dump(error.dump_path)
+    assert isinstance(dump, modecfg.Dump) and dump.signed_by_you
+    assert list(dump.inputs) == ["x"] and list(dump.shared) == ["w"] and dump.updated == ("w",)
+    np.testing.assert_array_equal(dump.inputs["x"], [-1.0, 1.0, 1.0])
+    assert dump.bad is not None and (dump.bad.kind, dump.bad.where, dump.bad.op) == ("NaN", "Log", "Log")
+    assert dump.bad.file == __file__ and dump.bad.input_shapes == ((3,),) and dump.bad.n_bad == 1
+    assert dump.bad_outputs == ("output 0",)
+    assert dump.flags["profiling.destination"] == os.devnull  # the suite's, with its origin
+    assert dump.origins["profiling.destination"] == "MODECFG_FLAGS"
+    assert dump.versions["pytensor"] == pytensor.__version__ and dump.versions["numpy"] == np.__version__
+    assert dump.linker in {"cvm", "vm", "py", "c|py", "numba"}
+    assert "Log" in dump.graph and any("pt.log(x * w)" in line for line in dump.lines)
 
-    def __init__(self, marker: Path) -> None:
-        self.marker = marker
 
-    def __reduce__(self) -> Any:
-        return (os.system, (f"touch {self.marker}",))
+def test_each_array_is_stored_once_and_the_graph_holds_none_of_them(tmp_path: Path) -> None:
+    x = pt.vector("x")
+    big = pytensor.shared(np.arange(250_000, dtype="float64"), name="big")  # 2 MB
+    fn = modecfg.function([x], pt.log(x).sum() + big.sum(), updates=[(big, big * 2)], mode="NanGuardMode")
+    with (
+        modecfg.config.override({"NanGuardMode.dump_dir": str(tmp_path)}),
+        pytest.raises(modecfg.NanGuardError) as info,
+    ):
+        fn(np.array([-1.0]))
+    stored = parts(info.value.dump_path)
+    assert len(stored["shared-1.npy"]) == 2_000_000 + 128  # the array and its header
+    assert len(stored["graph.pkl"]) < 100_000  # by reference, not a second copy
+    assert os.path.getsize(info.value.dump_path) < 2_200_000
+    np.testing.assert_array_equal(modecfg.load_dump(info.value.dump_path).shared["big"], big.get_value())
 
 
-def test_a_crafted_pickle_behind_a_valid_header_runs_nothing(tmp_path: Path) -> None:
-    marker = tmp_path / "pwned"
-    crafted = tmp_path / "crafted.pkl"
-    _rewrite(str(crafted), {"inputs": _Payload(marker)})
-    with pytest.raises(DumpError, match=r"asks for posix\.system.*refused"):
-        modecfg.replay(crafted)
-    assert not marker.exists()
+def test_a_random_generator_is_captured_as_its_state_and_replays_the_same_draw(tmp_path: Path) -> None:
+    rng = pytensor.shared(np.random.default_rng(42), name="rng")
+    x = pt.vector("x")
+    draw = pt.random.normal(0, 1, size=(3,), rng=rng)
+    fn = modecfg.function([x], pt.log(x + draw), mode="NanGuardMode")
+    expected = np.random.default_rng(42).normal(0, 1, size=3)
+    with (
+        modecfg.config.override({"NanGuardMode.dump_dir": str(tmp_path)}),
+        pytest.raises(modecfg.NanGuardError) as info,
+    ):
+        fn(-10 - expected)
+    dump = modecfg.load_dump(info.value.dump_path)
+    assert isinstance(dump.shared["rng"], np.random.Generator)
+    np.testing.assert_array_equal(
+        dump.shared["rng"].normal(0, 1, size=3), expected
+    )  # the state before the call
+    with pytest.raises(modecfg.NanGuardError, match="NaN in Log"):
+        modecfg.replay(info.value.dump_path)
 
 
 @pytest.mark.parametrize(
-    "global_name",
-    ["builtins.eval", "builtins.getattr", "numpy.memmap", "pytensor.utils.call_subprocess_Popen",
-     "pytensor.link.c.cmodule.ModuleCache", "subprocess.Popen", "numpy.load",
-     # classes of the admitted PyTensor modules that call out when run
-     "pytensor.printing.Print", "pytensor.breakpoint.PdbBreakpoint", "pytensor.compile.ops.FromFunctionOp",
-     "pytensor.compile.ops.load_back", "pytensor.link.c.op.ExternalCOp"],
+    "value, kind",
+    [(np.array([object()], dtype=object), "missing"), (np.zeros(2, dtype=[("a", "f8")]), "missing"),
+     ("text", "missing"), (np.float32(1), "array"), (True, "array"), (None, "none"),
+     (np.random.RandomState(0), "generator")],
+    ids=["object array", "structured", "str", "numpy scalar", "bool", "None", "RandomState"],
 )  # fmt: skip
-def test_the_unpickler_refuses_what_no_dump_holds(tmp_path: Path, global_name: str) -> None:
-    """Each name exists and is loaded: the refusal is the allowlist's, not a failed lookup."""
-    module, name = global_name.rsplit(".", 1)
-    body = b"\x80\x04c" + module.encode() + b"\n" + name.encode() + b"\n."  # protocol 4, GLOBAL
-    path = tmp_path / "d.pkl"
-    Path(path).write_bytes(
-        dump_module.MAGIC + b"sha256:" + hashlib.sha256(body).hexdigest().encode() + b"\n" + body
+def test_only_numbers_booleans_and_generators_are_captured(value: Any, kind: str) -> None:
+    how, stored = dump_module._as_data(value)
+    assert how == kind
+    if kind == "missing":
+        assert "is not data" in stored and "not captured" in stored
+
+
+def test_call_runs_your_own_function_on_the_captured_values(model: dict, tmp_path: Path) -> None:
+    error = _fail(model, tmp_path)
+    dump = modecfg.load_dump(error.dump_path)
+    model["w"].set_value(np.full(3, 7.0))
+    with pytest.raises(modecfg.NanGuardError, match="NaN in Log"):  # the same failure, from your own f
+        dump.call(model["fn"])
+    np.testing.assert_array_equal(model["w"].get_value(), np.ones(3))  # the captured state was set
+    x = pt.vector("x")
+    other = modecfg.function([x, pt.vector("y")], x.sum(), on_unused_input="ignore")
+    with pytest.raises(DumpError, match="takes 2 inputs and the dump holds 1"):
+        dump.call(other)
+    v = pytensor.shared(np.ones(3), name="v")
+    with pytest.raises(DumpError, match="shared variables v are not in the dump"):
+        dump.call(modecfg.function([x], x.sum() + v.sum()))
+
+
+# -- who may run a dump ----------------------------------------------------------------------------
+
+
+def test_an_unsigned_copy_is_shown_not_run(model: dict, tmp_path: Path) -> None:
+    error = _fail(model, tmp_path)
+    copy = tmp_path / "from-a-colleague.npz"
+    rebuild(error.dump_path, copy, sign=False)
+    dump = modecfg.load_dump(copy)
+    assert not dump.signed_by_you and dump.signature.startswith("unsigned")
+    with pytest.raises(UntrustedDumpError, match="not run: the dump is not yours"):
+        modecfg.replay(copy)
+    with pytest.raises(modecfg.NanGuardError, match="NaN in Log"):  # trust: the user says so
+        modecfg.replay(copy, trust=True)
+
+
+def test_a_dump_signed_with_another_key_is_not_run(model: dict, tmp_path: Path) -> None:
+    error = _fail(model, tmp_path)
+    copy = tmp_path / "theirs.npz"
+    rebuild(error.dump_path, copy, sign=b"k" * 32)
+    dump = modecfg.load_dump(copy)
+    assert not dump.signed_by_you and "another key" in dump.signature
+    with pytest.raises(UntrustedDumpError):
+        modecfg.replay(copy)
+
+
+def test_a_changed_dump_that_keeps_your_signature_is_called_forged(model: dict, tmp_path: Path) -> None:
+    error = _fail(model, tmp_path)
+    forged = tmp_path / "forged.npz"
+    signature = parts(error.dump_path)["signature.json"]
+    rebuild(error.dump_path, forged, replace={"graph.pkl": pickle.dumps({"inputs": []})},
+            sign=False, signature=signature)  # fmt: skip
+    dump = modecfg.load_dump(forged)
+    assert not dump.signed_by_you and dump.signature.startswith("FORGED")
+    with pytest.raises(UntrustedDumpError):
+        modecfg.replay(forged)
+
+
+def test_a_key_others_may_read_is_not_used_and_dumps_are_written_unsigned(
+    model: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    first = _fail(model, tmp_path / "dumps")  # the key is made on first use, owner-only
+    key = tmp_path / "config" / "modecfg" / "dump.key"
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600 and len(key.read_bytes()) == 32
+    assert stat.S_IMODE(key.parent.stat().st_mode) == 0o700
+    assert modecfg.load_dump(first.dump_path).signed_by_you
+    key.chmod(0o644)
+    assert "chmod 600" in modecfg.load_dump(first.dump_path).signature
+    second = _fail(model, tmp_path / "dumps")
+    assert second.dump_path is not None  # still written, and said to be unsigned
+    assert "unsigned" in modecfg.load_dump(second.dump_path).signature
+    with pytest.raises(UntrustedDumpError):
+        modecfg.replay(first.dump_path)
+
+
+def test_without_a_home_dumps_are_unsigned_not_a_crash(
+    model: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("XDG_CONFIG_HOME")
+    monkeypatch.setenv("HOME", "")
+    error = _fail(model, tmp_path)
+    dump = modecfg.load_dump(error.dump_path)
+    assert "no home directory" in dump.signature and not dump.signed_by_you
+
+
+def test_a_dump_of_the_older_pickle_format_is_refused_unless_trusted(model: dict, tmp_path: Path) -> None:
+    import hashlib
+
+    x = pt.vector("x")
+    payload = {"inputs": [x], "outputs": [pt.log(x)], "n_outputs": 1, "target_indices": [],
+               "values": [np.array([-1.0])], "flags": {}}  # fmt: skip
+    body = pickle.dumps(payload)
+    old = tmp_path / "old.pkl"
+    old.write_bytes(
+        b"MODECFG-NANGUARD-DUMP 2\nsha256:" + hashlib.sha256(body).hexdigest().encode() + b"\n" + body
     )
-    assert module in sys.modules and hasattr(sys.modules[module], name)
-    refused = rf"asks for {re.escape(global_name)}, which no NaN-guard dump holds: refused"
-    with pytest.raises(DumpError, match=refused):
-        dump_module.load_dump(path)
+    with pytest.raises(DumpError, match=r"older modecfg.*modecfg replay --trust"):
+        modecfg.load_dump(old)
+    with pytest.raises(UntrustedDumpError, match="older modecfg"):
+        modecfg.replay(old)
+    with pytest.raises(modecfg.NanGuardError, match="NaN in Log"):
+        modecfg.replay(old, trust=True)
 
 
-def test_a_flipped_bit_is_caught_before_anything_is_unpickled(model: dict, tmp_path: Path) -> None:
+# -- what is refused -------------------------------------------------------------------------------
+
+
+def test_a_flipped_bit_is_caught(model: dict, tmp_path: Path) -> None:
     error = _fail(model, tmp_path)
     data = bytearray(Path(error.dump_path).read_bytes())
-    data[-40] ^= 0x01
+    offset = data.index(b"\x93NUMPY") + 130  # inside the first array's values
+    data[offset] ^= 0x01
     Path(error.dump_path).write_bytes(bytes(data))
-    with pytest.raises(DumpError, match="digest does not match"):
-        modecfg.replay(error.dump_path)
+    with pytest.raises(DumpError, match="corrupted"):
+        modecfg.load_dump(error.dump_path)
+
+
+@pytest.mark.parametrize("cut", [30, 200, -40])
+def test_a_truncated_dump_is_a_dump_error(model: dict, tmp_path: Path, cut: int) -> None:
+    error = _fail(model, tmp_path)
+    data = Path(error.dump_path).read_bytes()
+    Path(error.dump_path).write_bytes(data[:cut])
+    with pytest.raises(DumpError, match=r"corrupted|not a modecfg"):
+        modecfg.load_dump(error.dump_path)
 
 
 @pytest.mark.parametrize(
     "edit",
     [
-        lambda p: p.pop("values"),
-        lambda p: p.update(values=p["values"][:-1]),
-        lambda p: p.update(n_outputs=99),
-        lambda p: p.update(target_indices=[42]),
-        lambda p: p.update(inputs=["not a variable"]),
-        lambda p: p.update(flags={"floatX": 32}),
-        lambda p: p.update(outputs="abc"),
+        lambda d: d.pop("captured"),
+        lambda d: d.update(version=2),
+        lambda d: d.update(captured=[{**d["captured"][0], "role": "other"}]),
+        lambda d: d.update(
+            captured=[{**d["captured"][0], "array": {"part": "../x.npy", "dtype": "<f8", "shape": [3]}}]
+        ),
+        lambda d: d.update(
+            captured=[{**d["captured"][0], "array": {**d["captured"][0]["array"], "shape": [4]}}]
+        ),
+        lambda d: d.update(flags={"floatX": 32}),
+        lambda d: d.update(n_outputs=-1),
+        lambda d: d.update(extra="x"),
     ],
-    ids=["no values", "a value short", "n_outputs", "target", "not variables", "flags", "outputs"],
+    ids=["no captured", "version", "role", "part name", "shape", "flags", "n_outputs", "unknown key"],
 )
-def test_a_structurally_broken_dump_is_a_dump_error(model: dict, tmp_path: Path, edit: Any) -> None:
+def test_a_data_part_of_the_wrong_shape_is_a_dump_error(model: dict, tmp_path: Path, edit: Any) -> None:
     error = _fail(model, tmp_path)
-    payload = dump_module.load_dump(error.dump_path)
-    edit(payload)
-    _rewrite(error.dump_path, payload)
+    data = json.loads(parts(error.dump_path)["dump.json"])
+    edit(data)
+    broken = tmp_path / "broken.npz"
+    rebuild(error.dump_path, broken, replace={"dump.json": json.dumps(data).encode()})
     with pytest.raises(DumpError, match="corrupted"):
-        modecfg.replay(error.dump_path)
+        modecfg.load_dump(broken)
 
 
-def test_a_dump_whose_values_do_not_fit_the_graph_is_a_dump_error(model: dict, tmp_path: Path) -> None:
+def test_a_part_not_in_the_manifest_or_stored_twice_is_refused(model: dict, tmp_path: Path) -> None:
     error = _fail(model, tmp_path)
-    payload = dump_module.load_dump(error.dump_path)
-    payload["values"] = [np.ones((2, 2, 2))] * len(payload["values"])
-    _rewrite(error.dump_path, payload)
-    with pytest.warns(DumpWarning, match=_SUITE_FLAG), pytest.raises(DumpError, match="cannot be replayed"):
-        modecfg.replay(error.dump_path)
+    extra = tmp_path / "extra.npz"
+    rebuild(error.dump_path, extra)
+    with zipfile.ZipFile(extra, "a") as zf:
+        zf.writestr("payload.py", "import os")
+    with pytest.raises(DumpError, match=r"payload\.py are not both stored and in the manifest"):
+        modecfg.load_dump(extra)
 
 
-def test_a_truncated_dump_is_a_dump_error(model: dict, tmp_path: Path) -> None:
-    error = _fail(model, tmp_path)
-    data = Path(error.dump_path).read_bytes()
-    Path(error.dump_path).write_bytes(data[: len(dump_module.MAGIC) + 10])
-    with pytest.raises(DumpError, match="corrupted"):
-        modecfg.replay(error.dump_path)
+# -- every linker the guard wraps, scan and OpFromGraph included -----------------------------------
+
+
+@pytest.mark.parametrize("linker", ["py", "vm", "cvm", "c|py", "numba", "jax"])
+def test_a_dump_of_scan_and_op_from_graph_replays_on_the_linker_that_failed(
+    linker: str, tmp_path: Path
+) -> None:
+    if modecfg.linkers.why_unavailable(linker):
+        pytest.skip(f"{linker} cannot run here")
+    from pytensor.compile.builders import OpFromGraph
+
+    a = pt.vector("a")
+    inner = OpFromGraph([a], [pt.sqrt(a) + 1])
+    x = pt.vector("x")
+    w = pytensor.shared(np.ones(2), name="w")
+    steps = pytensor.scan(lambda v, acc: acc + v * w.sum(), sequences=[x], outputs_info=[pt.zeros(())],
+                          return_updates=False)  # fmt: skip
+    cost = inner(steps).sum()
+    with modecfg.config.override(linker=linker):
+        fn = modecfg.function([x], cost, updates=[(w, w * 2)], mode="NanGuardMode")
+    with (
+        modecfg.config.override({"NanGuardMode.dump_dir": str(tmp_path)}),
+        pytest.raises(modecfg.NanGuardError) as info,
+    ):
+        fn(np.array([1.0, -5.0]))
+    dump = modecfg.load_dump(info.value.dump_path)
+    assert dump.flags["linker"] == linker and dump.signed_by_you
+    # (numba rewrites the OpFromGraph's inner graph in place: its Sqrt is fused into a Composite)
+    assert (
+        dump.bad is not None and "sqrt" in dump.bad.where.lower() and "inside OpFromGraph" in dump.bad.where
+    )
+    with pytest.raises(modecfg.NanGuardError) as again:
+        modecfg.replay(info.value.dump_path)
+    assert again.value.bad.where == info.value.bad.where and again.value.bad.kind == "NaN"
+    np.testing.assert_array_equal(w.get_value(), np.ones(2))  # the replay updates its own copy
+
+
+def test_validate_says_when_the_dump_key_cannot_be_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from modecfg.doctor import preflight
+    from modecfg.modes import signing
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    assert signing.key_problem() == ""  # none yet: made at the first dump
+    key = signing.signing_key(create=True)
+    assert isinstance(key, bytes) and signing.key_problem() == ""
+    (tmp_path / "modecfg" / "dump.key").chmod(0o640)
+    problems = [p for p in preflight(modecfg.load(env={})) if p.startswith("dump key")]
+    assert len(problems) == 1 and "chmod 600" in problems[0] and "written unsigned" in problems[0]

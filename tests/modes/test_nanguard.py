@@ -158,14 +158,11 @@ def test_the_dump_replays_to_the_same_error(guarded: dict, data: tuple) -> None:
         guarded["train"](bad, y)
     dump = info.value.dump_path
     assert Path(dump).exists() and not list(Path(dump).parent.glob(".nanguard-*"))  # atomic
-    # the suite's profiling.destination (tests/conftest.py) is in the dump, and is not applied
-    with (
-        pytest.warns(modecfg.DumpWarning, match=r"not applied from the dump: profiling\.destination"),
-        pytest.raises(modecfg.NanGuardError) as again,
-    ):
+    with pytest.raises(modecfg.NanGuardError) as again:  # the suite's own dump: signed, replayed
         modecfg.replay(dump)
     assert again.value.bad.kind == "Inf" and again.value.bad.where == "input x"
     assert again.value.bad.source == info.value.bad.source
+    assert "no dump: a replay writes no dump" in str(again.value)
 
 
 def test_warn_writes_the_updates_and_warns_with_the_same_findings(guarded: dict, data: tuple) -> None:
@@ -211,15 +208,15 @@ def test_a_foreign_or_corrupted_dump_is_refused(tmp_path: Path) -> None:
     foreign.write_bytes(pickle.dumps({"inputs": []}))
     with pytest.raises(DumpError, match="not a modecfg NaN-guard dump"):
         modecfg.replay(foreign)
-    corrupted = tmp_path / "corrupted.pkl"
-    corrupted.write_bytes(b"MODECFG-NANGUARD-DUMP 1\n" + b"\x80\x05garbage")
+    corrupted = tmp_path / "corrupted.npz"
+    corrupted.write_bytes(b"PK\x03\x04garbage")
     with pytest.raises(DumpError, match="corrupted"):
         modecfg.replay(corrupted)
     with pytest.raises(DumpError, match="cannot read"):
-        modecfg.replay(tmp_path / "missing.pkl")
+        modecfg.replay(tmp_path / "missing.npz")
 
 
-def test_the_replay_command(guarded: dict, data: tuple, tmp_path: Path) -> None:
+def test_the_replay_command_says_reproduced_and_exits_0(guarded: dict, data: tuple, tmp_path: Path) -> None:
     import io
 
     from modecfg.cli import main
@@ -230,6 +227,8 @@ def test_the_replay_command(guarded: dict, data: tuple, tmp_path: Path) -> None:
     with pytest.raises(modecfg.NanGuardError) as info:
         guarded["train"](bad, y)
     out, err = io.StringIO(), io.StringIO()
-    assert main(["replay", info.value.dump_path], out, err) == 1
-    assert "NaN in input x" in err.getvalue()
-    assert main(["replay", str(tmp_path / "nope.pkl")], out, err) == 1
+    assert main(["replay", info.value.dump_path], out, err) == 0, err.getvalue()
+    assert out.getvalue().startswith("reproduced: NaN in input x (1 of")
+    assert "error" not in err.getvalue() and "max_dumps" not in out.getvalue()
+    assert main(["replay", str(tmp_path / "nope.npz")], out, err) == 2
+    assert "cannot read the dump" in err.getvalue()
