@@ -252,7 +252,9 @@ class PyTensorBridge:
                                  spec.pytensor_name, param.val, value)  # fmt: skip
                 return
             try:
-                setattr(sys.modules["pytensor"].config, spec.pytensor_name, text)
+                # PyTensor's own parameter, not setattr on pytensor.config: that is modecfg's
+                # view, whose assignment would come back here (and wait for this lock forever)
+                param.__set__(sys.modules["pytensor"].config, text)
             except Exception as exc:  # PyTensor raises bare Exception / ValueError
                 _log().warning("could not mirror %s=%r into pytensor.config: %s", spec.name, value, exc)
 

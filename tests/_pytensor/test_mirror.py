@@ -200,3 +200,61 @@ def test_with_the_view_off_an_immutable_parameter_is_not_written_past() -> None:
         "pytensor.config.optimizer is immutable: it keeps 'o4'; modecfg's modes use 'fast_compile'"
         in out["said"]
     )
+
+
+# A value each per-process flag accepts, other than its default (an assignment that changes it).
+_FIXED_VALUES = {
+    "cxx": "",
+    "cmodule.preload_cache": "True",
+    "cmodule.age_thresh_use": "86400",
+    "compile.wait": "7",
+    "compile.timeout": "99",
+    "blas.ldflags": "-lm",
+    "compiledir_format": "other_%(platform)s",
+    "base_compiledir": "{tmp}/base",
+    "compiledir": "{tmp}/dir",
+    "tensor.cmp_sloppy": "1",
+    "warn.ignore_bug_before": "0.10",
+    "scan.allow_output_prealloc": "False",
+}
+
+
+@pytest.mark.parametrize("when", ["right after import", "after a compile"])
+def test_assigning_any_per_process_flag_through_pytensor_config_never_hangs(
+    tmp_path: Path, when: str
+) -> None:
+    """An assignment on pytensor.config reached the mirror, which wrote it back through the
+    view, which assigned again and waited for the mirror's lock: forever (issue 31, item 4)."""
+    from modecfg.config.flags import FLAGS
+
+    fixed = sorted(n for n, s in FLAGS.items() if s.fixed and s.pytensor and not s.adopted)
+    assert set(fixed) == set(_FIXED_VALUES), "a new per-process flag: give it a value here"
+    values = {n: v.format(tmp=tmp_path) for n, v in _FIXED_VALUES.items()}
+    out = run_json(
+        f"""
+        import json, modecfg, pytensor
+        from modecfg.errors import ReadOnlyFlagError
+        if {when == "after a compile"!r}:
+            import pytensor.tensor as pt
+            x = pt.vector("x")
+            pytensor.function([x], x * 2)
+        seen = {{}}
+        for name, value in {values!r}.items():
+            try:
+                setattr(pytensor.config, name.replace(".", "__"), value)
+                seen[name] = ["set", str(modecfg.config[name])]
+            except ReadOnlyFlagError as exc:
+                seen[name] = ["read-only", str(exc)]
+        print(json.dumps(seen))
+        """,
+        timeout=120,  # the hang was forever: a timeout fails the test
+    )
+    del out["stderr"]
+    assert set(out) == set(values)
+    for name, (what, detail) in out.items():
+        if what == "set":
+            assert detail == values[name] or name == "cxx", (name, detail)
+        else:
+            assert name in detail and "cannot change" in detail
+    if when == "right after import":
+        assert out["compiledir"] == ["set", values["compiledir"]]
