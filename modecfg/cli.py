@@ -591,14 +591,40 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _set_words(words: list[str]) -> list[str]:
+    """``set`` with its options first and its two words after ``--``: a value that starts with
+    '-' (``modecfg set blas.ldflags -lopenblas``) is the value, not an option."""
+    options, words_ = [], []
+    rest = words[1:]
+    i = 0
+    while i < len(rest):
+        word = rest[i]
+        if word == "--":
+            words_ += rest[i + 1 :]
+            break
+        if word == "--file" and i + 1 < len(rest):
+            options += rest[i : i + 2]
+            i += 2
+            continue
+        if word.startswith("--file=") or word in ("-h", "--help"):
+            options.append(word)
+        else:
+            words_.append(word)
+        i += 1
+    return ["set", *options, "--", *words_]
+
+
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
     parser = _parser()
     words = list(sys.argv[1:] if argv is None else argv)
-    # Everything after "--" is the script's (argparse would drop the "--" itself).
-    passthrough = words[words.index("--") + 1 :] if "--" in words else []
-    args = parser.parse_args(words[: len(words) - len(passthrough) - 1] if "--" in words else words)
+    if words[:1] == ["set"]:  # a value may start with '-' (blas.ldflags -lopenblas)
+        args = parser.parse_args(_set_words(words))
+        passthrough: list[str] = []
+    else:  # everything after "--" is the script's (argparse would drop the "--" itself)
+        passthrough = words[words.index("--") + 1 :] if "--" in words else []
+        args = parser.parse_args(words[: len(words) - len(passthrough) - 1] if "--" in words else words)
     args.passthrough = passthrough
     with warnings.catch_warnings():
         warnings.simplefilter("default")

@@ -143,6 +143,30 @@ def test_the_cli_says_which_file_and_what_else_decides(
     assert "note: THEANO_FLAGS also sets floatX, and that is what counts here" in said
 
 
+@pytest.mark.parametrize(
+    "words",
+    [["set", "blas.ldflags", "-lopenblas"], ["set", "blas.ldflags", "--", "-lopenblas"],
+     ["set", "--file", "{rc}", "blas.ldflags", "-lopenblas"],
+     ["set", "blas.ldflags", "-lopenblas", "--file={rc}"]],
+    ids=["value", "after --", "--file first", "--file= last"],
+)  # fmt: skip
+def test_the_cli_takes_a_value_that_starts_with_a_dash(
+    tmp_path: Path, words: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fix modecfg's own BLAS notice recommends was an argparse error (issue 31, item 9)."""
+    import io
+
+    from modecfg.cli import main
+
+    rc = tmp_path / "rc.ini"
+    rc.write_text("[global]\nfloatX = float32\n")
+    monkeypatch.setenv("MODECFGRC", str(rc))
+    out, err = io.StringIO(), io.StringIO()
+    assert main([w.format(rc=rc) for w in words], out, err) == 0, err.getvalue()
+    assert "[blas]\nldflags = -lopenblas" in rc.read_text()
+    assert modecfg.load(env={"MODECFGRC": str(rc)}).blas.ldflags == "-lopenblas"
+
+
 # -- a writer killed at any step leaves the old file or the new one ------------------------------
 
 KILLER = """
