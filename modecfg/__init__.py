@@ -51,6 +51,7 @@ from modecfg.errors import (
     TestValueError,
     TestValueWarning,
     UnknownFlagError,
+    UnknownFlagWarning,
     UnknownModeError,
     UntrustedDumpError,
 )
@@ -108,6 +109,7 @@ __all__ = [
     "TestValueError",
     "TestValueWarning",
     "UnknownFlagError",
+    "UnknownFlagWarning",
     "UnknownModeError",
     "UntrustedDumpError",
     "__version__",

@@ -29,6 +29,7 @@ Every error names what was wrong, where it came from and what is valid::
     ├── MissingBlasWarning                   PyTensor's C code has no BLAS (what it costs, the fix)
     ├── DumpWarning                          a dump replayed under other versions than it was written
     ├── HeldFlagWarning                      a source's name no flag has, found at PyTensor's import
+    ├── UnknownFlagWarning                   pytensor.config.<name> = ... for a name no flag has
     └── PyTensorIntegrationWarning           an integration point left off (PyTensor differs)
 
 The command line turns a :class:`ModecfgError` into its message and ``exit_code``.
@@ -69,6 +70,7 @@ __all__ = [
     "TestValueError",
     "TestValueWarning",
     "UnknownFlagError",
+    "UnknownFlagWarning",
     "UnknownModeError",
     "UntrustedDumpError",
 ]
@@ -267,6 +269,12 @@ class HeldFlagWarning(ModecfgWarning):
     PyTensor's flags: it is none of them either, or the adopted flag refuses the value. Found
     while PyTensor is imported, where modecfg may not raise; ``modecfg validate`` reports it as
     an error."""
+
+
+class UnknownFlagWarning(ModecfgWarning):
+    """An assignment on ``pytensor.config`` to a name that no flag of modecfg or PyTensor has
+    (a typo: ``pytensor.config.floatx``), with the did-you-mean. A warning, not an error, as in
+    plain PyTensor the assignment is stored: libraries keep attributes there."""
 
 
 class ObsoleteFlagWarning(ModecfgWarning):

@@ -56,9 +56,23 @@ class ConfigView(PyTensorConfigParser):  # type: ignore[misc]
         current = _VIEW
         spec = current.known.get(name) if current is not None else None
         if spec is None:
+            if current is not None and not name.startswith("_"):
+                spec = _beyond_pytensor(name, assigned=True)
+                if spec is not None:  # modecfg's, PyTensor 3 has none (device, compute_test_value)
+                    _config.set(spec.name, value)
+                    return
             object.__setattr__(self, name, value)
             return
         _config.set(spec.name, value)
+
+    def __getattr__(self, name: str) -> Any:
+        """A flag modecfg declares and this PyTensor does not (``pytensor.config.device``)."""
+        spec = (
+            _beyond_pytensor(name, assigned=False) if _VIEW is not None and not name.startswith("_") else None
+        )
+        if spec is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return _config[spec.name]
 
     def add(self, name: str, doc: str, configparam: ConfigParam, in_c_key: bool = True) -> None:
         """PyTensor's ``add``; the new flag is then answered by modecfg (adopted if need be)."""
@@ -90,6 +104,34 @@ class ConfigView(PyTensorConfigParser):  # type: ignore[misc]
                 current.site_cache.clear()
             current.site_cache[site] = (code, kwargs, made)
         return made
+
+
+def _beyond_pytensor(name: str, *, assigned: bool) -> Flag | None:
+    """The modecfg flag ``name`` (PyTensor's ``__`` spelling) names where PyTensor has none.
+    An assignment to a name that no flag has is said once per name (a warning with the
+    did-you-mean: libraries and PyTensor's own tests stash attributes on ``pytensor.config``,
+    so it is stored as before); an obsolete Theano flag gets its ObsoleteFlagWarning."""
+    from modecfg.config.compat import lookup
+
+    found = lookup(name.replace("__", "."), suggest=assigned and name not in _said)
+    if found.flag is not None:
+        return found.flag
+    if assigned and name not in _said:
+        _said.add(name)
+        from modecfg._warn import warn
+        from modecfg.errors import ObsoleteFlagWarning, UnknownFlagWarning
+
+        if found.obsolete is not None:
+            warn(f"pytensor.config.{name} is obsolete: {found.message}; the assignment does nothing",
+                 ObsoleteFlagWarning)  # fmt: skip
+        else:
+            hint = f"; did you mean {' or '.join(found.suggestions)}?" if found.suggestions else ""
+            warn(f"pytensor.config.{name} is no flag of modecfg or PyTensor{hint} (kept as a plain "
+                 "attribute of pytensor.config, which nothing reads)", UnknownFlagWarning)  # fmt: skip
+    return None
+
+
+_said: set[str] = set()  # names assigned on pytensor.config that no flag has, said once each
 
 
 def _in_dict(name: str) -> str:
@@ -383,7 +425,7 @@ class _View:
         ours = {}
         theirs = {}
         for key, value in kwargs.items():
-            spec = self.known.get(key)
+            spec = self.known.get(key) or _beyond_pytensor(key, assigned=False)
             if spec is None:
                 theirs[key] = value
             else:

@@ -368,3 +368,54 @@ def test_a_model_s_logp_and_gradient_are_bitwise_plain_pytensor_s_on_the_same_li
         install()
     for a, b in zip(ours, theirs, strict=True):
         assert np.asarray(a).tobytes() == np.asarray(b).tobytes()
+
+
+# -- flags modecfg declares and PyTensor 3 does not (issue 31, item 1) -----------------------------
+
+
+def test_pytensor_config_assigns_a_flag_only_modecfg_declares_and_it_acts() -> None:
+    """The tips post's ``config.compute_test_value = 'warn'`` was stored as a plain attribute
+    and did nothing; the next line failed on a missing test value."""
+    assert "compute_test_value" not in pytensor.config._config_var_dict  # PyTensor 3 has none
+    try:
+        pytensor.config.compute_test_value = "raise"  # line: ctv assigned
+        origin = config.origin("compute_test_value")
+        assert (config.compute_test_value, origin.layer, origin.line) == (
+            "raise",
+            "assignment",
+            _line("# line: ctv assigned"),
+        )
+        assert pytensor.config.compute_test_value == "raise"  # reads back
+        x = pt.vector("x")
+        x.tag.test_value = np.ones(3)
+        np.testing.assert_array_equal((x * 2).tag.test_value, [2.0, 2.0, 2.0])  # and acts
+        with pytest.raises(FlagValueError, match="compute_test_value"):
+            pytensor.config.compute_test_value = "sometimes"
+        pytensor.config.device = "cpu"
+        assert config.origin("device").layer == "assignment" and pytensor.config.device == "cpu"
+    finally:
+        config.reset("compute_test_value")
+        config.reset("device")
+    assert "compute_test_value" not in vars(pytensor.config) and "device" not in vars(pytensor.config)
+
+
+def test_change_flags_takes_a_flag_only_modecfg_declares() -> None:
+    with pytensor.config.change_flags(compute_test_value="warn", floatX="float32"):
+        assert (config.compute_test_value, pytensor.config.compute_test_value) == ("warn", "warn")
+        assert config.origin("compute_test_value").layer == "override"
+    assert config.compute_test_value == "off"
+
+
+def test_a_typo_on_pytensor_config_is_a_warning_with_the_did_you_mean() -> None:
+    with pytest.warns(modecfg.UnknownFlagWarning, match=r"pytensor\.config\.floatx .*did you mean floatX\?"):
+        pytensor.config.floatx = "float32"
+    try:
+        assert config.floatX == "float64"  # nothing set, as in PyTensor; the attribute is kept
+        assert pytensor.config.floatx == "float32"
+    finally:
+        object.__delattr__(pytensor.config, "floatx")
+    with pytest.warns(modecfg.ObsoleteFlagWarning, match=r"lib__cnmem is obsolete.*does nothing"):
+        pytensor.config.lib__cnmem = 0.5
+    object.__delattr__(pytensor.config, "lib__cnmem")
+    pytensor.config._private_note = 1  # private names are a library's own business: silent
+    object.__delattr__(pytensor.config, "_private_note")
