@@ -37,7 +37,7 @@ from modecfg._warn import warn
 from modecfg.config.compat import canonical
 from modecfg.config.flags import FLAGS, Flag
 from modecfg.config.flagstring import format_flags
-from modecfg.errors import ModecfgWarning, PyTensorIntegrationWarning, ReadOnlyFlagError
+from modecfg.errors import ConfigError, ModecfgWarning, PyTensorIntegrationWarning, ReadOnlyFlagError
 
 if TYPE_CHECKING:
     import logging
@@ -158,7 +158,10 @@ class PyTensorBridge:
         try:
             flags = self.pytensor_flags()
         except Exception as exc:  # a bad rc file must not break the user's import
-            _log().warning("PyTensor is imported with its own configuration: %s", exc)
+            # The one message of a configuration mistake: the error, its source, the did-you-mean
+            # (what follows at this import knows it was said, and says nothing more)
+            _log().warning("modecfg: %s; PyTensor runs with its own configuration until that is fixed "
+                           "(reading modecfg.config raises it)", exc)  # fmt: skip
             yield
             return
         os.environ["PYTENSOR_FLAGS"] = flags
@@ -267,6 +270,9 @@ class PyTensorBridge:
             install()
             for callback in hooks.after_import:
                 callback()
+        except ConfigError as exc:  # the user's configuration: said once already, at the import
+            _log().debug("integration left off: the configuration cannot be read (%s)", exc)
+            return
         except Exception as exc:  # never the user's import: say it and carry on without
             _log().exception("modecfg could not integrate with PyTensor")
             warn(f"modecfg could not integrate with PyTensor ({exc!r}); PyTensor runs as it is",

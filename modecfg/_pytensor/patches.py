@@ -37,7 +37,7 @@ from modecfg._pytensor.state import HAND_OFF, Wrapper, is_on, original
 from modecfg._pytensor.state import applied as _applied
 from modecfg._pytensor.state import originals as _originals
 from modecfg._pytensor.version import pytensor_version
-from modecfg.errors import PyTensorIntegrationWarning
+from modecfg.errors import ConfigError, PyTensorIntegrationWarning
 
 if TYPE_CHECKING:
     import logging
@@ -350,6 +350,8 @@ def _try(patches: list[Patch]) -> list[str]:
         try:
             _apply(patch, owner, attr, raw, obj)
             _problems.pop(patch.name, None)
+        except ConfigError as exc:  # the user's configuration cannot be read: said at the import
+            _problems[patch.name] = f"left off: the configuration cannot be read ({exc})"
         except Exception as exc:  # pragma: no cover - verified just before
             _problems[patch.name] = f"could not be applied ({exc!r})"
             problems.append(f"{patch.name}: could not be applied ({exc!r})")

@@ -328,8 +328,9 @@ class Store:
                 return
             assert self.loader is not None
             res = self.loader()
-            if res.errors:
-                raise res.errors[0] if len(res.errors) == 1 else ConfigErrors(res.errors)
+            if res.errors:  # the user's mistake: its traceback starts here, not inside the parser
+                error = res.errors[0] if len(res.errors) == 1 else ConfigErrors(res.errors)
+                raise error.with_traceback(None) from None
             self.fill(res)
             cls = type(self.root)
             for attr, value in list(vars(cls).items()):

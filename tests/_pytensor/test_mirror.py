@@ -258,3 +258,27 @@ def test_assigning_any_per_process_flag_through_pytensor_config_never_hangs(
             assert name in detail and "cannot change" in detail
     if when == "right after import":
         assert out["compiledir"] == ["set", values["compiledir"]]
+
+
+def test_a_configuration_mistake_in_a_script_is_one_message(tmp_path: Path) -> None:
+    """51 lines before: two tracebacks through modecfg's internals, then "could not integrate"
+    (issue 31, item 10). Now the error, its source and the did-you-mean, once; PyTensor still
+    imports, and a read of modecfg's configuration raises the same error from the user's line."""
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import modecfg\nimport pytensor\nprint(pytensor.config.floatX)\nmodecfg.config.floatX\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.endswith(("_FLAGS", "RC"))}
+    env.update(MODECFGRC="", PYTHONPATH=str(ROOT), THEANO_FLAGS="floatx=float32")
+    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120)
+    assert done.stdout == "float64\n"  # PyTensor imported, with its own configuration
+    lines = done.stderr.splitlines()
+    said = [line for line in lines if "floatx" in line]
+    assert said[0].startswith("modecfg: unknown flag 'floatx' (from THEANO_FLAGS); did you mean floatX?")
+    assert said[1:] == [
+        "modecfg.errors.UnknownFlagError: unknown flag 'floatx' (from THEANO_FLAGS); did you mean floatX?"
+    ]
+    assert "could not integrate" not in done.stderr and "left off" not in done.stderr
+    frames = [line for line in lines if line.lstrip().startswith('File "')]
+    assert frames[0].lstrip().startswith(f'File "{script}", line 4')
+    assert len(frames) <= 3  # the user's line, then the read that raises: not the parser's insides
