@@ -42,6 +42,7 @@ from modecfg._pytensor.values import pytensor_accepts
 from modecfg.config import config as _config
 from modecfg.config.flags import FLAGS, Flag
 from modecfg.config.overrides import Override
+from modecfg.errors import ConfigError
 
 __all__ = ["ConfigView", "ViewParam", "attach", "detach", "view"]
 
@@ -98,7 +99,10 @@ class ConfigView(PyTensorConfigParser):  # type: ignore[misc]
                     return cached[2]
             except Exception:  # values whose == is not a bool (arrays): no cache
                 pass
-        made = current.change_flags(kwargs, frame)
+        try:
+            made = current.change_flags(kwargs, frame)
+        except ConfigError as exc:  # PyTensor checks values when the block is entered: so do we
+            return _Refused(exc)
         if isinstance(made, Override):  # PyTensor's own keep per-use state: never shared
             if len(current.site_cache) >= 4096:
                 current.site_cache.clear()
@@ -498,6 +502,33 @@ class _Both:
 
     def __call__(self, func: Any) -> Any:
         return self.ours(self.theirs(func))
+
+
+class _Refused:
+    """A ``change_flags`` whose values are refused: raises when its block is entered or the
+    function it decorates is called, as PyTensor's does. A module that decorates a function
+    never called with a value PyTensor refuses (PyTensor's own tests/tensor/test_basic.py)
+    still imports."""
+
+    def __init__(self, error: ConfigError) -> None:
+        self.error = error
+
+    def __enter__(self) -> None:
+        raise self.error.with_traceback(None)
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def __call__(self, func: Any) -> Any:
+        import functools
+
+        error = self.error
+
+        @functools.wraps(func)
+        def refused(*args: Any, **kwargs: Any) -> Any:
+            raise error.with_traceback(None)
+
+        return refused
 
 
 _VIEW: _View | None = None

@@ -419,3 +419,22 @@ def test_a_typo_on_pytensor_config_is_a_warning_with_the_did_you_mean() -> None:
     object.__delattr__(pytensor.config, "lib__cnmem")
     pytensor.config._private_note = 1  # private names are a library's own business: silent
     object.__delattr__(pytensor.config, "_private_note")
+
+
+def test_change_flags_checks_its_values_when_entered_or_called_as_pytensor_does() -> None:
+    """PyTensor's own tests/tensor/test_basic.py decorates a function, never called, with
+    cast_policy="numpy" at module level: the decorator failed, and the file did not collect."""
+
+    @pytensor.config.change_flags(cast_policy="numpy")  # line: refused decorator
+    def never_called() -> int:
+        return 1
+
+    with pytest.raises(
+        FlagValueError, match=r"cast_policy='numpy' \(from override at .*\): not a valid choice"
+    ):
+        never_called()
+    with pytest.raises(FlagValueError, match="float33"):
+        with pytensor.config.change_flags(floatX="float33"):
+            raise AssertionError("entered")
+    assert config.floatX == "float64" and config.origin("floatX").layer != "override"
+    assert never_called.__name__ == "never_called"
