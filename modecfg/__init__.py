@@ -67,6 +67,7 @@ if _TYPE_CHECKING:
     from modecfg.modes.compiling import compiled_with, function
     from modecfg.modes.dump import Dump, load_dump
     from modecfg.modes.monitor import MonitorMode
+    from modecfg.modes.nanguard import NanGuardMode
     from modecfg.modes.replaying import replay
 
 _wire()
@@ -97,6 +98,7 @@ __all__ = [
     "ModecfgWarning",
     "MonitorMode",
     "NanGuardError",
+    "NanGuardMode",
     "NanGuardWarning",
     "ObsoleteFlagWarning",
     "Origin",
@@ -157,6 +159,7 @@ __getattr__ = _LazyNames(
         "load_dump": "modecfg.modes.dump",
         "Dump": "modecfg.modes.dump",
         "MonitorMode": "modecfg.modes.monitor",
+        "NanGuardMode": "modecfg.modes.nanguard",
         "workers": "modecfg.workers",  # needs distributed (modecfg[dask]): not in __all__
     },
 )

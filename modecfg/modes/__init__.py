@@ -21,12 +21,14 @@ if TYPE_CHECKING:
     from modecfg.modes.compiling import compiled_with, function
     from modecfg.modes.dump import Dump, load_dump
     from modecfg.modes.monitor import MonitorMode
+    from modecfg.modes.nanguard import NanGuardMode
     from modecfg.modes.replaying import replay
 
 __all__ = [
     "Dump",
     "ModeEntry",
     "MonitorMode",
+    "NanGuardMode",
     "canonical_mode",
     "compiled_with",
     "entries",
@@ -51,6 +53,7 @@ __getattr__ = _LazyNames(
         "load_dump": "modecfg.modes.dump",
         "Dump": "modecfg.modes.dump",
         "MonitorMode": "modecfg.modes.monitor",
+        "NanGuardMode": "modecfg.modes.nanguard",
     },
 )
 __dir__ = __getattr__.dir

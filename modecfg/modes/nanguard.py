@@ -62,11 +62,18 @@ class _Limits(NamedTuple):
     clean_sum: float  # a sum of squares at most this has every |value| <= threshold (0: never used)
 
 
-def _limits() -> _Limits:
-    """The NanGuardMode flags as this call sees them (kept while they stay the same)."""
+def _limits(checks: tuple[bool | None, bool | None, bool | None] = (None, None, None)) -> _Limits:
+    """The NanGuardMode flags as this call sees them (kept while they stay the same); a mode
+    made with Theano's ``NanGuardMode(nan_is_error=..., ...)`` fixes the checks it names."""
     global _last
     ng = config.NanGuardMode
-    key = (ng.nan_is_error, ng.inf_is_error, ng.big_is_error, ng.big)
+    nan, inf, big = checks
+    key = (
+        ng.nan_is_error if nan is None else nan,
+        ng.inf_is_error if inf is None else inf,
+        ng.big_is_error if big is None else big,
+        ng.big,
+    )
     last = _last
     if last[0] == key:
         return last[1]
@@ -306,11 +313,13 @@ def _restore(cell: list[Any], saved: Any) -> None:
 class GuardedVM:
     """The callable PyTensor's Function runs: the wrapped linker's, checked before it returns."""
 
-    __slots__ = ("_dumped", "_ins", "_outs", "_own_error", "_plan", "_vm")
+    __slots__ = ("_checks", "_dumped", "_ins", "_outs", "_own_error", "_plan", "_vm")
     need_update_inputs = True  # the Function writes the updates, after the check (see GuardLinker)
 
-    def __init__(self, vm: Any, ins: list[Any], outs: list[Any], plan: Plan) -> None:
-        self._vm, self._ins, self._outs, self._plan = vm, ins, outs, plan
+    def __init__(
+        self, vm: Any, ins: list[Any], outs: list[Any], plan: Plan, checks: Any = (None,) * 3
+    ) -> None:
+        self._vm, self._ins, self._outs, self._plan, self._checks = vm, ins, outs, plan, checks
         self._own_error = False
         self._dumped = False
 
@@ -325,7 +334,7 @@ class GuardedVM:
         try:
             outputs = self._vm()
             values = outputs if outputs is not None else [cell.storage[0] for cell in self._outs]
-            limits = _limits()
+            limits = _limits(self._checks)
             for value in values:
                 if bad_kind(value, limits):
                     self._bad(values, limits, backups)
@@ -407,9 +416,12 @@ def _message(found: BadValue | None, bad_outputs: list[str], dump: str | None, w
 class GuardLinker(Linker):  # type: ignore[misc]
     """A linker that runs another one and checks every call before its updates are written."""
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(
+        self, inner: Any, checks: tuple[bool | None, bool | None, bool | None] = (None, None, None)
+    ) -> None:
         super().__init__()
         self.inner = inner
+        self.checks = checks  # (nan_is_error, inf_is_error, big_is_error): None follows the flag
         self.fgraph: Any = None
 
     @property
@@ -425,11 +437,12 @@ class GuardLinker(Linker):  # type: ignore[misc]
         return self.inner.incompatible_rewrites
 
     def clone(self, allow_gc: bool | None = None) -> GuardLinker:
-        return GuardLinker(self.inner.clone(allow_gc=allow_gc))
+        return GuardLinker(self.inner.clone(allow_gc=allow_gc), getattr(self, "checks", (None,) * 3))
 
     def accept(self, fgraph: Any, no_recycling: Any = None, profile: Any = None) -> GuardLinker:
         accepted = GuardLinker(
-            copy.copy(self.inner).accept(fgraph, no_recycling=no_recycling, profile=profile)
+            copy.copy(self.inner).accept(fgraph, no_recycling=no_recycling, profile=profile),
+            getattr(self, "checks", (None,) * 3),  # a guard pickled before there were checks
         )
         accepted.fgraph = fgraph
         return accepted
@@ -440,7 +453,8 @@ class GuardLinker(Linker):  # type: ignore[misc]
 
     def make_thunk(self, **kwargs: Any) -> tuple[Any, Any, Any]:
         vm, ins, outs = self.inner.make_thunk(**kwargs)[:3]
-        return GuardedVM(vm, ins, outs, _plan(self.fgraph, linker_name(self.inner))), ins, outs
+        plan = _plan(self.fgraph, linker_name(self.inner))
+        return GuardedVM(vm, ins, outs, plan, getattr(self, "checks", (None,) * 3)), ins, outs
 
     def __repr__(self) -> str:
         return f"GuardLinker({self.inner!r})"
@@ -464,12 +478,31 @@ class _GuardMaker(FunctionMaker):  # type: ignore[misc]
 
 
 class NanGuardMode(Mode):  # type: ignore[misc]
-    """The fast linker and rewrites, with NaN / Inf / big checks at the end of each call."""
+    """The fast linker and rewrites, with NaN / Inf / big checks at the end of each call.
 
-    def __init__(self, linker: Any = None, optimizer: Any = "default", db: Any = None) -> None:
+    Theano's and PyTensor's spelling: ``NanGuardMode(nan_is_error=True, inf_is_error=True,
+    big_is_error=True, optimizer=..., linker=...)``. A check given here holds for this mode
+    whatever the flags say; one left out (None) follows its ``NanGuardMode.*`` flag. The
+    default linker is modecfg's choice for the ``linker`` flag.
+    """
+
+    def __init__(
+        self,
+        nan_is_error: bool | None = None,
+        inf_is_error: bool | None = None,
+        big_is_error: bool | None = None,
+        optimizer: Any = "default",
+        linker: Any = None,
+        db: Any = None,
+    ) -> None:
+        if linker is None:
+            from modecfg.modes.build import resolved_linker
+
+            linker = resolved_linker()
         super().__init__(linker=linker, optimizer=optimizer, db=db)
+        checks = tuple(None if c is None else bool(c) for c in (nan_is_error, inf_is_error, big_is_error))
         if not isinstance(self.linker, GuardLinker):
-            Mode.__setstate__(self, (GuardLinker(self.linker), self.provided_optimizer))
+            Mode.__setstate__(self, (GuardLinker(self.linker, checks), self.provided_optimizer))  # type: ignore[arg-type]
 
     @property
     def function_maker(self) -> type[FunctionMaker]:

@@ -232,3 +232,22 @@ def test_the_replay_command_says_reproduced_and_exits_0(guarded: dict, data: tup
     assert "error" not in err.getvalue() and "max_dumps" not in out.getvalue()
     assert main(["replay", str(tmp_path / "nope.npz")], out, err) == 2
     assert "cannot read the dump" in err.getvalue()
+
+
+def test_theanos_constructor_spelling_reaches_modecfgs_guard() -> None:
+    """NanGuardMode(nan_is_error=..., inf_is_error=..., big_is_error=...) as the Theano tutorials
+    write it (issue 31, item 8): modecfg's guard, the checks given holding whatever the flags say."""
+    mode = modecfg.NanGuardMode(nan_is_error=True, inf_is_error=False, big_is_error=False)
+    assert type(mode.linker).__name__ == "GuardLinker" and mode.linker.checks == (True, False, False)
+    x = pt.vector("x")
+    fn = pytensor.function([x], pt.log(x), mode=mode)
+    with modecfg.config.override(NanGuardMode__inf_is_error=True):  # the mode's own choice holds
+        np.testing.assert_array_equal(fn(np.array([0.0])), [-np.inf])
+    with pytest.raises(modecfg.NanGuardError, match="NaN in Log"):
+        fn(np.array([-1.0]))
+    strict = modecfg.modes.NanGuardMode(True, True, True, optimizer="fast_compile")  # positional, as Theano
+    assert strict.linker.checks == (True, True, True)
+    with modecfg.config.override(NanGuardMode__inf_is_error=False), pytest.raises(modecfg.NanGuardError):
+        pytensor.function([x], pt.log(x), mode=strict)(np.array([0.0]))
+    f2 = pickle.loads(pickle.dumps(fn))  # the checks travel with the function
+    np.testing.assert_array_equal(f2(np.array([0.0])), [-np.inf])
