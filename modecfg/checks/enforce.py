@@ -45,9 +45,33 @@ def applies() -> bool:
     return config.floatX == "float32" or str(config.device).startswith("cuda")
 
 
+def _check(fgraph: Any) -> list[Finding]:
+    """The findings; the graph is looked at with PyTensor's creation-time check off (looking
+    clones it, and a float64 clone must not raise or warn inside the compile)."""
+    if config.warn_float64 == "ignore":
+        return check_float32(fgraph)
+    with config.override(warn_float64="ignore"):
+        return check_float32(fgraph)
+
+
+def before_compile(outputs: Any, updates: Any = None) -> None:
+    """``modecfg.function`` under ``warn_float64=raise``: modecfg's findings, before PyTensor
+    copies the graph and its own check raises a bare Exception at the first float64 copy.
+    (``pytensor.function`` gets PyTensor's Exception, as in plain PyTensor.)"""
+    action = config.warn_float64
+    if action != "raise" or not applies() or _collectors:
+        return
+    targets = list(outputs) if isinstance(outputs, list | tuple) else [] if outputs is None else [outputs]
+    pairs = updates.items() if isinstance(updates, dict) else (updates or ())
+    targets += [new for _, new in pairs]
+    targets = [t for t in targets if hasattr(t, "owner")]  # variables (In/Out wrappers are PyTensor's)
+    if targets:
+        _act(action, _check(targets))
+
+
 def enforce(fgraph: Any) -> None:
     if _collectors:
-        findings = check_float32(fgraph)
+        findings = _check(fgraph)
         with _collectors_lock:
             for collector in _collectors:
                 collector.extend(findings)
@@ -55,7 +79,10 @@ def enforce(fgraph: Any) -> None:
     action = config.warn_float64
     if action == "ignore" or not applies():
         return
-    findings = check_float32(fgraph)
+    _act(action, _check(fgraph))
+
+
+def _act(action: str, findings: list[Finding]) -> None:
     if not findings:
         return
     summary = (

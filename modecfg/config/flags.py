@@ -367,8 +367,10 @@ flag("floatX", Literal["float64", "float32", "float16"], "float64",
      "Default floating-point dtype of Python floats, numpy scalars and new tensors. "
      "float32 for GPUs; float16 is experimental.", pytensor=True)
 flag("warn_float64", Level, "ignore",
-     "What to do when float64 enters a graph compiled under floatX=float32 (or on a GPU): "
-     "modecfg checks each compile (PyTensor's own creation-time check stays off).")
+     "What to do when float64 enters a float32 graph: PyTensor's own check as each float64 tensor "
+     "is created (as in plain PyTensor), then modecfg's check of each compile under "
+     "floatX=float32 (or on a GPU), which names the operation, the reason, the user's line and "
+     "the fix.", pytensor=True)
 flag("cast_policy", Literal["custom", "numpy+floatX"], "custom",
      "Rules for implicit type casting.", pytensor=True)
 flag("print_global_stats", bool, False,

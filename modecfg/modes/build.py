@@ -27,8 +27,7 @@ from modecfg._registry.modes import SHAPING_FLAGS, entries, find_mode, mode_name
 from modecfg._warn import warn
 from modecfg.config import config
 from modecfg.errors import FlagValueError, ModecfgError, UnknownModeError
-from modecfg.linkers import resolve_linker
-from modecfg.modes.device import device_linker
+from modecfg.modes.device import device_linker, resolved_linker
 
 if TYPE_CHECKING:
     from pytensor.compile.mode import Mode
@@ -55,14 +54,6 @@ def forget_modes() -> None:
     """Drop the built modes: a flag that shapes them changed for the whole process."""
     with _lock:
         _cache.clear()
-
-
-def resolved_linker() -> str:
-    """The linker the ``linker`` and ``device`` flags ask for, checked against this machine."""
-    on_device = device_linker()
-    if on_device is not None:
-        return on_device
-    return resolve_linker(str(config.linker), str(config.cxx))
 
 
 def get_mode(mode: Any = None) -> Mode:

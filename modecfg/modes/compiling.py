@@ -40,6 +40,10 @@ def function(inputs: Any, outputs: Any = None, mode: Any = None, **kwargs: Any) 
 
     built = get_mode(mode)
     _check_backend(built)
+    if config.warn_float64 == "raise":
+        from modecfg.checks.enforce import before_compile
+
+        before_compile(outputs, kwargs.get("updates"))
     profile = kwargs.get("profile")
     memory = False
     if profile is True or (profile is None and config.profile):

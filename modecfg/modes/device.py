@@ -14,7 +14,7 @@ from modecfg._warn import warn
 from modecfg.config import config
 from modecfg.errors import DeviceFallbackWarning, DeviceUnavailableError, ModecfgWarning
 
-__all__ = ["DeviceFallbackWarning", "device_linker", "gpu_devices", "why_no_gpu"]
+__all__ = ["DeviceFallbackWarning", "device_linker", "gpu_devices", "resolved_linker", "why_no_gpu"]
 
 
 def why_no_gpu(device: str) -> str:
@@ -63,3 +63,13 @@ def device_linker() -> str | None:
             ModecfgWarning,
         )
     return "jax"
+
+
+def resolved_linker() -> str:
+    """The linker the ``linker`` and ``device`` flags ask for, checked against this machine."""
+    from modecfg.linkers import resolve_linker
+
+    on_device = device_linker()
+    if on_device is not None:
+        return on_device
+    return resolve_linker(str(config.linker), str(config.cxx))

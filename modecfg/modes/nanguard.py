@@ -496,7 +496,7 @@ class NanGuardMode(Mode):  # type: ignore[misc]
         db: Any = None,
     ) -> None:
         if linker is None:
-            from modecfg.modes.build import resolved_linker
+            from modecfg.modes.device import resolved_linker
 
             linker = resolved_linker()
         super().__init__(linker=linker, optimizer=optimizer, db=db)

@@ -59,11 +59,12 @@ def test_an_assignment_through_pytensor_config_is_modecfgs_with_the_users_line()
 
 def test_the_float32_check_runs_after_pytensor_config_floatx_is_assigned() -> None:
     pytensor.config.floatX = "float32"
-    pytensor.config.warn_float64 = "raise"
     x = pt.vector("x")  # float32, from the assignment
     n = pt.scalar("n", dtype="int32")
+    y = x * n  # Mul(float32, int32) -> float64: built before the check is on (PyTensor's would raise)
+    pytensor.config.warn_float64 = "raise"
     with pytest.raises(modecfg.Float64Error):
-        modecfg.function([x, n], x * n)  # Mul(float32, int32) -> float64
+        modecfg.function([x, n], y)
     assert x.dtype == "float32"
 
 

@@ -130,47 +130,64 @@ def test_a_compiled_function_is_checked_before_rewrites(recwarn: pytest.Warnings
 # -- enforcement -----------------------------------------------------------------------------
 
 
-def _compile_bad(door: str) -> object:
+# The graphs are built first and compiled under the flags: built under warn_float64, PyTensor's
+# own check (as each float64 tensor is created) would act before modecfg's check of the compile.
+
+
+def _compile_bad(door: str, **flags: str) -> object:
     f = pt.vector("f")
     i = pt.vector("i", dtype="int32")
-    if door == "modecfg":
-        return modecfg.function([f, i], i + f)  # case-compile
-    return pytensor.function([f, i], i + f)  # case-compile
+    out = i + f
+    with modecfg.config.override(**flags):
+        if door == "modecfg":
+            return modecfg.function([f, i], out)  # case-compile
+        return pytensor.function([f, i], out)  # case-compile
 
 
-def _compile_two_bad(door: str) -> object:
+def _compile_two_bad(door: str, **flags: str) -> object:
     f = pt.vector("f")
     i = pt.vector("i", dtype="int32")
     d = pt.vector("d", dtype="float64")  # a float64 input: the second place float64 enters
     outputs = [i + f, (d * 2).sum()]
-    if door == "modecfg":
-        return modecfg.function([f, i, d], outputs)  # two-compile
-    return pytensor.function([f, i, d], outputs)  # two-compile
+    with modecfg.config.override(**flags):
+        if door == "modecfg":
+            return modecfg.function([f, i, d], outputs)  # two-compile
+        return pytensor.function([f, i, d], outputs)  # two-compile
 
 
 @pytest.mark.parametrize("door", ["modecfg", "pytensor"])
 def test_warn_emits_one_warning_per_finding_at_the_compile_line(door: str) -> None:
-    with modecfg.config.override(warn_float64="warn"):
-        with pytest.warns(modecfg.Float64Warning) as record:
-            _compile_two_bad(door)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        _compile_two_bad(door, warn_float64="warn")
+    # PyTensor's own warning for each float64 tensor it creates while compiling, as in plain PyTensor
+    assert any("You are creating a TensorVariable with float64" in str(r.message) for r in record)
     marked = [
         n
         for n, text in enumerate(Path(__file__).read_text().splitlines(), 1)
         if text.endswith("# two-compile")
     ]
     line = marked[0] if door == "modecfg" else marked[1]
-    assert len(record) == 2, [str(r.message) for r in record]
-    assert all(r.filename == __file__ and r.lineno == line for r in record)
-    text = " ".join(str(r.message) for r in record)
+    ours = [r for r in record if issubclass(r.category, modecfg.Float64Warning)]
+    assert len(ours) == 2, [str(r.message) for r in ours]
+    assert all(r.filename == __file__ and r.lineno == line for r in ours)
+    text = " ".join(str(r.message) for r in ours)
     assert "integer/float mixing" in text
 
 
-@pytest.mark.parametrize("door", ["modecfg", "pytensor"])
-def test_raise_raises_with_every_finding(door: str) -> None:
-    with modecfg.config.override(warn_float64="raise"), pytest.raises(modecfg.Float64Error) as info:
-        _compile_bad(door)
+def test_raise_raises_with_every_finding() -> None:
+    with pytest.raises(modecfg.Float64Error) as info:
+        _compile_bad("modecfg", warn_float64="raise")
     assert len(info.value.findings) == 1 and "fix:" in str(info.value)
     assert isinstance(info.value, TypeError)
+
+
+def test_raise_through_pytensor_function_is_pytensor_s_own_error() -> None:
+    """pytensor.function copies the graph first, and PyTensor's check raises at the first float64
+    copy, as in plain PyTensor; modecfg.function (and `modecfg check-float32`) give the findings."""
+    with pytest.raises(Exception, match="float64 dtype") as info:
+        _compile_bad("pytensor", warn_float64="raise")
+    assert type(info.value) is Exception
 
 
 def test_pdb_stops_at_the_first(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -178,22 +195,40 @@ def test_pdb_stops_at_the_first(monkeypatch: pytest.MonkeyPatch) -> None:
 
     stops = []
     monkeypatch.setattr(pdb, "set_trace", lambda: stops.append(1))
-    with modecfg.config.override(warn_float64="pdb"):
-        _compile_bad("modecfg")
-    assert stops == [1]
+    _compile_bad("modecfg", warn_float64="pdb")
+    assert stops[:1] == [1]
 
 
 def test_ignore_and_float64_graphs_are_left_alone() -> None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        with modecfg.config.override(warn_float64="ignore"):
-            ignored = _compile_bad("modecfg")
-        with modecfg.config.override(warn_float64="raise", floatX="float64"):
-            wide = _compile_bad("modecfg")  # a float64 graph: nothing to enforce, no Float64Error
+        ignored = _compile_bad("modecfg", warn_float64="ignore")
+        wide = _compile_bad("modecfg", warn_float64="warn", floatX="float64")  # nothing to enforce
     assert [w for w in caught if issubclass(w.category, modecfg.Float64Warning)] == []
     assert check_float32(ignored)  # the float64 is there: it was let through on purpose
     assert ignored(np.ones(2, "float32"), np.ones(2, "int32")).dtype == "float64"
     assert wide(np.ones(2, "float32"), np.ones(2, "int32")).dtype == "float64"
+
+
+@pytest.mark.parametrize("how", ["change_flags", "flag"])
+def test_warn_float64_reads_back_and_acts_as_pytensor_s_own(how: str) -> None:
+    """PyMC's strict_float32 fixture: change_flags(floatX="float32", warn_float64="raise") makes
+    creating a float64 tensor an error, as in plain PyTensor (it read back 'ignore' and built it:
+    issue 31, item 3)."""
+    scope = (
+        pytensor.config.change_flags(floatX="float32", warn_float64="raise")
+        if how == "change_flags"
+        else modecfg.config.override(floatX="float32", warn_float64="raise")
+    )
+    with scope:
+        assert pytensor.config.warn_float64 == "raise" == modecfg.config.warn_float64
+        x = pt.vector("x")
+        assert x.dtype == "float32"
+        with pytest.raises(Exception, match="You are creating a TensorVariable with float64 dtype"):
+            pt.vector("y", dtype="float64")
+        with pytest.raises(Exception, match="float64 dtype"):
+            x * np.float64(2.5)  # an upcast built: the test meant to fail can fail
+    pt.vector("z", dtype="float64")  # and after the block, nothing
 
 
 def test_a_gpu_device_is_always_checked() -> None:

@@ -27,10 +27,11 @@ def test_the_demo_trains_under_mode_jax_on_the_cpu() -> None:
 
 def test_float32_enforcement_holds_for_jax() -> None:
     y = pt.vector("y", dtype="float32")
+    wide, narrow = y * np.float64(2.0), y * np.float32(2.0)  # built first: PyTensor's check acts at creation
     with modecfg.config.override(floatX="float32", warn_float64="raise"):
         with pytest.raises(modecfg.Float64Error, match="float64 constant"):
-            modecfg.function([y], y * np.float64(2.0), mode="JAX")
-        f = modecfg.function([y], y * np.float32(2.0), mode="JAX")
+            modecfg.function([y], wide, mode="JAX")
+        f = modecfg.function([y], narrow, mode="JAX")
     assert f(np.ones(2, dtype="float32")).dtype == np.float32
 
 
