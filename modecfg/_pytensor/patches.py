@@ -103,6 +103,26 @@ PATCHES: tuple[Patch, ...] = (
         "overrides per thread and task); changed in place, since every PyTensor module holds it",
     ),
     Patch(
+        name="change_flags made before",
+        module="pytensor.configparser",
+        attr="_ChangeFlagsDecorator.__enter__",
+        params=("self",),
+        replacement="change_flags_enter",
+        needs=("config view",),
+        why="a change_flags object or decorator PyTensor made before modecfg was imported holds "
+        "PyTensor's own parameters: entered now, it is a modecfg override, as a new one is",
+    ),
+    Patch(
+        name="change_flags made before (exit)",
+        module="pytensor.configparser",
+        attr="_ChangeFlagsDecorator.__exit__",
+        params=("self",),
+        replacement="change_flags_exit",
+        needs=("change_flags made before",),
+        why="ends those overrides; a change_flags block open when modecfg was imported puts back "
+        "at its end the values modecfg adopted from it",
+    ),
+    Patch(
         name="register_mode",
         module="pytensor.compile.mode",
         attr="register_mode",
@@ -331,6 +351,9 @@ def _apply(patch: Patch, owner: Any, attr: str, raw: Any, obj: Any) -> None:
     _applied[patch.name] = _Applied(owner, raw, obj, replacement, tuple(patched))
 
 
+_UNREADABLE = "left off: the configuration cannot be read"
+
+
 def _try(patches: list[Patch]) -> list[str]:
     """Verify all of ``patches``, then apply those that verified; the problems found."""
     verified = []
@@ -343,6 +366,10 @@ def _try(patches: list[Patch]) -> list[str]:
             problems.append(f"{patch.name} ({patch.target}): {exc}")
     for patch, owner, attr, raw, obj in verified:
         missing = [name for name in patch.needs if name not in _applied]
+        unreadable = [n for n in missing if _problems.get(n, "").startswith(_UNREADABLE)]
+        if unreadable:  # the user's configuration: said once, at the import
+            _problems[patch.name] = _problems[unreadable[0]]
+            continue
         if missing:  # e.g. the mode table without register_mode: PyTensor's DebugMode import fails
             _problems[patch.name] = f"left off: it needs {', '.join(missing)}, which is off"
             problems.append(f"{patch.name}: left off, it needs {', '.join(missing)}")
@@ -351,7 +378,7 @@ def _try(patches: list[Patch]) -> list[str]:
             _apply(patch, owner, attr, raw, obj)
             _problems.pop(patch.name, None)
         except ConfigError as exc:  # the user's configuration cannot be read: said at the import
-            _problems[patch.name] = f"left off: the configuration cannot be read ({exc})"
+            _problems[patch.name] = f"{_UNREADABLE} ({exc})"
         except Exception as exc:  # pragma: no cover - verified just before
             _problems[patch.name] = f"could not be applied ({exc!r})"
             problems.append(f"{patch.name}: could not be applied ({exc!r})")

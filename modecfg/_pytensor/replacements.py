@@ -42,6 +42,70 @@ def config_view_off(target: Any) -> None:
     view.detach(target)
 
 
+# PyTensor's change_flags objects made before modecfg was imported (a decorator, an object kept in
+# a variable, a block open at the import) hold PyTensor's own parameters, which the view no longer
+# reads. Entered now, the flags the view answers become a modecfg override of this thread or task;
+# a block entered before the view ends by putting back what it changed. Per object and thread.
+_entered: dict[tuple[int, int], list[Any]] = {}
+
+
+def change_flags_enter(self: Any, enter: Any) -> Any:
+    """``_ChangeFlagsDecorator.__enter__`` of an object PyTensor made itself."""
+    import copy
+    import threading
+
+    from modecfg._pytensor import view as _view
+
+    current = _view.view()
+    if current is None or getattr(self, "_root", None) is not current.target:
+        return enter(self)
+    ours = {current.known[k].name: v for k, v in self.new_vals.items() if k in current.flags}
+    if not ours:
+        return enter(self)
+    theirs = copy.copy(self)  # the flags the view leaves to PyTensor, the way PyTensor does it
+    theirs.confs = {k: v for k, v in self.confs.items() if k not in current.flags}
+    scope = config.override(ours)
+    scope.__enter__()  # a bad value fails here, when the block is entered, as in PyTensor
+    try:
+        enter(theirs)
+    except BaseException:
+        scope.__exit__(None, None, None)
+        raise
+    _entered.setdefault((id(self), threading.get_ident()), []).append((scope, theirs))
+    return None
+
+
+def change_flags_exit(self: Any, exit_: Any, *args: Any) -> Any:
+    """``_ChangeFlagsDecorator.__exit__``: ends what :func:`change_flags_enter` began, or, for a
+    block entered before modecfg was imported, puts back the values it had changed."""
+    import threading
+
+    from modecfg._pytensor import view as _view
+
+    key = (id(self), threading.get_ident())
+    stack = _entered.get(key)
+    if stack:
+        scope, theirs = stack.pop()
+        if not stack:
+            del _entered[key]
+        try:
+            exit_(theirs, *args)
+        finally:
+            scope.__exit__(None, None, None)
+        return None
+    current = _view.view()
+    if current is not None and getattr(self, "_root", None) is current.target:
+        for name, old in getattr(self, "old_vals", {}).items():
+            spec = current.flags.get(name)
+            if spec is None or config.origin(spec.name).source != _view.ADOPTED:
+                continue
+            if _view._same(old, current.pytensor_would_have(name)):
+                config.reset(spec.name)
+            else:
+                config.set(spec.name, old, source=_view.ADOPTED)
+    return exit_(self, *args)
+
+
 # -- the mode table ------------------------------------------------------------------
 
 

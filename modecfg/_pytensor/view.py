@@ -110,6 +110,77 @@ class ConfigView(PyTensorConfigParser):  # type: ignore[misc]
         return made
 
 
+_UNKNOWN = object()
+ADOPTED = "pytensor.config, before modecfg was imported"  # the source of an adopted value
+
+
+class RestoreOnExit:
+    """Stands for one of PyTensor's parameters in a ``change_flags`` block that was open when
+    modecfg was imported: the block's end writes the old value through it, and modecfg's
+    adopted assignment follows (dropped, or set back). Module-level: it pickles."""
+
+    def __init__(self, param: Any, name: str) -> None:
+        self.param, self.name = param, name
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        return self.param.__get__(obj, objtype)
+
+    def __set__(self, root: Any, value: Any) -> None:
+        self.param.__set__(root, value)
+        current = _VIEW
+        spec = current.flags.get(self.name) if current is not None else None
+        if spec is None or _config.origin(spec.name).source != ADOPTED:
+            return
+        assert current is not None
+        if _same(value, current.pytensor_would_have(self.name)):
+            _config.reset(spec.name)
+        else:
+            _config.set(spec.name, value, source=ADOPTED)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.__dict__["param"], name)
+
+
+def _watch_open_blocks(current: _View, names: list[str]) -> None:
+    """PyTensor's change_flags blocks open now (modecfg imported inside one) end by putting
+    their old values back: through :class:`RestoreOnExit`, modecfg hears of it. Found by a
+    walk of the live objects, done only when a value was adopted."""
+    import gc
+
+    from pytensor.configparser import _ChangeFlagsDecorator
+
+    wanted = set(names)
+    for obj in gc.get_objects():
+        if type(obj) is not _ChangeFlagsDecorator or obj._root is not current.target:
+            continue
+        if "old_vals" not in vars(obj):
+            continue  # never entered
+        for key, param in list(obj.confs.items()):
+            if key in wanted and not isinstance(param, RestoreOnExit):
+                obj.confs[key] = RestoreOnExit(param, key)
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b) or str(a) == str(b)
+    except Exception:
+        return a is b
+
+
+def _is_pytensors_source(source: str | None) -> bool:
+    """Whether a source is one PyTensor reads itself (so its value is PyTensor's starting one)."""
+    import os
+
+    if not source:
+        return False
+    if source == "PYTENSOR_FLAGS":
+        return True
+    listed = os.environ.get("PYTENSORRC")
+    if listed is not None:
+        return source in listed.split(os.pathsep)
+    return os.path.basename(source) in (".pytensorrc", ".pytensorrc.txt")
+
+
 def _beyond_pytensor(name: str, *, assigned: bool) -> Flag | None:
     """The modecfg flag ``name`` (PyTensor's ``__`` spelling) names where PyTensor has none.
     An assignment to a name that no flag has is said once per name (a warning with the
@@ -445,8 +516,51 @@ class _View:
 
     # -- attach and detach ---------------------------------------------------------------
 
+    def pytensor_would_have(self, name: str) -> Any:
+        """What PyTensor holds for ``name`` from its own sources (PYTENSOR_FLAGS, .pytensorrc)
+        or its default, as PyTensor represents it; _UNKNOWN if that cannot be said."""
+        spec, param = self.flags[name], self.originals[name]
+        raw: Any = _UNKNOWN
+        for candidate in reversed(_config.layers(spec.name)):
+            if _is_pytensors_source(candidate.origin.source):
+                raw = candidate.raw
+                break
+        if raw is _UNKNOWN:
+            raw = param.default
+            if callable(raw):
+                return _UNKNOWN
+        try:
+            return param.apply(raw)
+        except Exception:
+            return _UNKNOWN
+
+    def adopt_pytensor_state(self) -> list[str]:
+        """Values set on PyTensor's side before the view (an assignment to ``pytensor.config``,
+        a ``change_flags`` block still open when modecfg is imported) become modecfg
+        assignments, with an origin that says so: the flags named."""
+        adopted = []
+        for name, spec in self.flags.items():
+            param = self.originals[name]
+            if "val" not in vars(param):
+                continue  # never read or set: PyTensor holds nothing of its own
+            now = param.val
+            before = self.pytensor_would_have(name)
+            if before is _UNKNOWN or _same(now, before) or _same(now, self.show(spec, _config[spec.name])):
+                continue
+            try:
+                _config.set(spec.name, now, source=ADOPTED)
+            except Exception as exc:  # a value PyTensor took and modecfg refuses: said, not lost silently
+                _log.warning("pytensor.config.%s=%r (set before modecfg was imported) is not taken: %s",
+                             name, now, exc)  # fmt: skip
+                continue
+            adopted.append(name)
+        if adopted:
+            _watch_open_blocks(self, adopted)
+        return adopted
+
     def attach(self) -> None:
         target = self.target
+        self.adopt_pytensor_state()
         for name in self.flags:
             setattr(ConfigView, name, _Base(name))  # the dict is filled next
         self.refresh(list(self.names))

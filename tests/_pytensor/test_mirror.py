@@ -282,3 +282,61 @@ def test_a_configuration_mistake_in_a_script_is_one_message(tmp_path: Path) -> N
     frames = [line for line in lines if line.lstrip().startswith('File "')]
     assert frames[0].lstrip().startswith(f'File "{script}", line 4')
     assert len(frames) <= 3  # the user's line, then the read that raises: not the parser's insides
+
+
+def test_import_order_does_not_matter() -> None:
+    """PyTensor imported first (PyMC, a notebook), flags set and change_flags objects made, then
+    modecfg imported, inside a change_flags block: nothing is lost (issue 31, item 2)."""
+    out = run_json(
+        """
+        import json, threading
+        import pytensor
+        pytensor.config.floatX = "float32"
+        kept = pytensor.config.change_flags(exception_verbosity="high")
+
+        @pytensor.config.change_flags(traceback__limit=3)
+        def decorated():
+            return pytensor.config.traceback__limit
+
+        with pytensor.config.change_flags(cast_policy="numpy+floatX"):
+            import modecfg
+            c = modecfg.config
+            inside = [pytensor.config.cast_policy, c.cast_policy]
+        origin = c.origin("floatX")
+        pc = pytensor.config
+        seen = {"floatX": [pc.floatX, c.floatX, origin.layer, origin.source], "inside": inside,
+                "after": [pc.cast_policy, c.cast_policy, c.origin("cast_policy").layer]}
+        with kept:
+            verbosity = c.origin("exception_verbosity").layer
+            seen["kept"] = [pc.exception_verbosity, c.exception_verbosity, verbosity]
+            other = []
+            t = threading.Thread(target=lambda: other.append(c.exception_verbosity))
+            t.start(); t.join()
+            seen["other thread"] = other[0]
+        seen["kept after"] = c.exception_verbosity
+        seen["decorated"] = [decorated(), c.traceback.limit]
+        import pytensor.tensor as pt
+        seen["dtype"] = pt.vector().dtype
+        from modecfg._wiring import unwire, wire
+        unwire()
+        seen["unwired"] = [pytensor.config.floatX, type(pytensor.config).__name__]
+        wire()
+        seen["rewired"] = [pytensor.config.floatX, c.floatX, type(pytensor.config).__name__]
+        print(json.dumps(seen))
+        """
+    )
+    assert out["floatX"] == [
+        "float32",
+        "float32",
+        "assignment",
+        "pytensor.config, before modecfg was imported",
+    ]
+    assert out["inside"] == ["numpy+floatX", "numpy+floatX"]  # the open block stays in force
+    assert out["after"] == ["custom", "custom", "default"]  # and ends with its block
+    assert out["kept"] == ["high", "high", "override"] and out["other thread"] == "low"
+    assert out["kept after"] == "low"
+    assert out["decorated"] == [3, 8]
+    assert out["dtype"] == "float32"
+    assert out["unwired"] == ["float32", "PyTensorConfigParser"]
+    assert out["rewired"] == ["float32", "float32", "ConfigView"]
+    assert "Traceback" not in out["stderr"]
