@@ -39,6 +39,14 @@ def _rewrite_mode(fgraph: Any, mode: Any, profile: Any) -> Any:
     return mode_for(fgraph, mode, profile)
 
 
+def _profiled_mode(mode: Any, name: Any) -> tuple[Any, Any]:
+    from modecfg.modes.build import describe_linker, get_mode
+    from modecfg.profiles.session import new_stats, timing_mode
+
+    built, note = timing_mode(get_mode(mode))
+    return built, new_stats(name, describe_linker(built.linker), note)
+
+
 def _print_profiles() -> None:
     from modecfg.profiles.session import print_at_exit
 
@@ -91,6 +99,7 @@ def wire() -> None:
     hooks.before_rewrites.append(_enforce_float32)
     hooks.get_mode = _get_mode
     hooks.print_profiles = _print_profiles
+    hooks.profiled_mode = _profiled_mode
     hooks.rewrite_mode = _rewrite_mode
     hooks.test_values = _test_values
     hooks.scan_test_values = _scan_test_values
@@ -119,5 +128,5 @@ def unwire() -> None:
         hooks.before_rewrites.remove(_enforce_float32)
     if _pytensor_loaded in hooks.after_import:
         hooks.after_import.remove(_pytensor_loaded)
-    hooks.get_mode = hooks.print_profiles = hooks.rewrite_mode = None
+    hooks.get_mode = hooks.print_profiles = hooks.rewrite_mode = hooks.profiled_mode = None
     hooks.test_values = hooks.scan_test_values = None

@@ -18,8 +18,8 @@ class Hooks:
     """One slot per integration point that calls upward."""
 
     __slots__ = (
-        "after_import", "before_rewrites", "get_mode", "print_profiles", "rewrite_mode", "scan_test_values",
-        "test_values",
+        "after_import", "before_rewrites", "get_mode", "print_profiles", "profiled_mode", "rewrite_mode",
+        "scan_test_values", "test_values",
     )  # fmt: skip
 
     def __init__(self) -> None:
@@ -33,6 +33,9 @@ class Hooks:
         self.get_mode: Callable[[str | None], Any] | None = None
         # modecfg's profile summary, printed at exit instead of PyTensor's.
         self.print_profiles: Callable[[], None] | None = None
+        # A profiled pytensor.function: (mode, name) -> (the mode to compile with, its ProfileStats),
+        # a linker that times nodes in place of one that cannot (numba, jax, c|py, py, c).
+        self.profiled_mode: Callable[[Any, Any], tuple[Any, Any]] | None = None
         # A node made by ``Op.__call__`` / what ``scan`` returned, while test values are on.
         self.test_values: Callable[[Any], None] | None = None
         self.scan_test_values: Callable[[Any], None] | None = None

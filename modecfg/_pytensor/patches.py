@@ -123,6 +123,16 @@ PATCHES: tuple[Patch, ...] = (
         "at its end the values modecfg adopted from it",
     ),
     Patch(
+        name="profiled compiles",
+        module="pytensor.compile.maker",
+        attr="function",
+        holders=("pytensor.compile", "pytensor"),
+        params=("inputs", "outputs", "mode"),
+        replacement="function",
+        why="a profiled pytensor.function (profile=True or the flag) on numba, jax, c|py, py or c, "
+        "which cannot time nodes, is compiled with cvm (or vm) and says so, not empty tables",
+    ),
+    Patch(
         name="register_mode",
         module="pytensor.compile.mode",
         attr="register_mode",

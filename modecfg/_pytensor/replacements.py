@@ -106,6 +106,20 @@ def change_flags_exit(self: Any, exit_: Any, *args: Any) -> Any:
     return exit_(self, *args)
 
 
+def function(
+    original: Any, inputs: Any, outputs: Any = None, mode: Any = None, *args: Any, **kwargs: Any
+) -> Any:
+    """``pytensor.function``: a profiled compile (``profile=True`` or the flag) on a linker that
+    cannot time nodes is compiled with one that can, and says so once (never empty tables)."""
+    profile = kwargs.get("profile")
+    if args or hooks.profiled_mode is None or profile is False or not (profile is True or (
+        profile is None and config.profile
+    )):  # fmt: skip
+        return original(inputs, outputs, mode, *args, **kwargs)
+    mode, kwargs["profile"] = hooks.profiled_mode(mode, kwargs.get("name"))
+    return original(inputs, outputs, mode, **kwargs)
+
+
 # -- the mode table ------------------------------------------------------------------
 
 

@@ -72,6 +72,11 @@ OBSOLETE: dict[str, str] = {
     "deterministic": "deterministic GPU algorithms are XLA's: set XLA_FLAGS=--xla_gpu_deterministic_ops=true",
     "ctc.root": "the warp-ctc binding is gone; nothing is needed",
     "lib.cnmem_fraction": _XLA_MEM,
+    # Theano's ProfileMode flags: the profile of any mode now reads the profiling flags
+    "ProfileMode.n_apply_to_print": "use profiling.n_apply (rows of the apply-wise table)",
+    "ProfileMode.n_ops_to_print": "use profiling.n_ops (rows of the op-wise tables)",
+    "ProfileMode.min_memory_size": "use profiling.min_memory_size",
+    "ProfileMode.profile_memory": "use profile_memory=True (with profile=True)",
 }
 
 # Families: obsolete unless the name is a known flag (or misplaced known flag).

@@ -30,19 +30,24 @@ def timing_mode(mode: Any) -> tuple[Any, str]:
     """``mode``, or a copy with a linker that times nodes; and the note saying so."""
     global _said
     from pytensor.compile.mode import Mode
-    from pytensor.link.basic import JITLinker
+    from pytensor.link.vm import VMLinker
 
+    from modecfg._registry.linkers import linker_name
     from modecfg.linkers import why_unavailable
 
-    if not isinstance(mode.linker, JITLinker):
-        return mode, ""
-    closest = "cvm" if not why_unavailable("cvm") else "vm"
-    was = type(mode.linker).__name__.replace("Linker", "").lower()
+    linker = mode.linker
+    if isinstance(linker, VMLinker) or not hasattr(linker, "accept") or type(mode) is not Mode:
+        return mode, ""  # the VMs time nodes; modes with linkers of their own are left as they are
+    was = linker_name(linker)
+    python_only = was == "py"
+    closest = "vm" if python_only or why_unavailable("cvm") else "cvm"
     note = f"the {was} linker cannot time nodes: profiled with {closest}"
     with _lock:
         first, _said = not _said, True
     if first:
         warn(f"{note} (the times are {closest}'s, the graph the same)", ModecfgWarning)
+    if python_only:  # Python implementations, timed: the vm linker with Python thunks
+        return Mode(linker=VMLinker(use_cloop=False, c_thunks=False), optimizer=mode.provided_optimizer), note
     return Mode(linker=closest, optimizer=mode.provided_optimizer), note
 
 

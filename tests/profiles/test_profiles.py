@@ -340,3 +340,66 @@ def test_a_node_the_rewrites_made_names_the_line_of_what_it_replaced() -> None:
     assert fused.source.endswith("(rewritten)")
     plain = modecfg.function([x], out, mode="FAST_RUN")
     assert not any(getattr(v.tag, marks.TRACE, None) for v in plain.maker.fgraph.variables)
+
+
+# -- every door, every linker (issue 31, item 7) ---------------------------------------------------
+
+
+@pytest.mark.parametrize("linker", ["numba", "c|py", "py", "c", "cvm"])
+@pytest.mark.parametrize("door", ["the profile flag", "profile=True"])
+def test_pytensor_function_profiles_on_every_linker(linker: str, door: str) -> None:
+    """The profile flag with linker=numba, c|py or py gave '0.000 ms in the graph's nodes' and
+    empty tables, with no notice; now a linker that times nodes does it, and the report says so."""
+    if modecfg.linkers.why_unavailable(linker):
+        pytest.skip(f"{linker} cannot run here")
+    x = pt.vector("x")
+    out = (pt.exp(x) * 2).sum()
+    flags = {"linker": linker, **({"profile": True} if door == "the profile flag" else {})}
+    with modecfg.config.override(flags):
+        kwargs = {"profile": True} if door == "profile=True" else {}
+        f = pytensor.function([x], out, name=f"door {door} on {linker}", **kwargs)
+    for _ in range(3):
+        f(np.ones(5))
+    r = report(f)
+    assert r.applies and all(row.calls == 3 for row in r.applies)
+    assert r.profiled_time > 0 and "0.000 ms in the graph's nodes" not in r.text()
+    if linker != "cvm":
+        assert f"the {linker} linker cannot time nodes: profiled with" in r.note
+
+
+def test_profile_mode_prints_theanos_summary_and_times_nodes_on_any_linker() -> None:
+    import warnings
+
+    from modecfg.modes.profile import ProfileMode
+
+    x = pt.vector("x")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the once-said notice that numba cannot time nodes
+        mode = ProfileMode(linker="numba" if not modecfg.linkers.why_unavailable("numba") else "py")
+    assert type(mode.linker).__name__ == "VMLinker"
+    f = pytensor.function([x], pt.exp(x).sum(), mode=mode, name="first")
+    g = pytensor.function([x], (x * 2).sum(), mode=mode, name="second")
+    f(np.ones(3))
+    g(np.ones(3))
+    out = io.StringIO()
+    mode.print_summary(file=out)
+    text = out.getvalue()
+    assert "Profile of first: 1 call(s)" in text and "Profile of second: 1 call(s)" in text
+    assert "Profile of all profiled functions" in text and "cvm or the linker flag" not in text
+    assert "Exp" in text or "exp" in text
+    empty = io.StringIO()
+    ProfileMode().print_summary(file=empty)
+    assert "no function compiled with this mode yet" in empty.getvalue()
+
+
+@pytest.mark.parametrize(
+    "legacy, modern",
+    [("ProfileMode.n_apply_to_print", "profiling.n_apply"), ("ProfileMode.n_ops_to_print", "profiling.n_ops"),
+     ("ProfileMode.min_memory_size", "profiling.min_memory_size"),
+     ("ProfileMode.profile_memory", "profile_memory")],
+)  # fmt: skip
+def test_theanos_profile_mode_flags_are_obsolete_flags_naming_the_modern_one(
+    legacy: str, modern: str
+) -> None:
+    with pytest.warns(modecfg.ObsoleteFlagWarning, match=rf"{legacy} is obsolete: use {modern}"):
+        modecfg.load(env={"THEANO_FLAGS": f"{legacy}=5"})
