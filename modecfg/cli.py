@@ -275,19 +275,20 @@ def cmd_schema(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def cmd_linkers(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     rows = modecfg.linkers.table()
+    limits = {row.name: modecfg.linkers.limit(row.name) for row in rows if row.available}
     if args.json:
-        json.dump([row._asdict() for row in rows], out, indent=2)
+        json.dump([{**row._asdict(), "limit": limits.get(row.name, "")} for row in rows], out, indent=2)
         out.write("\n")
         return 0
     out.write(f"{'linker':<10} {'usable':<7} {'gc':<4} {'by op':<6} {'overhead':<9} what it is\n")
     for row in rows:
-        usable = "yes" if row.available else "no"
+        usable = ("partly" if limits.get(row.name) else "yes") if row.available else "no"
         out.write(
             f"{row.name:<10} {usable:<7} {'yes' if row.gc else 'no':<4} "
             f"{'yes' if row.raises_by_op else 'no':<6} {row.overhead:<9} {row.description}\n"
         )
-        if not row.available:
-            out.write(f"{'':<10} {row.why_not}\n")
+        if not row.available or limits.get(row.name):
+            out.write(f"{'':<10} {row.why_not or limits[row.name]}\n")
     from modecfg.linkers.auto import rule_here
 
     out.write(f"\nlinker=auto: {rule_here()}\n")

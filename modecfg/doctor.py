@@ -119,9 +119,13 @@ def diagnose_machine() -> Report:
     ]
     report["GPUs"] = [("nvidia-smi", _gpus())]
     report["integration with PyTensor"] = _integration()
+    from modecfg.linkers import limit
+
     report["linkers"] = [
-        (row.name, "usable" if row.available else f"not usable: {row.why_not}") for row in table(cxx)
-    ] + [("auto", _auto_rule())]
+        (row.name, (f"partly usable: {limit(row.name)}" if limit(row.name) else "usable")
+         if row.available else f"not usable: {row.why_not}")
+        for row in table(cxx)
+    ] + [("auto", _auto_rule())]  # fmt: skip
     cuda = why_no_gpu("cuda")
     report["devices"] = [
         ("cpu", "usable"),

@@ -16,7 +16,7 @@ from modecfg._registry.linkers import runs_c_code
 from modecfg._warn import warn
 from modecfg.errors import MissingBlasWarning
 
-__all__ = ["MESSAGE", "PYTENSOR_TEXT", "Products", "notice", "products"]
+__all__ = ["MESSAGE", "PYTENSOR_TEXT", "Products", "c_has_blas", "no_c_code", "notice", "products"]
 
 PYTENSOR_TEXT = "PyTensor could not link to a BLAS installation"
 MESSAGE = (
@@ -29,6 +29,42 @@ MESSAGE = (
 )
 _PRODUCTS = ("Dot", "Gemv", "Gemm", "Ger", "BatchedDot")
 _said = False
+
+
+def c_has_blas() -> bool:
+    """Whether PyTensor's C code links a BLAS (its ``blas__ldflags``, as found or as set): the
+    one place that asks."""
+    import pytensor
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=PYTENSOR_TEXT)
+        return bool(pytensor.config.blas__ldflags)
+
+
+C_WITHOUT_BLAS = (
+    "no BLAS for PyTensor's C code: a graph with a matrix product (dot, gemv, gemm) cannot be "
+    "compiled whole as C (c|py and cvm run it, in C where there is C code; or give C a BLAS: apt "
+    "install libopenblas-dev, then blas.ldflags=-lopenblas)"
+)
+
+
+def no_c_code(exc: NotImplementedError, mode: Any) -> Exception | None:
+    """The error for a compile on ``linker=c`` that met an op without C code here (PyTensor's
+    ``NotImplementedError: <op> cannot produce C code``), or None for another error."""
+    text = str(exc)
+    if not text.endswith("cannot produce C code"):
+        return None
+    from modecfg.errors import LinkerUnavailableError
+
+    op = text[: -len(" cannot produce C code")]
+    blas = any(p in op for p in _PRODUCTS) and not c_has_blas()
+    why = "PyTensor's C code has no BLAS to link" if blas else "it has no C implementation"
+    fix = ", or give C a BLAS (apt install libopenblas-dev, then blas.ldflags=-lopenblas)" if blas else ""
+    return LinkerUnavailableError(
+        f"linker=c compiles the whole graph as one C module, and {op} cannot produce C code here "
+        f"({why}). Use linker=c|py or cvm (C where there is C code, Python elsewhere){fix}",
+        flag="linker",
+    )
 
 
 class Products(NamedTuple):

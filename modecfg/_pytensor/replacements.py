@@ -110,14 +110,20 @@ def function(
     original: Any, inputs: Any, outputs: Any = None, mode: Any = None, *args: Any, **kwargs: Any
 ) -> Any:
     """``pytensor.function``: a profiled compile (``profile=True`` or the flag) on a linker that
-    cannot time nodes is compiled with one that can, and says so once (never empty tables)."""
+    cannot time nodes is compiled with one that can, and says so once (never empty tables); on
+    ``linker=c``, an op without C code here is a LinkerUnavailableError saying why and what runs."""
     profile = kwargs.get("profile")
-    if args or hooks.profiled_mode is None or profile is False or not (profile is True or (
-        profile is None and config.profile
-    )):  # fmt: skip
+    if not args and hooks.profiled_mode is not None and profile is not False and (
+        profile is True or (profile is None and config.profile)
+    ):  # fmt: skip
+        mode, kwargs["profile"] = hooks.profiled_mode(mode, kwargs.get("name"))
+    try:
         return original(inputs, outputs, mode, *args, **kwargs)
-    mode, kwargs["profile"] = hooks.profiled_mode(mode, kwargs.get("name"))
-    return original(inputs, outputs, mode, **kwargs)
+    except NotImplementedError as exc:  # linker=c and an op without C code here: say why, and what runs
+        error = blas.no_c_code(exc, mode)
+        if error is None:
+            raise
+        raise error from None
 
 
 # -- the mode table ------------------------------------------------------------------

@@ -15,6 +15,7 @@ __all__ = [
     "LinkerInfo",
     "best_linker",
     "canonical_linker",
+    "limit",
     "linker_names",
     "resolve_linker",
     "table",
@@ -44,3 +45,13 @@ def best_linker(cxx: str | None = None) -> str:
 def resolve_linker(name: str, cxx: str | None = None) -> str:
     """``name`` itself if usable ('auto' resolved), else a LinkerUnavailableError."""
     return _registry.resolve_linker(name, _cxx(cxx))
+
+
+def limit(name: str) -> str:
+    """What a usable linker cannot run here ('' if nothing): linker=c without a BLAS for
+    PyTensor's C code cannot compile a matrix product. Asks PyTensor (imports it)."""
+    if name != "c" or why_unavailable("c"):
+        return ""
+    from modecfg._pytensor.blas import C_WITHOUT_BLAS, c_has_blas
+
+    return "" if c_has_blas() else C_WITHOUT_BLAS

@@ -77,10 +77,9 @@ def rule_here() -> str:
 
 
 def _c_has_blas() -> bool:
-    """Whether PyTensor's C code links a BLAS (its ``blas__ldflags``, as found or as set)."""
-    import pytensor
+    from modecfg._pytensor.blas import c_has_blas
 
-    return bool(pytensor.config.blas__ldflags)
+    return c_has_blas()
 
 
 def chosen(function: Any) -> str:

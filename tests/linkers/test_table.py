@@ -101,3 +101,33 @@ def test_every_usable_linker_compiles_and_runs_a_small_graph(linker: str, small_
     assert f.maker.mode.provided_linker == linker  # the linker asked for, not a substitute
     data = np.array([0.0, 1.0, 2.0], dtype=x.dtype)
     np.testing.assert_allclose(f(data), np.exp(data) * 2 + 1, rtol=1e-6)
+
+
+def test_c_without_a_blas_is_partly_usable_and_says_why_not_a_raw_error() -> None:
+    """linker=c on the tutorial's exercise was a NotImplementedError traceback at the compile
+    while `modecfg linkers` listed c as usable (issue 31, item 5)."""
+    import io
+
+    from modecfg._pytensor.blas import c_has_blas
+    from modecfg.cli import main
+
+    pytensor = pytest.importorskip("pytensor")
+    pt = pytest.importorskip("pytensor.tensor")
+    if modecfg.linkers.why_unavailable("c"):
+        pytest.skip("no C++ compiler")
+    out = io.StringIO()
+    assert main(["linkers"], out, io.StringIO()) == 0
+    row = next(line for line in out.getvalue().splitlines() if line.startswith("c "))
+    x, w = pt.matrix("x"), pytensor.shared(np.ones(3), name="w")
+    graph = pt.dot(x, w).sum()
+    if c_has_blas():
+        assert row.split()[1] == "yes" and modecfg.linkers.limit("c") == ""
+        return
+    assert row.split()[1] == "partly" and "no BLAS for PyTensor's C code" in out.getvalue()
+    with modecfg.config.override(linker="c"), pytest.raises(modecfg.LinkerUnavailableError) as info:
+        pytensor.function([x], graph)
+    message = str(info.value)
+    assert "cannot produce C code here (PyTensor's C code has no BLAS to link)" in message
+    assert "Use linker=c|py or cvm" in message and "blas.ldflags=-lopenblas" in message
+    with modecfg.config.override(linker="c"):  # a graph without a product runs on c
+        assert pytensor.function([x], (x * 2).sum())(np.ones((2, 3))) == 12.0
