@@ -119,6 +119,7 @@ _CLASS_NAMES = {
     "CLinker": "c", "OpWiseCLinker": "c|py", "PerformLinker": "py", "NumbaLinker": "numba",
     "JAXLinker": "jax", "PytorchLinker": "pytorch", "MLXLinker": "mlx",
     "WrapLinker": "wrap (monitor)", "WrapLinkerMany": "wrap (monitor)", "_DummyLinker": "debug (own)",
+    "_Linker": "debug (own)",  # DebugMode's own, once a function is compiled (PyTensor's and modecfg's)
 }  # fmt: skip
 
 
