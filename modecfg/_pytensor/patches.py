@@ -126,7 +126,10 @@ PATCHES: tuple[Patch, ...] = (
         name="profiled compiles",
         module="pytensor.compile.maker",
         attr="function",
-        holders=("pytensor.compile", "pytensor"),
+        holders=(
+            "pytensor.compile", "pytensor", "pytensor.compile.builders", "pytensor.tensor.optimize",
+            "pytensor.link.jax.ops",
+        ),  # fmt: skip
         params=("inputs", "outputs", "mode"),
         replacement="function",
         why="a profiled pytensor.function (profile=True or the flag) on numba, jax, c|py, py or c, "
