@@ -38,7 +38,6 @@ from modecfg.errors import (
     Float64Warning,
     HeldFlagWarning,
     LinkerUnavailableError,
-    MissingBlasWarning,
     ModecfgError,
     ModecfgWarning,
     NanGuardError,
@@ -58,6 +57,7 @@ from modecfg.errors import (
 
 if _TYPE_CHECKING:
     from modecfg import checks, linkers, modes, profiles
+    from modecfg._pytensor.debugmode import DebugMode
     from modecfg.checks import check_float32
     from modecfg.config.explain import Explanation
     from modecfg.config.migrate import Migration, migrate_file, migrate_flags
@@ -68,6 +68,7 @@ if _TYPE_CHECKING:
     from modecfg.modes.dump import Dump, load_dump
     from modecfg.modes.monitor import MonitorMode
     from modecfg.modes.nanguard import NanGuardMode
+    from modecfg.modes.profile import ProfileMode
     from modecfg.modes.replaying import replay
 
 _wire()
@@ -78,6 +79,7 @@ __all__ = [
     "Config",
     "ConfigError",
     "ConfigErrors",
+    "DebugMode",
     "DeviceFallbackWarning",
     "DeviceUnavailableError",
     "Diagnosis",
@@ -93,7 +95,6 @@ __all__ = [
     "Layer",
     "LinkerUnavailableError",
     "Migration",
-    "MissingBlasWarning",
     "ModecfgError",
     "ModecfgWarning",
     "MonitorMode",
@@ -104,6 +105,7 @@ __all__ = [
     "Origin",
     "Override",
     "ProfileError",
+    "ProfileMode",
     "PyTensorIntegrationWarning",
     "RcFileError",
     "ReadOnlyFlagError",
@@ -160,6 +162,8 @@ __getattr__ = _LazyNames(
         "Dump": "modecfg.modes.dump",
         "MonitorMode": "modecfg.modes.monitor",
         "NanGuardMode": "modecfg.modes.nanguard",
+        "ProfileMode": "modecfg.modes.profile",
+        "DebugMode": "modecfg._pytensor.debugmode",
         "workers": "modecfg.workers",  # needs distributed (modecfg[dask]): not in __all__
     },
 )

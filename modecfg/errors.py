@@ -26,7 +26,6 @@ Every error names what was wrong, where it came from and what is valid::
     ├── NanGuardWarning                      NaN / Inf / huge value in a guarded call (action=warn)
     ├── TestValueWarning                     a test value that could not be computed (=warn)
     ├── DeviceFallbackWarning                a GPU asked for and unusable: the CPU runs it
-    ├── MissingBlasWarning                   PyTensor's C code has no BLAS (what it costs, the fix)
     ├── DumpWarning                          a dump replayed under other versions than it was written
     ├── HeldFlagWarning                      a source's name no flag has, found at PyTensor's import
     ├── UnknownFlagWarning                   pytensor.config.<name> = ... for a name no flag has
@@ -57,7 +56,6 @@ __all__ = [
     "Float64Warning",
     "HeldFlagWarning",
     "LinkerUnavailableError",
-    "MissingBlasWarning",
     "ModecfgError",
     "ModecfgWarning",
     "NanGuardError",
@@ -288,7 +286,3 @@ class Float64Warning(ModecfgWarning):
 class PyTensorIntegrationWarning(ModecfgWarning):
     """The installed PyTensor is outside the tested range, or differs where modecfg meets it:
     the integration points that could not be verified are left off (``modecfg doctor``)."""
-
-
-class MissingBlasWarning(ModecfgWarning):
-    """PyTensor's C code found no BLAS library: matrix products are slower (said once, with the fix)."""

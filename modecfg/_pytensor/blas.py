@@ -1,31 +1,29 @@
-"""PyTensor without a BLAS library, said once in modecfg's words.
+"""PyTensor without a BLAS library, said once in modecfg's words: one line, through logging.
 
 pip's PyTensor often finds no BLAS to link its C code against; PyTensor then warns, in
-four lines, at the first compile that asks (and on nearly every command). modecfg
-replaces that warning (the config view leaves PyTensor's text out where it works the value
-out) by one :class:`~modecfg.errors.MissingBlasWarning` that says what it costs and how to
-fix it, the first time a graph with matrix products is compiled for C.
+four lines, when it works out ``blas__ldflags`` (and on nearly every command). modecfg
+leaves that warning out (the config view leaves PyTensor's text out where it works the value
+out) and says instead, once per process, in one line on the ``modecfg.blas`` logger, what it
+costs and how to fix it, the first time a graph with matrix products is compiled for C. A
+log record, not a warning: a notice must not change what a compile raises (a test that turns
+warnings into errors around a compile, as PyTensor's own do, must behave as without modecfg).
 """
 
 from __future__ import annotations
 
+import logging
 import warnings
 from typing import Any, NamedTuple
 
 from modecfg._registry.linkers import runs_c_code
-from modecfg._warn import warn
-from modecfg.errors import MissingBlasWarning
 
 __all__ = ["MESSAGE", "PYTENSOR_TEXT", "Products", "c_has_blas", "no_c_code", "notice", "products"]
 
 PYTENSOR_TEXT = "PyTensor could not link to a BLAS installation"
 MESSAGE = (
-    "PyTensor's C code found no BLAS library to link: matrix products (dot, gemv, gemm) on the C "
-    "linkers run through numpy's C-API instead, several times slower on large matrices. To fix it, "
-    "install a BLAS with its headers and name it (Debian/Ubuntu: apt install libopenblas-dev, then "
-    "blas.ldflags=-lopenblas; the OpenBLAS inside pip's numpy cannot be linked), or install PyTensor "
-    "from conda-forge, which brings one. `modecfg doctor` shows what PyTensor links; the numba "
-    "linker does its own BLAS."
+    "modecfg: PyTensor's C code has no BLAS library, so matrix products on the C linkers are "
+    "several times slower; fix: apt install libopenblas-dev, then blas.ldflags=-lopenblas (or "
+    "PyTensor from conda-forge); numba does its own BLAS; `modecfg doctor` says more"
 )
 _PRODUCTS = ("Dot", "Gemv", "Gemm", "Ger", "BatchedDot")
 _said = False
@@ -108,4 +106,4 @@ def notice(fgraph: Any, mode: Any) -> None:
         warnings.filterwarnings("ignore", message=PYTENSOR_TEXT)
         flags = pytensor.config.blas__ldflags  # found now: the linker is about to need it
     if not flags:
-        warn(MESSAGE, MissingBlasWarning)
+        logging.getLogger("modecfg.blas").warning(MESSAGE)

@@ -127,9 +127,12 @@ PATCHES: tuple[Patch, ...] = (
         module="pytensor.compile.maker",
         attr="function",
         holders=(
-            "pytensor.compile", "pytensor", "pytensor.compile.builders", "pytensor.tensor.optimize",
+            "pytensor.compile",
+            "pytensor",
+            "pytensor.compile.builders",
+            "pytensor.tensor.optimize",
             "pytensor.link.jax.ops",
-        ),  # fmt: skip
+        ),
         params=("inputs", "outputs", "mode"),
         replacement="function",
         why="a profiled pytensor.function (profile=True or the flag) on numba, jax, c|py, py or c, "

@@ -17,18 +17,22 @@ from modecfg._registry.modes import (
 )
 
 if TYPE_CHECKING:
+    from modecfg._pytensor.debugmode import DebugMode
     from modecfg.modes.build import get_mode, table
     from modecfg.modes.compiling import compiled_with, function
     from modecfg.modes.dump import Dump, load_dump
     from modecfg.modes.monitor import MonitorMode
     from modecfg.modes.nanguard import NanGuardMode
+    from modecfg.modes.profile import ProfileMode
     from modecfg.modes.replaying import replay
 
 __all__ = [
+    "DebugMode",
     "Dump",
     "ModeEntry",
     "MonitorMode",
     "NanGuardMode",
+    "ProfileMode",
     "canonical_mode",
     "compiled_with",
     "entries",
@@ -54,6 +58,8 @@ __getattr__ = _LazyNames(
         "Dump": "modecfg.modes.dump",
         "MonitorMode": "modecfg.modes.monitor",
         "NanGuardMode": "modecfg.modes.nanguard",
+        "ProfileMode": "modecfg.modes.profile",
+        "DebugMode": "modecfg._pytensor.debugmode",
     },
 )
 __dir__ = __getattr__.dir
