@@ -29,6 +29,7 @@ Every error names what was wrong, where it came from and what is valid::
     ├── DumpWarning                          a dump replayed under other versions than it was written
     ├── HeldFlagWarning                      a source's name no flag has, found at PyTensor's import
     ├── UnknownFlagWarning                   pytensor.config.<name> = ... for a name no flag has
+    ├── ImportAssignmentWarning              a package's import set a flag over your environment/rc
     └── PyTensorIntegrationWarning           an integration point left off (PyTensor differs)
 
 The command line turns a :class:`ModecfgError` into its message and ``exit_code``.
@@ -55,6 +56,7 @@ __all__ = [
     "Float64Error",
     "Float64Warning",
     "HeldFlagWarning",
+    "ImportAssignmentWarning",
     "LinkerUnavailableError",
     "ModecfgError",
     "ModecfgWarning",
@@ -267,6 +269,12 @@ class HeldFlagWarning(ModecfgWarning):
     PyTensor's flags: it is none of them either, or the adopted flag refuses the value. Found
     while PyTensor is imported, where modecfg may not raise; ``modecfg validate`` reports it as
     an error."""
+
+
+class ImportAssignmentWarning(ModecfgWarning):
+    """A package, while it was being imported, assigned a flag over the value you set in the
+    environment or an rc file (said once per line of the package): your value no longer
+    applies. Importing a library should not change your configuration unseen."""
 
 
 class UnknownFlagWarning(ModecfgWarning):

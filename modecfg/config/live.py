@@ -324,6 +324,8 @@ class Config(Section):
             for listener in tuple(store.override_listeners[spec.name]):
                 listener(Change(spec.name, typed, where, "override"))
             return
+        if origin.line is not None:
+            _say_import_assignment(store.candidates.get(spec.name, ()), spec.name, typed, origin)
         store.assign(spec, typed, value, origin)
 
     def _validated(self, spec: Flag, raw: Any, origin: Origin | None) -> Any:
@@ -429,3 +431,39 @@ def build(loader: Callable[[], Resolution] | Resolution, *, process_wide: bool =
         store.fill(loader)
         warn_notes(loader.notes)
     return root
+
+
+_said_imports: set[tuple[str, str, int | None]] = set()
+
+
+def _say_import_assignment(below: Any, name: str, value: Any, origin: Origin) -> None:
+    """A package that, while it is imported, assigns a flag over the value the user set in the
+    environment or an rc file is said once (its line, the user's source): importing a library
+    should not silently change the user's configuration (pymc-marketing#1515, pymc#7520)."""
+    if not below or below[-1].origin.layer not in (Layer.ENV, Layer.RC) or below[-1].value == value:
+        return
+    key = (name, str(origin.source), origin.line)
+    if key in _said_imports:
+        return
+    module, importing = None, False
+    frame: Any = sys._getframe(1)
+    while frame is not None:
+        if module is None and frame.f_code.co_filename == origin.source and frame.f_lineno == origin.line:
+            module = frame.f_globals.get("__name__")
+        if module is not None and frame.f_code.co_filename.startswith("<frozen importlib"):
+            importing = True
+            break
+        frame = frame.f_back
+    if not importing or module in (None, "__main__"):
+        return
+    _said_imports.add(key)
+    from modecfg._warn import warn
+    from modecfg.errors import ImportAssignmentWarning
+
+    user = below[-1]
+    warn(
+        f"importing {module} set {name}={value!r} ({origin.source}:{origin.line}) over "
+        f"{name}={user.value!r} that you set ({user.origin}): the package's value applies now. "
+        f"To keep yours, set it again after the import (or in an override)",
+        ImportAssignmentWarning,
+    )

@@ -19,6 +19,7 @@ from modecfg.config.resolve import Resolution
 from modecfg.errors import FlagValueError, ReadOnlyFlagError, UnknownFlagError
 
 HERE = str(Path(__file__).resolve())
+ROOT = Path(__file__).resolve().parents[2]
 STRESS_ROUNDS = int(os.environ.get("MODECFG_STRESS_ROUNDS", "300"))
 
 
@@ -495,3 +496,33 @@ def test_to_flags_carries_overrides_and_values_equal_to_the_default_to_a_worker(
         {"THEANO_FLAGS": "floatX=float32,traceback.limit=1", "MODECFG_FLAGS": text},
     )
     assert worker["values"] == ["float64", 8]
+
+
+def test_a_package_that_sets_a_flag_while_imported_over_yours_is_said_once(tmp_path: Path) -> None:
+    """pymc-marketing#1515, pymc#7520: importing a library silently changed the optimizer the
+    user had set (issue 31, item 11). The package's line and the user's source are named."""
+    import json
+
+    package = tmp_path / "eager_lib"
+    package.mkdir()
+    (package / "__init__.py").write_text("import modecfg\nmodecfg.config.floatX = 'float64'\n")
+    (tmp_path / "train.py").write_text(
+        "import importlib, json, warnings\n"
+        "warnings.simplefilter('always')\n"
+        "with warnings.catch_warnings(record=True) as seen:\n"
+        "    import modecfg, eager_lib\n"
+        "    importlib.reload(eager_lib)\n"
+        "    modecfg.config.floatX = 'float16'\n"
+        "print(json.dumps([(w.category.__name__, str(w.message), w.filename) for w in seen]))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.endswith(("_FLAGS", "RC"))}
+    env.update(MODECFGRC="", THEANO_FLAGS="floatX=float32", PYTHONPATH=f"{tmp_path}{os.pathsep}{ROOT}")
+    done = subprocess.run([sys.executable, str(tmp_path / "train.py")], env=env, capture_output=True,
+                          text=True, timeout=120, cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    said = [w for w in json.loads(done.stdout) if w[0] == "ImportAssignmentWarning"]
+    assert len(said) == 1  # once for that line, not again at the reload; the script's own: nothing
+    category, message, filename = said[0]
+    assert filename == str(package / "__init__.py")
+    assert f"importing eager_lib set floatX='float64' ({package / '__init__.py'}:2)" in message
+    assert "over floatX='float32' that you set (THEANO_FLAGS)" in message
