@@ -522,7 +522,7 @@ def test_a_package_that_sets_a_flag_while_imported_over_yours_is_said_once(tmp_p
     assert done.returncode == 0, done.stderr
     said = [w for w in json.loads(done.stdout) if w[0] == "ImportAssignmentWarning"]
     assert len(said) == 1  # once for that line, not again at the reload; the script's own: nothing
-    category, message, filename = said[0]
+    _, message, filename = said[0]
     assert filename == str(package / "__init__.py")
     assert f"importing eager_lib set floatX='float64' ({package / '__init__.py'}:2)" in message
     assert "over floatX='float32' that you set (THEANO_FLAGS)" in message
