@@ -7,9 +7,11 @@ compile caches (PyTensor's compile directory and numba's cache in a new temporar
 directory: "cold"), then again with the caches that run left ("warm"). Compile time is
 ``pytensor.function`` plus the first call (numba compiles at the first call); step time
 is the median of ``--steps`` calls after that; the warm figures are the median of ``--warm``
-fresh interpreters. The column ``auto`` is
-``modecfg.function`` with the ``linker`` flag at its default, in the same way, and names
-the linker it chose. Ratios are to the best of the row. The machines are noisy: compare
+fresh interpreters. The column ``per_graph`` is
+``modecfg.function`` with ``linker=per_graph`` (modecfg's choice for each graph, opt-in), in
+the same way, and names the linker it chose; ``numba`` is what the default (``linker=auto``,
+PyTensor's) runs. Ratios are to the best of the row: a ratio above 1 is the regret of that
+choice on that workload. The machines are noisy: compare
 ratios within one run, and run it twice before believing a change.
 """
 
@@ -139,7 +141,8 @@ def available_linkers() -> list[str]:
 
 
 def run(workload: str, linker: str, steps: int, cache: Path) -> dict[str, object]:
-    if linker == "auto":
+    chosen = linker == "per_graph"
+    if chosen:
         imports, compile_, name = "import modecfg", AUTO, "type(fn.maker.linker).__name__"
     else:
         imports, compile_, name = "", PLAIN.format(linker=linker), repr(linker)
@@ -152,7 +155,7 @@ def run(workload: str, linker: str, steps: int, cache: Path) -> dict[str, object
         MODECFGRC="",
         PYTENSORRC=os.devnull,
         PYTENSOR_FLAGS=f"base_compiledir={cache / 'pytensor'}",
-        MODECFG_FLAGS=f"base_compiledir={cache / 'pytensor'}",
+        MODECFG_FLAGS=f"base_compiledir={cache / 'pytensor'}" + (",linker=per_graph" if chosen else ""),
         NUMBA_CACHE_DIR=str(cache / "numba"),
     )
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=1800)
@@ -171,8 +174,10 @@ def main() -> None:
     parser.add_argument("--warm", type=int, default=3, help="warm runs, each a fresh interpreter (median)")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
-    linkers = [n for n in args.linkers.split(",") if n != "auto"] if args.linkers else available_linkers()
-    columns = [*linkers, "auto"]
+    linkers = (
+        [n for n in args.linkers.split(",") if n != "per_graph"] if args.linkers else available_linkers()
+    )
+    columns = [*linkers, "per_graph"]
     import pytensor
 
     print(f"python {sys.version.split()[0]}, pytensor {pytensor.__version__}; linkers: {', '.join(columns)}")
@@ -212,7 +217,7 @@ def _print(workload: str, results: dict[str, tuple[dict[str, object], dict[str, 
     head = f"{'step ms':>9} {'x best':>7} {'cold compile s':>15} {'warm compile s':>15} {'x best':>7}"
     print(f"  {'linker':<22} {head}")
     for linker, (cold, warm) in results.items():
-        label = linker if linker != "auto" else f"auto ({warm.get('linker', '?')})"
+        label = linker if linker != "per_graph" else f"per_graph ({warm.get('linker', '?')})"
         if "error" in warm:
             print(f"  {label:<22} failed: {warm['error']}")
             continue

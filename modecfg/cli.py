@@ -192,8 +192,10 @@ def cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     out.write("configuration (what shapes this run, and where each value came from):\n")
     shown = [n for n in cfg if not cfg.is_default(n)]
     values = {name: str(cfg[name]) for name in dict.fromkeys([*shown, "floatX", "mode", "linker"])}
-    if values["linker"] == "auto":
-        values["linker"] = "auto (chosen per graph)"
+    if values["linker"] in ("auto", "per_graph"):
+        from modecfg._registry.linkers import linker_name
+
+        values["linker"] += f" ({linker_name(modecfg.get_mode(None).linker)})"
     width = max(14, *(len(v) for v in values.values()))
     for name, value in values.items():
         out.write(f"  {name:<24} {value:<{width}} {cfg.origin(name)}\n")
@@ -291,7 +293,8 @@ def cmd_linkers(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             out.write(f"{'':<10} {row.why_not or limits[row.name]}\n")
     from modecfg.linkers.auto import rule_here
 
-    out.write(f"\nlinker=auto: {rule_here()}\n")
+    out.write(f"\nlinker=auto (the default, PyTensor's): {modecfg.linkers.resolve_linker('auto')}\n")
+    out.write(f"linker=per_graph (modecfg's, opt-in): {rule_here()}\n")
     return 0
 
 

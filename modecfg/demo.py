@@ -116,7 +116,7 @@ def _linker(fn: Any) -> str:
     from modecfg.modes.build import linker_of
 
     name = linker_of(fn)
-    return f"{name} (chosen by linker=auto)" if chosen(fn) else name
+    return f"{name} (chosen by linker=per_graph)" if chosen(fn) else name
 
 
 def run(steps: int = 200, seed: int = 0, mode: Any = None, profile: bool = False) -> DemoResult:

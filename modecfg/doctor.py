@@ -13,7 +13,7 @@ import sys
 from importlib import metadata
 
 from modecfg.config import Config, config
-from modecfg.linkers import table
+from modecfg.linkers import resolve_linker, table
 
 __all__ = ["diagnose_machine", "preflight"]
 
@@ -125,7 +125,8 @@ def diagnose_machine() -> Report:
         (row.name, (f"partly usable: {limit(row.name)}" if limit(row.name) else "usable")
          if row.available else f"not usable: {row.why_not}")
         for row in table(cxx)
-    ] + [("auto", _auto_rule())]  # fmt: skip
+    ] + [("auto", f"PyTensor's default: {resolve_linker('auto', cxx)}"),
+         ("per_graph", f"{_auto_rule()}; {_per_graph_advice()}")]  # fmt: skip
     cuda = why_no_gpu("cuda")
     report["devices"] = [
         ("cpu", "usable"),
@@ -245,7 +246,7 @@ def preflight(cfg: Config) -> list[str]:
         if why:
             problems.append(f"cxx: {why} (from {cfg.origin('cxx')})")
         compiler_ok = not why
-    if cfg.linker != "auto":
+    if cfg.linker not in ("auto", "per_graph"):
         why = registry.why_unavailable(str(cfg.linker), cxx)
         if why:
             problems.append(f"linker={cfg.linker} (from {cfg.origin('linker')}): {why}")
@@ -294,6 +295,19 @@ def preflight(cfg: Config) -> list[str]:
             "so PyTensor cannot keep its compiled code there"
         )
     return problems
+
+
+def _per_graph_advice() -> str:
+    """Whether linker=per_graph would help here: where cvm runs (a C++ compiler), small graphs
+    pay numba's per-call overhead under linker=auto (measured: README, bench/workloads.py)."""
+    from modecfg.linkers import why_unavailable
+
+    if why_unavailable("cvm") or why_unavailable("numba"):
+        return "it would choose the one linker this machine runs: nothing to gain"
+    return (
+        "recommended here for training loops of small and mid-sized graphs (cvm's per-call overhead "
+        "is the lowest; numba keeps scans and, without BLAS, matrix products): linker=per_graph"
+    )
 
 
 def _auto_rule() -> str:

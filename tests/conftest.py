@@ -22,7 +22,11 @@ for _var in (*ENV_FLAG_VARS, *RC_PATH_VARS):
     os.environ.pop(_var, None)
 os.environ["MODECFGRC"] = ""  # set but empty: no rc files at all, not even ~/.theanorc
 # Profiles made by tests would be printed at exit, after pytest's summary: keep it last.
-os.environ["MODECFG_FLAGS"] = f"base_compiledir={COMPILEDIR},profiling.destination={os.devnull}"
+# linker=per_graph: cvm for most of the suite's small graphs; numba's (the default's) JIT costs
+# seconds a function. Tests of the defaults set their own environment (tests/fresh.py).
+os.environ["MODECFG_FLAGS"] = (
+    f"base_compiledir={COMPILEDIR},profiling.destination={os.devnull},linker=per_graph"
+)
 os.environ.setdefault("NUMBA_CACHE_DIR", str(ROOT / ".cache" / "numba"))
 # NaN-guard dumps of tests that do not choose a directory: the repository's cache, not ~/.cache.
 os.environ["XDG_CACHE_HOME"] = str(ROOT / ".cache" / "xdg")

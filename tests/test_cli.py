@@ -264,7 +264,8 @@ def test_linkers_lists_the_table_and_says_what_auto_means(fresh_config: None) ->
         assert f"\n{name} " in out or out.startswith(name)
     from modecfg.linkers.auto import rule_here
 
-    assert f"linker=auto: {rule_here()}" in out and "chosen per graph" in out
+    assert f"linker=per_graph (modecfg's, opt-in): {rule_here()}" in out and "chosen per graph" in out
+    assert "linker=auto (the default, PyTensor's): numba" in out or "numba" not in out.split("usable")[0]
     code, out, _ = _cli("linkers", "--json")
     rows = json.loads(out)
     assert {r["name"] for r in rows} >= {"cvm", "numba", "py"} and all("why_not" in r for r in rows)
@@ -275,7 +276,7 @@ def test_modes_lists_every_registered_mode(fresh_config: None) -> None:
     assert code == 0
     for name in ("FAST_RUN", "FAST_COMPILE", "DebugMode", "MonitorMode", "NanGuardMode", "ProfileMode"):
         assert name in out
-    assert "(deprecated)" in out and "the mode flag is FAST_RUN (from default)" in out
+    assert "(deprecated)" in out and "the mode flag is Mode (from default)" in out
 
 
 def test_doctor_reports_compiler_backends_linkers_and_devices(fresh_config: None) -> None:
@@ -283,7 +284,8 @@ def test_doctor_reports_compiler_backends_linkers_and_devices(fresh_config: None
     assert code == 0
     for section in ("C++ compiler", "BLAS", "backends", "GPUs", "linkers", "devices"):
         assert f"\n{section}\n" in f"\n{out}"
-    assert "auto                   chosen per graph" in out and "cpu                    usable" in out
+    assert "per_graph              chosen per graph" in out and "cpu                    usable" in out
+    assert "auto                   PyTensor's default: " in out
     # every integration point, the patches and the contacts that replace no attribute (issue 22)
     from modecfg._pytensor.patches import CONTACTS, PATCHES
 

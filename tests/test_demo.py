@@ -28,11 +28,11 @@ def test_the_demo_trains_and_reports_its_configuration() -> None:
     assert accuracy > 90.0
     first, last = (float(x) for x in text.split("cost")[1].split("\n")[0].split("->"))
     assert last < first
-    # the result line names the linker that ran, not "auto" (issue 22: it read
-    # "linker auto (chosen per graph) (chosen by linker=auto)")
-    result = next(line for line in text.splitlines() if line.startswith("mode FAST_RUN, linker "))
+    # the result line names the linker that ran, not "per_graph" (issue 22: it read
+    # "linker auto (chosen per graph) (chosen by linker=auto)"); the suite runs linker=per_graph
+    result = next(line for line in text.splitlines() if line.startswith("mode Mode, linker "))
     ran = result.split("linker ")[1].split(" ")[0]
-    assert ran in {"cvm", "numba", "vm", "py"} and "(chosen by linker=auto)" in result, result
+    assert ran in {"cvm", "numba", "vm", "py"} and "(chosen by linker=per_graph)" in result, result
 
 
 def test_the_demo_under_debugmode_finishes_its_default_200_steps() -> None:

@@ -66,7 +66,7 @@ def no_c_code(exc: NotImplementedError, mode: Any) -> Exception | None:
 
 
 class Products(NamedTuple):
-    """What matrix products a graph has: the one place that asks (the BLAS notice, linker=auto)."""
+    """What matrix products a graph has: the one place that asks (the BLAS notice, linker=per_graph)."""
 
     any: bool  # a product BLAS does (dot, gemv, gemm, ger, batched dot), of any shapes
     matrix_matrix: bool  # a matrix @ matrix product (matmul, batched too): numba's wins without BLAS

@@ -27,7 +27,7 @@ class Hooks:
         self.after_import: list[Callable[[], None]] = []
         # Every compile's graph, before PyTensor rewrites it (float32 enforcement).
         self.before_rewrites: list[Callable[[Any], None]] = []
-        # The mode a compile's graph (and its profile) is rewritten with: linker=auto chooses per graph.
+        # The mode a compile's graph (and its profile) is rewritten with: linker=per_graph chooses per graph.
         self.rewrite_mode: Callable[[Any, Any, Any], Any] | None = None
         # A registered mode by name (None: the ``mode`` flag), for PyTensor's mode table.
         self.get_mode: Callable[[str | None], Any] | None = None

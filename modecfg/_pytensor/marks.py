@@ -26,11 +26,11 @@ __all__ = [
 # on a FunctionGraph a compile rewrote
 ORIGINAL = "_modecfg_original"  # the graph before its rewrites: kept as tuples, a clone once asked (locate)
 COMPILED_WITH = "modecfg_config"  # the compile's configuration: {flag: (value, origin text)}
-AUTO_CHOICE = "modecfg_linker"  # the linker ``linker=auto`` chose for the graph ("numba", "cvm")
+AUTO_CHOICE = "modecfg_linker"  # the linker ``linker=per_graph`` chose for the graph ("numba", "cvm")
 AUTO_REASON = "modecfg_linker_reason"  # why it chose it, in words
 
 # on a linker
-AUTO = "modecfg_auto"  # True on the cvm VMLinker of the modes linker=auto builds: it hands graphs on
+AUTO = "modecfg_auto"  # True on the cvm VMLinker of the modes linker=per_graph builds: it hands graphs on
 
 # on a variable's or a node's tag
 TRACE = "modecfg_trace"  # Variable.tag: the user's line a variable made by a rewrite inherits

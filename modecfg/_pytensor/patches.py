@@ -214,7 +214,7 @@ PATCHES: tuple[Patch, ...] = (
         attr="VMLinker.accept",
         params=("self", "fgraph", "no_recycling", "profile"),
         replacement="vm_accept",
-        why="linker=auto: the cvm linker of modecfg's default mode hands each graph to the linker "
+        why="linker=per_graph: the cvm linker of modecfg's default mode hands each graph to the linker "
         "chosen for it (numba for a scan, ...)",
     ),
     Patch(

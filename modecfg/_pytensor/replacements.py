@@ -236,11 +236,11 @@ def grad(grad_: Any, cost: Any, wrt: Any, *args: Any, **kwargs: Any) -> Any:
     return result
 
 
-# -- linker=auto ---------------------------------------------------------------------------
+# -- linker=per_graph ---------------------------------------------------------------------------
 
 
 def vm_accept(self: Any, accept: Any, fgraph: Any, no_recycling: Any = None, profile: Any = None) -> Any:
-    """``VMLinker.accept``; the marked linker of ``linker=auto`` hands the graph on instead
+    """``VMLinker.accept``; the marked linker of ``linker=per_graph`` hands the graph on instead
     when the compile hook chose another linker for it (kept on the graph as a string)."""
     chosen = getattr(fgraph, marks.AUTO_CHOICE, "") if getattr(self, marks.AUTO, False) else ""
     if chosen and chosen != "cvm":

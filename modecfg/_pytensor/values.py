@@ -15,7 +15,7 @@ __all__ = ["pytensor_accepts"]
 
 def pytensor_accepts(spec: Flag, value: Any) -> bool:
     """Whether PyTensor's ``spec`` takes ``value`` (modecfg's own flags, and values such as
-    ``linker=auto`` that PyTensor has no name for, stay modecfg's)."""
+    ``linker=per_graph`` that PyTensor has no name for, stay modecfg's)."""
     if not spec.pytensor or (value is None and spec.name in ("blas.ldflags", "compiledir")):
         return False
     if not spec.in_pytensor(pytensor_version()):

@@ -423,7 +423,7 @@ class _View:
 
     def show(self, spec: Flag, value: Any) -> Any:
         """``value`` as PyTensor represents it (PyTensor's own ``apply``), or what PyTensor held
-        where it takes no such value (``linker=auto``)."""
+        where it takes no such value (``linker=per_graph``)."""
         try:
             key = (spec.name, type(value), value)
             return self.shown[key]
@@ -434,7 +434,7 @@ class _View:
             shown = value  # a Mode object, as PyTensor's change_flags passed it
         elif not pytensor_accepts(spec, value):
             # modecfg's own (warn_float64: PyTensor's creation-time check stays as it was) or a
-            # value PyTensor has no name for (linker=auto)
+            # value PyTensor has no name for (linker=per_graph)
             shown = self.fallback(name)
         else:
             try:

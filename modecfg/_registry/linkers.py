@@ -57,7 +57,8 @@ _ROWS: tuple[LinkerInfo, ...] = (
     LinkerInfo("mlx", False, False, "medium", "the graph run by Apple's MLX", "mlx", pytensor_flag=False),
 )
 _BY_NAME = {row.name: row for row in _ROWS}
-_NAMES = ("auto", *_BY_NAME)
+PER_GRAPH = "per_graph"  # modecfg's choice of a linker for each graph (opt-in; modecfg/linkers/auto.py)
+_NAMES = ("auto", PER_GRAPH, *_BY_NAME)
 
 # The order 'auto' tries, fastest per step first (see bench/modes_bench.py).
 PREFERENCE = ("cvm", "numba", "vm", "py")  # fastest first: the one fallback order
@@ -84,7 +85,8 @@ def detect_cxx() -> str:
 
 
 def linker_names() -> tuple[str, ...]:
-    """Every valid value of the ``linker`` flag ('auto': chosen for each graph)."""
+    """Every valid value of the ``linker`` flag ('auto': PyTensor's, numba; 'per_graph':
+    modecfg's choice for each graph)."""
     return _NAMES
 
 
@@ -131,7 +133,7 @@ def linker_name(linker: Any) -> str:
     if name == "GuardLinker":
         return linker_name(linker.inner)
     if getattr(linker, "modecfg_auto", False):  # modecfg._pytensor.marks.AUTO
-        return "auto (chosen per graph)"
+        return "per_graph (chosen per graph)"
     if name == "VMLinker":
         if not getattr(linker, "c_thunks", True):
             return "vm (Python thunks)"
@@ -142,7 +144,7 @@ def linker_name(linker: Any) -> str:
 def runs_c_code(linker: Any) -> bool:
     """Whether ``linker`` runs PyTensor's C implementations (the BLAS question matters)."""
     name = linker_name(linker)
-    return name in ("cvm", "vm", "c", "c|py", "debug (own)", "wrap (monitor)", "auto (chosen per graph)")
+    return name in ("cvm", "vm", "c", "c|py", "debug (own)", "wrap (monitor)", "per_graph (chosen per graph)")
 
 
 def _compiler_missing(cxx: str) -> str:
@@ -191,8 +193,12 @@ def best_linker(cxx: str | None = None) -> str:
 
 
 def resolve_linker(name: str, cxx: str | None = None) -> str:
-    """``name`` itself if usable ('auto' resolved), else a LinkerUnavailableError."""
+    """``name`` itself if usable, else a LinkerUnavailableError. 'auto' is what PyTensor means by
+    it, numba (where numba cannot run, the first usable of cvm, vm, py); 'per_graph' resolves to
+    the linker its marked VM starts from (cvm, or the first usable)."""
     if name == "auto":
+        return "numba" if not why_unavailable("numba", cxx) else best_linker(cxx)
+    if name == PER_GRAPH:
         return best_linker(cxx)
     why = why_unavailable(canonical_linker(name), cxx)
     if why:
@@ -201,7 +207,7 @@ def resolve_linker(name: str, cxx: str | None = None) -> str:
         usable = [row.name for row in table(cxx) if row.available]
         raise LinkerUnavailableError(
             f"linker {name!r} cannot run on this machine: {why}. Usable here: "
-            f"{', '.join(usable)} (linker=auto picks {best_linker(cxx)})",
+            f"{', '.join(usable)} (linker=auto picks {resolve_linker('auto', cxx)})",
             flag="linker",
         )
     return name

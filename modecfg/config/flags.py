@@ -378,13 +378,15 @@ flag("print_global_stats", bool, False,
 flag("unpickle_function", bool, True,
      "Unpickle compiled functions (False replaces them with None).", pytensor=True)
 
-flag("mode", str, "FAST_RUN",
-     "Default compile mode: an optimizer and a linker (see `modecfg modes`).",
+flag("mode", str, "Mode",
+     "Default compile mode: an optimizer and a linker (see `modecfg modes`). 'Mode', PyTensor's "
+     "default, is the optimizer and linker flags as they are (FAST_RUN's rewrites by default).",
      pytensor=True, choices_from=_mode_names, check=_check_mode, objects=_is_mode_object)
 flag("linker", str, "auto",
-     "Linker of the default mode (see `modecfg linkers`). 'auto' chooses for each graph: numba "
-     "for a scan or inner function, and for matrix products when PyTensor's C code has no BLAS; "
-     "cvm otherwise and whenever the compile is profiled (the rule: modecfg/linkers/auto.py). "
+     "Linker of the default mode (see `modecfg linkers`). 'auto' is PyTensor's: numba. "
+     "'per_graph' is modecfg's choice for each graph: numba for a scan or inner function, and for "
+     "matrix products when PyTensor's C code has no BLAS; cvm otherwise and whenever the compile "
+     "is profiled (the rule: modecfg/linkers/auto.py; `modecfg doctor` says whether it helps here). "
      "Any other value pins that linker.",
      pytensor=True, choices_from=_linker_names, check=_check_linker)
 flag("allow_gc", bool, True,

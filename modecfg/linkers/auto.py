@@ -1,4 +1,4 @@
-"""``linker=auto``: a linker chosen for each graph, by the one rule written here.
+"""``linker=per_graph``: a linker chosen for each graph, by the one rule written here.
 
 Theano always linked with cvm and PyTensor always links with numba; neither looks at the
 graph. Measured with ``bench/workloads.py``, neither is best everywhere: cvm has the lowest
@@ -18,9 +18,11 @@ where PyTensor's C code has none. The rule, first match wins:
 
 The choice is made on the user's graph before the rewrites, since each linker has its own
 (numba's exclude the C-only ones), and is kept on the graph: ``chosen(f)`` says it and
-why, and a DEBUG line of the ``modecfg.linkers`` logger too. A linker flag other than
-``auto`` pins that linker, as before. Only the modes built from the ``linker`` flag
-(FAST_RUN, Mode) choose; DebugMode, NanGuardMode and the backend modes keep theirs.
+why, and a DEBUG line of the ``modecfg.linkers`` logger too. It is opt-in: ``linker=auto``,
+the default, is PyTensor's (numba), so that PyMC and PyTensor's users get the backend they
+expect with modecfg imported; any other value pins that linker. Only the modes built from the
+``linker`` flag (FAST_RUN, Mode) choose; DebugMode, NanGuardMode and the backend modes keep
+theirs.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ class Choice(NamedTuple):
 
 
 def choose(fgraph: Any, profiled: bool = False) -> Choice:
-    """The linker ``linker=auto`` gives this graph, and why (the rule of the module's doc)."""
+    """The linker ``linker=per_graph`` gives this graph, and why (the rule of the module's doc)."""
     if profiled:
         name = "cvm" if not why_unavailable("cvm") else "vm"
         return Choice(name, "the compile is profiled: a profile times each node, which the VM linkers do")
@@ -66,7 +68,7 @@ def choose(fgraph: Any, profiled: bool = False) -> Choice:
 
 
 def rule_here() -> str:
-    """What ``linker=auto`` does on this machine, in one line (doctor, ``modecfg linkers``)."""
+    """What ``linker=per_graph`` does on this machine, in one line (doctor, ``modecfg linkers``)."""
     numba = not why_unavailable("numba")
     default = best_linker()
     if not numba:
@@ -83,7 +85,7 @@ def _c_has_blas() -> bool:
 
 
 def chosen(function: Any) -> str:
-    """``"numba: <why>"``: what ``linker=auto`` chose for a compiled function ('' if it did not choose)."""
+    """``"numba: <why>"``: what ``linker=per_graph`` chose for a function ('' if it did not choose)."""
     fgraph = function.maker.fgraph
     name = getattr(fgraph, _NAME, "")
     return f"{name}: {getattr(fgraph, _REASON, '')}" if name else ""
@@ -102,11 +104,11 @@ def mode_for(fgraph: Any, mode: Any, profile: Any = None) -> Any:
 
     choice = choose(fgraph, profiled=bool(profile))
     if profile:  # the profile's header names the linker that timed the nodes
-        setattr(profile, marks.PROFILE_TIMED_BY, f"{choice.name} (linker=auto)")
+        setattr(profile, marks.PROFILE_TIMED_BY, f"{choice.name} (linker=per_graph)")
     setattr(fgraph, _NAME, choice.name)
     setattr(fgraph, _REASON, choice.reason)
     _log().debug(
-        "linker=auto chose %s for %s: %s",
+        "linker=per_graph chose %s for %s: %s",
         choice.name,
         getattr(fgraph, "name", None) or "a graph",
         choice.reason,
@@ -121,7 +123,7 @@ def _log() -> Any:
 
 
 def auto_linker() -> Any:
-    """The linker of the modes ``linker=auto`` builds: PyTensor's cvm ``VMLinker``, marked.
+    """The linker of the modes ``linker=per_graph`` builds: PyTensor's cvm ``VMLinker``, marked.
 
     It stays PyTensor's own class (PyTensor's tests count linker classes, and a pickled mode
     must load without modecfg); the integration point "auto linker" (``VMLinker.accept``)

@@ -141,7 +141,7 @@ def _build(name: str) -> Any:
 def _standard(optimizer: Any) -> Any:
     from pytensor.compile.mode import Mode
 
-    if config.linker == "auto" and device_linker() is None and resolved_linker() == "cvm":
+    if config.linker == "per_graph" and device_linker() is None and resolved_linker() == "cvm":
         from modecfg.linkers.auto import auto_linker
 
         return Mode(linker=auto_linker(), optimizer=optimizer)  # a linker for each graph
@@ -279,7 +279,7 @@ def _optimizer_text(mode: Any) -> str:
 
 def linker_of(fn: Any) -> str:
     """The linker that runs the compiled function ``fn``, by its table name: for a mode of
-    ``linker=auto``, the one chosen for its graph."""
+    ``linker=per_graph``, the one chosen for its graph."""
     maker = getattr(fn, "maker", fn)
     return getattr(maker.fgraph, marks.AUTO_CHOICE, "") or describe_linker(maker.linker)
 

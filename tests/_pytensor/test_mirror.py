@@ -340,3 +340,41 @@ def test_import_order_does_not_matter() -> None:
     assert out["unwired"] == ["float32", "PyTensorConfigParser"]
     assert out["rewired"] == ["float32", "float32", "ConfigView"]
     assert "Traceback" not in out["stderr"]
+
+
+@pytest.mark.parametrize("with_modecfg", [False, True])
+def test_importing_modecfg_keeps_pytensors_default_mode_and_linker(with_modecfg: bool) -> None:
+    """PyMC picks its sampler and backend from the default mode's linker class (nutpie where the
+    linker is numba): with modecfg, config.mode read FAST_RUN and linker=auto meant cvm
+    (issue 31, item 12). The defaults are PyTensor's now; modecfg's choice is linker=per_graph."""
+    out = run_json(
+        f"""
+        import json
+        if {with_modecfg!r}:
+            import modecfg
+        import pytensor
+        from pytensor.compile.mode import get_default_mode, get_mode
+        print(json.dumps({{
+            "mode": str(pytensor.config.mode), "linker": str(pytensor.config.linker),
+            "default linker": type(get_default_mode().linker).__name__,
+            "FAST_RUN linker": type(get_mode("FAST_RUN").linker).__name__,
+        }}))
+        """
+    )
+    del out["stderr"]
+    assert out == {"mode": "Mode", "linker": "auto", "default linker": "NumbaLinker",
+                   "FAST_RUN linker": "NumbaLinker"}  # fmt: skip
+
+
+def test_linker_per_graph_is_modecfgs_choice_opted_into() -> None:
+    out = run_json(
+        """
+        import json, modecfg, pytensor
+        from pytensor.compile.mode import get_default_mode
+        from modecfg._registry.linkers import linker_name
+        modecfg.config.linker = "per_graph"
+        print(json.dumps({"linker": linker_name(get_default_mode().linker),
+                          "pytensor sees": str(pytensor.config.linker)}))
+        """
+    )
+    assert out["linker"] == "per_graph (chosen per graph)" and out["pytensor sees"] == "auto"

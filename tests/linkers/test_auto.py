@@ -106,7 +106,7 @@ def test_a_compiled_function_runs_on_the_chosen_linker_and_says_why(caplog: pyte
         f = pytensor.function(inputs, out)  # PyTensor's door: PyMC compiles this way
     assert describe_linker(f.maker.linker) == "numba"
     assert chosen(f).startswith("numba: the graph has an inner loop")
-    assert any("linker=auto chose numba" in r.getMessage() for r in caplog.records)
+    assert any("linker=per_graph chose numba" in r.getMessage() for r in caplog.records)
     data = np.arange(12.0).reshape(4, 3) / 10
     h = np.zeros(3)
     for row in data:
@@ -153,4 +153,4 @@ def test_a_profile_header_names_the_linker_auto_chose() -> None:
     fn(np.ones(3))
     header = ProfileReport.from_stats(fn.profile).text().splitlines()[1]
     expected = "cvm" if not modecfg.linkers.why_unavailable("cvm") else "vm"  # a profile needs a VM
-    assert header.endswith(f"; linker {expected} (linker=auto)"), header
+    assert header.endswith(f"; linker {expected} (linker=per_graph)"), header

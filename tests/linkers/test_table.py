@@ -33,7 +33,7 @@ EXPECTED = [
 def test_the_table_has_every_linker_once_with_its_facts() -> None:
     rows = table()
     assert [r.name for r in rows] == EXPECTED
-    assert linker_names() == ("auto", *EXPECTED)
+    assert linker_names() == ("auto", "per_graph", *EXPECTED)
     by_name = {r.name: r for r in rows}
     assert by_name["cvm"].gc and not by_name["cvm_nogc"].gc
     assert by_name["py"].raises_by_op and not by_name["c"].raises_by_op
