@@ -123,6 +123,8 @@ def read_text(rc: RcFile) -> str:
     origin = Origin(Layer.RC, rc.path)
     if rc.problem:
         raise RcFileError(f"rc file path {rc.path!r}{named} {rc.problem}: not a file name", origin=origin)
+    if os.path.abspath(rc.path) == os.devnull:  # the usual way to say "no rc file" (PYTENSORRC=/dev/null)
+        return ""
     try:
         data = read_regular_file(rc.path, limit=RC_FILE_LIMIT)
     except NotReadable as exc:

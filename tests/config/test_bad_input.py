@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -107,3 +108,62 @@ def test_change_flags_on_an_async_generator_holds_in_its_body_only() -> None:
         return [v async for v in agen()], config.floatX
 
     assert asyncio.run(main()) == (["float16", "float16"], "float64")
+
+
+# -- rc paths that are no regular file (moved from the dump tests: they guard the rc reader) -------
+
+
+def _finishes(func: Any, seconds: float = 20) -> Any:
+    """What ``func`` raised (None if nothing), failing the test if it is still reading."""
+    import threading
+
+    result: list[Any] = []
+
+    def run() -> None:
+        try:
+            func()
+        except Exception as exc:
+            result.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), "still reading"
+    return result[0] if result else None
+
+
+def test_an_rc_path_that_is_a_device_or_a_fifo_or_huge_is_an_rc_file_error(tmp_path: Path) -> None:
+    import os
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    huge = tmp_path / "huge.theanorc"
+    with open(huge, "wb") as fh:
+        fh.truncate(5 << 20)  # sparse: costs no disk
+    cases = ((fifo, "is a FIFO"), (Path("/dev/zero"), "is a character device"), (huge, "is larger than"))
+    for path, said in cases:
+        error = _finishes(lambda p=path: modecfg.load(env={"THEANORC": str(p)}))
+        assert isinstance(error, modecfg.RcFileError), error
+        assert said in str(error) and "(named by THEANORC)" in str(error)
+
+
+def test_dev_null_as_an_rc_file_is_no_rc_file() -> None:
+    """PYTENSORRC=/dev/null is how people (and modecfg, around PyTensor's import) say 'no rc
+    file'; refusing it as a device broke bench/workloads.py's per_graph column."""
+    import os
+
+    cfg = modecfg.load(env={"PYTENSORRC": os.devnull, "THEANO_FLAGS": "floatX=float32"})
+    assert cfg.floatX == "float32" and cfg.is_default("optimizer")
+
+
+def test_modecfg_show_with_theanorc_at_dev_zero_says_so(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "THEANORC": "/dev/zero", "HOME": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-m", "modecfg", "show"], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "/dev/zero" in done.stderr and "character device" in done.stderr
