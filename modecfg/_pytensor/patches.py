@@ -446,11 +446,14 @@ def install(wanted: Callable[[Patch], bool] | None = None) -> list[PatchStatus]:
 
 
 def enable(name: str) -> bool:
-    """Apply an on-demand patch now (verified first); whether it is on."""
+    """Apply an on-demand patch now (verified first); whether it is on. Before the patches are
+    installed (PyTensor still being imported: the flag read from the environment at its
+    import) it waits: the after-import hook enables it, once PyTensor's modules can be
+    imported (pytensor.scan.basic imported halfway through PyTensor's import is circular)."""
     with _lock:
         if name in _applied:
             return True
-        if "pytensor" not in sys.modules:
+        if "pytensor" not in sys.modules or not _installed:
             return False
         _say(_try([_BY_NAME[name]]))
         return name in _applied

@@ -221,3 +221,30 @@ def test_the_flag_set_in_the_environment_installs_at_import() -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "MODECFGRC": "", "THEANO_FLAGS": "compute_test_value=raise"}
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert proc.stdout.strip() == "6.0", proc.stderr
+
+
+@pytest.mark.parametrize("value", ["off", "warn", "raise"])
+def test_the_flag_in_the_environment_says_nothing_at_import_and_scan_values_work(value: str) -> None:
+    """THEANO_FLAGS=compute_test_value=... printed a PyTensorIntegrationWarning about a circular
+    import of pytensor.scan.basic at every run (the on-demand patch was applied halfway through
+    PyTensor's import); now it waits for the import to finish (issue 31's table)."""
+    from tests.fresh import run_json
+
+    out = run_json(
+        """
+        import json, warnings
+        warnings.simplefilter("always")
+        with warnings.catch_warnings(record=True) as seen:
+            import modecfg, numpy as np, pytensor, pytensor.tensor as pt
+            x = pt.vector("x")
+            x.tag.test_value = np.ones(2)
+            y = pytensor.scan(lambda v: v * 2, sequences=[x], return_updates=False)
+        value = getattr(y.tag, "test_value", None)
+        print(json.dumps({"warnings": [str(w.message) for w in seen if "circular" in str(w.message)
+                                       or "integration" in str(w.message)],
+                          "value": None if value is None else value.tolist()}))
+        """,
+        {"THEANO_FLAGS": f"compute_test_value={value}"},
+    )
+    assert out["warnings"] == [] and "Traceback" not in out["stderr"]
+    assert out["value"] == (None if value == "off" else [2.0, 2.0])
