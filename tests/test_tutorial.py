@@ -1,0 +1,86 @@
+"""The Theano tutorial's exercise ("Configuration Settings and Compiling Modes"), written as the
+tutorial writes it in PyTensor's spelling, under every mode and every linker this machine runs:
+it trains, or ends in one clear modecfg error (issue 31's acceptance)."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+
+import modecfg
+
+pytensor = pytest.importorskip("pytensor")
+pt = pytest.importorskip("pytensor.tensor")
+
+N, FEATS = 40, 7  # the tutorial's 400 x 784, smaller: every linker compiles it
+
+
+def _exercise(**compile_kwargs: Any) -> tuple[Any, Any, tuple[np.ndarray, np.ndarray]]:
+    rng = np.random.default_rng(0)
+    data = (rng.standard_normal((N, FEATS)), rng.integers(0, 2, N).astype(pytensor.config.floatX))
+    x = pt.matrix("x")
+    y = pt.vector("y")
+    w = pytensor.shared(rng.standard_normal(FEATS), name="w")
+    b = pytensor.shared(0.0, name="b")
+    p_1 = 1 / (1 + pt.exp(-pt.dot(x, w) - b))
+    prediction = p_1 > 0.5
+    xent = -y * pt.log(p_1) - (1 - y) * pt.log(1 - p_1)
+    cost = xent.mean() + 0.01 * (w**2).sum()
+    gw, gb = pytensor.grad(cost, [w, b])
+    train = pytensor.function(
+        [x, y], [prediction, xent], updates=[(w, w - 0.1 * gw), (b, b - 0.1 * gb)], **compile_kwargs
+    )
+    predict = pytensor.function([x], prediction, **compile_kwargs)
+    return train, predict, data
+
+
+def _trains(train: Any, predict: Any, data: tuple[np.ndarray, np.ndarray]) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # DebugMode's and PyTensor's own notes
+        first = float(train(*data)[1].mean())
+        for _ in range(4):
+            last = float(train(*data)[1].mean())
+        assert np.isfinite(last) and last < first
+        assert predict(data[0]).shape == (N,)
+
+
+LINKERS = [row.name for row in modecfg.linkers.table()]
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+def test_the_exercise_on_every_linker(linker: str) -> None:
+    if modecfg.linkers.why_unavailable(linker):
+        with modecfg.config.override(linker=linker), pytest.raises(modecfg.LinkerUnavailableError):
+            _exercise()
+        return
+    try:
+        with modecfg.config.override(linker=linker):
+            train, predict, data = _exercise()
+    except modecfg.ModecfgError as exc:  # one clear error: linker=c without a BLAS for C
+        assert linker == "c" and "cannot produce C code here" in str(exc)
+        return
+    _trains(train, predict, data)
+
+
+MODES = ["Mode", "FAST_RUN", "FAST_COMPILE", "DebugMode", "MonitorMode", "NanGuardMode", "ProfileMode",
+         "CVM", "NUMBA", "JAX"]  # fmt: skip
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("door", ["the mode flag", "mode="])
+def test_the_exercise_in_every_mode(mode: str, door: str) -> None:
+    from modecfg.modes.build import backend_missing
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # ProfileMode
+        if backend_missing(modecfg.get_mode(mode)):
+            pytest.skip(f"{mode}'s backend is not installed here")
+        if door == "mode=":
+            train, predict, data = _exercise(mode=mode)
+        else:
+            with modecfg.config.override(mode=mode):
+                train, predict, data = _exercise()
+    _trains(train, predict, data)
