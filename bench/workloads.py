@@ -110,16 +110,21 @@ import numpy as np
 {imports}
 import pytensor, pytensor.tensor as pt
 REPEAT = 1
+def done(out):  # JAX dispatches asynchronously: a step is timed until its results exist
+    for o in (out if isinstance(out, (list, tuple)) else [out]):
+        getattr(o, "block_until_ready", lambda: None)()
+    for s in getattr(fn, "get_shared", lambda: [])():
+        getattr(s.container.storage[0], "block_until_ready", lambda: None)()
 {workload}
 start = time.perf_counter()
 {compile}
-fn(*args)
+done(fn(*args))
 compiled = time.perf_counter() - start
 times = []
 for _ in range({steps}):
     t = time.perf_counter()
     for _ in range(REPEAT):
-        fn(*args)
+        done(fn(*args))
     times.append(time.perf_counter() - t)
 print(json.dumps({{"compile": compiled, "step": statistics.median(times), "linker": {linker_name}}}))
 """
