@@ -446,3 +446,20 @@ def test_device_cuda0_compiles_and_runs_on_a_gpu_jax_sees() -> None:
     assert jax.config.jax_default_device == gpus[0]  # where PyTensor's JAX linker runs
     assert f(np.arange(3, dtype="float32")) == pytest.approx(6.0)
     assert jax.jit(lambda v: v * 2)(np.ones(2, "float32")).devices() == {gpus[0]}  # really the default
+
+
+def test_theanos_debugmode_and_profilemode_constructors_are_modecfgs() -> None:
+    """DebugMode(...) and ProfileMode(...) as the Theano tutorials build them (issue 31, item 8)."""
+    import warnings
+
+    from pytensor.compile.debug.debugmode import DebugMode as PyTensorsDebugMode
+
+    mode = modecfg.DebugMode(optimizer="fast_run", check_py_code=False, check_isfinite=True)
+    assert isinstance(mode, PyTensorsDebugMode) and type(mode) is not PyTensorsDebugMode
+    assert mode.check_py_code is False and mode.check_isfinite is True
+    x = pt.vector("x")
+    np.testing.assert_array_equal(pytensor.function([x], x * 2, mode=mode)(np.ones(2)), [2.0, 2.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        profiled = modecfg.ProfileMode(optimizer="fast_compile", linker="py")
+    assert modecfg.modes.ProfileMode is type(profiled) and type(profiled.linker).__name__ == "VMLinker"
