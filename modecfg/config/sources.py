@@ -255,44 +255,78 @@ def read_ini(text: str, path: str, defaults: Mapping[str, str] | None = None) ->
         seen_keys[folded] = lineno
         entries.append((section, key, [_strip_comment(m.group("value")).strip()], lineno))
         open_indent = indent
-    return [
-        Setting(
-            key,
-            unwrap_quotes(_interpolate(" ".join(p for p in parts if p), section, entries, defaults)),
-            Origin(Layer.RC, path, lineno),
-            section=section,
-        )
-        for section, key, parts, lineno in entries
-    ]
+    raw: dict[str, dict[str, str]] = {}  # section -> key -> value as written
+    for section, key, parts, _ in entries:
+        raw.setdefault(section, {})[key.lower()] = " ".join(p for p in parts if p)
+    settings = []
+    for section, key, parts, lineno in entries:
+        value = " ".join(p for p in parts if p)
+        if "%" in value:
+            names = {**(defaults or {}), **raw[section]}
+            try:
+                value = _Expansion(names).expand(value, 0)
+            except _Unfilled:
+                pass  # kept as written, as Theano did (compiledir_format's %(platform)s is PyTensor's)
+            except _TooLarge as exc:
+                raise RcFileError(
+                    f"{path}:{lineno}: {key} {exc}; interpolation (%(name)s) stops at "
+                    f"{INTERPOLATION_DEPTH} levels and {INTERPOLATED_SIZE:,} characters",
+                    origin=Origin(Layer.RC, path, lineno),
+                ) from None
+        settings.append(Setting(key, unwrap_quotes(value), Origin(Layer.RC, path, lineno), section=section))
+    return settings
 
 
-def _interpolate(
-    value: str,
-    section: str,
-    entries: list[tuple[str, str, list[str], int]],
-    defaults: Mapping[str, str] | None,
-) -> str:
-    """``%(name)s`` filled in from the defaults and the section, as configparser does.
+INTERPOLATION_DEPTH = 10  # configparser's own limit
+INTERPOLATED_SIZE = 64 << 10  # characters a value may grow to; the longest real value is a path list
 
-    A value whose placeholders cannot all be filled is kept as written, as Theano did;
-    ``compiledir_format`` relies on that for PyTensor's own ``%(platform)s`` keys.
-    """
-    if "%" not in value:
-        return value
-    import configparser
 
-    names = dict(defaults or {})
-    names.update((k.lower(), " ".join(p)) for s, k, p, _ in entries if s == section)
-    try:
-        return configparser.BasicInterpolation().before_get(
-            configparser.RawConfigParser(),
-            section,
-            "",
-            value,
-            names,
-        )
-    except (configparser.InterpolationError, ValueError):
-        return value
+class _Unfilled(Exception):
+    """A placeholder no name fills: the value is kept as written."""
+
+
+class _TooLarge(Exception):
+    """The expansion goes deeper or grows larger than the bounds."""
+
+
+class _Expansion:
+    """``%(name)s`` filled in from the defaults and the section, as configparser does, with each
+    name expanded once (a file whose values refer to each other ten-fold, nine deep, would
+    otherwise expand to 10**9 copies) and bounded in depth and size."""
+
+    def __init__(self, names: Mapping[str, str]) -> None:
+        self.names = names
+        self.done: dict[str, str] = {}
+
+    def expand(self, value: str, depth: int) -> str:
+        if depth > INTERPOLATION_DEPTH:
+            raise _TooLarge(f"refers to values more than {INTERPOLATION_DEPTH} levels deep")
+        out: list[str] = []
+        size = 0
+        end = 0
+        for found in re.finditer(r"%\((\w+)\)s|%%|%", value):  # left to right, as configparser
+            literal = value[end : found.start()]
+            end = found.end()
+            out.append(literal)
+            size += len(literal)
+            name = found.group(1)
+            if found.group() == "%%":
+                out.append("%")
+                size += 1
+            elif not name:
+                raise _Unfilled("%")  # a % configparser refuses ('50%', '%(x)'): kept as written
+            else:
+                key = name.lower()
+                if key not in self.names:
+                    raise _Unfilled(name)
+                if key not in self.done:
+                    self.done[key] = self.expand(self.names[key], depth + 1)
+                out.append(self.done[key])
+                size += len(self.done[key])
+            if size > INTERPOLATED_SIZE:
+                raise _TooLarge(f"grows past {INTERPOLATED_SIZE:,} characters when expanded")
+        out.append(value[end:])
+        return "".join(out)
 
 
 _TOML_LINE = r"\s*(?P<header>\[\s*(?P<table>[^\[\]]+?)\s*\])|\s*(?P<key>[^=#\[]+?)\s*="

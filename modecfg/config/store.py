@@ -529,8 +529,18 @@ def _settle_everywhere() -> None:
     from modecfg.errors import HeldFlagWarning
 
     for store in list(_STORES):
-        for error in store.settle():
+        errors = store.settle()
+        for error in errors[:_SAID_HELD]:
             warn(str(error), HeldFlagWarning)
+        if len(errors) > _SAID_HELD:
+            origins = [getattr(e, "origin", None) for e in errors[_SAID_HELD:]]
+            sources = ", ".join(sorted({str(o.source) for o in origins if o is not None})) or "the sources"
+            more = len(errors) - _SAID_HELD
+            warn(f"and {more:,} more names no flag has, in {sources} (modecfg validate lists them all)",
+                 HeldFlagWarning)  # fmt: skip
+
+
+_SAID_HELD = 5  # names no flag has said one by one at PyTensor's import; the rest in one line
 
 
 on_adopt(_adopt_everywhere)

@@ -221,3 +221,96 @@ def test_the_ini_reader_raises_nothing_but_config_errors(text: str) -> None:
         read_ini(text, "fuzz.rc", interpolation_defaults(ENV))
     except ConfigError:
         pass
+
+
+# -- interpolation that cannot hang a read (issue 32) ----------------------------------------------
+
+
+def _bomb(levels: int = 9, fan: int = 10) -> str:
+    """A small rc file whose values refer to each other ``fan``-fold, ``levels`` deep."""
+    lines = ["[global]", "floatX = %(l0)s"]
+    for level in range(levels):
+        lines.append(f"l{level} = " + f"%(l{level + 1})s" * fan)
+    lines.append(f"l{levels} = x")
+    return "\n".join(lines) + "\n"
+
+
+def test_an_interpolation_bomb_is_an_rc_file_error_not_a_hang() -> None:
+    import subprocess
+    import sys
+
+    text = _bomb()
+    assert len(text) < 700  # the issue's 635-byte file: no answer in 25 s before
+    code = (
+        "from modecfg.config.sources import read_ini\n"
+        f"try:\n    read_ini({text!r}, 'b.rc', {{}})\nexcept Exception: pass"
+    )
+    subprocess.run([sys.executable, "-c", code], timeout=60, check=True)  # a hang fails here, first
+    with pytest.raises(RcFileError, match=r"bomb\.rc:2: floatX grows past 65,536 characters") as info:
+        read_ini(text, "bomb.rc", interpolation_defaults(ENV))
+    assert info.value.origin is not None and info.value.origin.line == 2
+    assert "stops at 10 levels" in str(info.value)
+
+
+def test_fifty_thousand_unknown_names_cost_a_handful_of_messages(tmp_path: Path) -> None:
+    """An 868 KB rc file of 50,000 unknown names took 12 s of did-you-mean and 4.8 MB of
+    warnings; now the first names get a did-you-mean and a message, the rest one line."""
+    from tests.fresh import run_json
+
+    rc = tmp_path / "many.rc"
+    rc.write_text("[global]\n" + "".join(f"unknown_name_{i} = {i}\n" for i in range(50_000)))
+    out = run_json(
+        """
+        import json, warnings
+        import modecfg
+        modecfg.config.floatX  # read now: the names are held until PyTensor's flags are known
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            import pytensor
+        said = [str(w.message) for w in seen if type(w.message).__name__ == "HeldFlagWarning"]
+        print(json.dumps({"said": said}))
+        """,
+        {"MODECFGRC": str(rc)},
+        timeout=120,  # a minute of did-you-mean before: the timeout is the failure
+    )
+    said = out["said"]
+    assert len(said) == 6 and sum(map(len, said)) < 2000
+    assert said[-1] == f"and 49,995 more names no flag has, in {rc} (modecfg validate lists them all)"
+
+
+def test_a_cycle_of_references_is_an_rc_file_error() -> None:
+    with pytest.raises(RcFileError, match=r"more than 10 levels deep"):
+        read_ini("[global]\na = %(b)s\nb = %(a)s\n", "cycle.rc", {})
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from(["a", "b", "c", "d"]),
+        st.lists(st.one_of(st.sampled_from(["%(a)s", "%(b)s", "%(c)s", "%(d)s", "%%", "%(zz)s", "%"]),
+                           st.text("xy/ ", max_size=3)), max_size=4).map("".join),
+        min_size=1,
+    )
+)  # fmt: skip
+def test_interpolation_gives_what_configparser_gives(values: dict[str, str]) -> None:
+    """Where configparser expands a value, the same text; where it refuses one (an unknown name,
+    a lone %), the value as written, as Theano kept it; where it recurses too deep, an error."""
+    import configparser
+
+    text = "[global]\n" + "".join(f"{k} = {v}\n" for k, v in values.items())
+    parser = configparser.ConfigParser(interpolation=configparser.BasicInterpolation())
+    parser.read_string(text.replace("[global]", "[g]"))
+    expected: dict[str, str | None] = {}
+    for key in values:
+        try:
+            expected[key] = parser.get("g", key)
+        except configparser.InterpolationDepthError:
+            expected[key] = None  # too deep: an error here
+        except (configparser.InterpolationError, ValueError):
+            expected[key] = parser.get("g", key, raw=True)
+    if None in expected.values():
+        with pytest.raises(RcFileError):
+            read_ini(text, "h.rc", {})
+        return
+    got = {s.name: s.raw for s in read_ini(text, "h.rc", {})}
+    assert got == {k: v.strip() for k, v in expected.items()}
