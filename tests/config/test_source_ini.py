@@ -313,4 +313,4 @@ def test_interpolation_gives_what_configparser_gives(values: dict[str, str]) -> 
             read_ini(text, "h.rc", {})
         return
     got = {s.name: s.raw for s in read_ini(text, "h.rc", {})}
-    assert got == {k: v.strip() for k, v in expected.items()}
+    assert got == expected
