@@ -157,9 +157,12 @@ def parse_flags(text: str, source: str = "<flags>") -> dict[str, str]:
 
 
 def _needs_quotes(value: str) -> bool:
-    if value[:1] in _BLANKS or value[-1:] in _BLANKS:
-        return True
-    return any(c in ",'\"\\" for c in value)
+    """Anything beyond letters, digits and ``_./:+@%-`` is quoted: the string must read back the
+    same here and through PyTensor's parser (shlex, where ``#`` starts a comment and blanks,
+    newlines and quotes are special), a worker's MODECFG_FLAGS and PyTensor's hand-off alike."""
+    import re  # here: reading the configuration imports no re (modecfg's start-up)
+
+    return re.fullmatch(r"[\w./:+@%-]+", value) is None
 
 
 def _format_value(value: object) -> str:

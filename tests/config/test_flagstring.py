@@ -7,6 +7,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from pytensor.configparser import parse_config_string  # the oracle: imported once, not in a timed example
 
+import modecfg
 from modecfg.config.flagstring import format_flags, parse, parse_flags, unwrap_quotes
 from modecfg.config.origin import Layer
 from modecfg.errors import ConfigError, FlagSyntaxError
@@ -186,3 +187,37 @@ def test_we_read_what_theano_read_where_theano_was_right(items: list[tuple[str, 
     assume(not (text.strip()[:1] in "'\"" and text.strip()))  # whole-string quotes: ours unwrap
     assume(all(v.strip() for _, v in items))
     assert parse_flags(text) == _theano_parse(text)
+
+
+# -- values that survive every hand-off (issue 32) --------------------------------------------------
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), min_size=1, max_size=40)
+)
+def test_a_path_reaches_a_worker_and_pytensor_exactly(text: str) -> None:
+    """base_compiledir='.../cache#2' reached PyTensor as '.../cache' (its parser reads '#' as a
+    comment), and to_flags() wrote spaces and newlines unquoted: a worker read another value."""
+    value = "/tmp/" + text
+    if value != value.strip() or "\r" in value:
+        return  # PyTensor's parser strips the pair; carriage returns are not path text
+    cfg = modecfg.load(env={}, assignments={"base_compiledir": value})
+    flags = cfg.to_flags()
+    again = modecfg.load(env={"MODECFG_FLAGS": flags})
+    assert str(again.base_compiledir) == str(cfg.base_compiledir)
+    assert parse_config_string(flags)["base_compiledir"] == str(cfg.base_compiledir)
+
+
+@pytest.mark.parametrize("name", ["floatX", "traceback.limit", "profile", "NanGuardMode.big", "linker",
+                                  "gcc.cxxflags", "blas.ldflags", "device"])  # fmt: skip
+def test_every_kind_of_flag_round_trips_through_to_flags(name: str) -> None:
+    from modecfg.config.flags import FLAGS
+
+    samples = {"floatX": "float32", "traceback.limit": -1, "profile": True, "NanGuardMode.big": 1.5e12,
+               "linker": "c|py", "gcc.cxxflags": "-O3 -march=native -DX='a b'",
+               "blas.ldflags": "-lopenblas -lm", "device": "cuda0"}  # fmt: skip
+    assert name in FLAGS
+    cfg = modecfg.load(env={}, assignments={name: samples[name]})
+    again = modecfg.load(env={"MODECFG_FLAGS": cfg.to_flags()})
+    assert again[name] == cfg[name]
