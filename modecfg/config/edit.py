@@ -76,7 +76,12 @@ def default_rc_file(flag: str | None = None, env: Mapping[str, str] | None = Non
                 return rc.path
     if files:
         return files[0].path
-    home = env.get("HOME") or os.path.expanduser("~")
+    home = env.get("HOME") if "HOME" in env else os.path.expanduser("~")
+    if not home or not os.path.isabs(home):  # HOME="" made Python's expanduser answer '/'
+        raise RcFileError(
+            f"no rc file to edit: there is no home directory for ~/.theanorc (HOME is "
+            f"{'empty' if home == '' else repr(home) + ', relative'}); name the file with --file"
+        )
     return os.path.join(home, ".theanorc")
 
 

@@ -63,12 +63,20 @@ def _looks_like_content(value: str) -> bool:
     return "\n" in value or value.lstrip().startswith("[")
 
 
-def _expand(part: str, env: Mapping[str, str]) -> str:
+def _expand(part: str, env: Mapping[str, str]) -> tuple[str, str]:
+    """The absolute path of an rc file name, and why there is none ('' if there is)."""
     part = part.strip()
-    home = env.get("HOME") or env.get("USERPROFILE")
-    if part.startswith("~") and home and (len(part) == 1 or part[1] in "/\\"):
+    if part.startswith("~") and (len(part) == 1 or part[1] in "/\\"):
+        home = env.get("HOME") or env.get("USERPROFILE") or ""
+        if not os.path.isabs(home):  # an empty or relative HOME is no home
+            return part, "starts with ~ and there is no home directory (HOME is unset, empty or relative)"
         part = home + part[1:]
-    return os.path.abspath(part)
+    if os.path.isabs(part):
+        return os.path.normpath(part), ""
+    try:
+        return os.path.abspath(part), ""
+    except OSError:  # the working directory was removed (rm -rf build && cd -)
+        return part, "is relative, and the working directory no longer exists"
 
 
 def find_rc_files(env: Mapping[str, str]) -> list[RcFile]:
@@ -94,14 +102,15 @@ def find_rc_files(env: Mapping[str, str]) -> list[RcFile]:
             if "\0" in part:
                 named.append(RcFile(part.replace("\0", "\\0"), named_by=var, problem="contains a NUL byte"))
             elif part.strip():
-                named.append(RcFile(_expand(part, env), named_by=var))
+                path, problem = _expand(part, env)
+                named.append(RcFile(path, named_by=var, problem=problem))
     if any_set:
         return named
     found = []
     for default in DEFAULT_RC_FILES:
-        path = _expand(default, env)
+        path, problem = _expand(default, env)
         # A default path that is there but is no file (a directory) is read, and said.
-        if "~" not in path and os.path.lexists(path):
+        if not problem and os.path.lexists(path):
             found.append(RcFile(path))
     return found
 

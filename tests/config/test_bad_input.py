@@ -167,3 +167,42 @@ def test_modecfg_show_with_theanorc_at_dev_zero_says_so(tmp_path: Path) -> None:
     )
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert "/dev/zero" in done.stderr and "character device" in done.stderr
+
+
+# -- working directory and home (issue 32) ----------------------------------------------------------
+
+
+def _in_a_removed_directory(tmp_path: Path, code: str, **env: str) -> Any:
+    """Run ``code`` in a fresh interpreter whose working directory was removed (rm -rf build && cd -)."""
+    import os
+    import subprocess
+    import sys
+
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    script = f"import os\nos.chdir({str(gone)!r})\nos.rmdir({str(gone)!r})\n" + code
+    full = {k: v for k, v in os.environ.items() if not k.endswith(("_FLAGS", "RC")) and k != "HOME"}
+    full.update(env)
+    return subprocess.run(
+        [sys.executable, "-c", script], env=full, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_a_removed_working_directory_is_no_traceback(tmp_path: Path) -> None:
+    done = _in_a_removed_directory(tmp_path, "import modecfg\nprint(modecfg.config.floatX)")
+    assert done.returncode == 0 and done.stdout == "float64\n", done.stderr  # no HOME either
+    done = _in_a_removed_directory(
+        tmp_path, "import sys\nfrom modecfg.cli import main\nsys.exit(main(['show']))", THEANORC="relative.rc"
+    )
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    said = "rc file path 'relative.rc' (named by THEANORC) is relative, and the working directory "
+    assert said + "no longer exists" in done.stderr
+
+
+def test_an_empty_home_is_no_home_to_write_an_rc_file_in() -> None:
+    from modecfg.config.edit import default_rc_file
+
+    for home in ("", "relative/home"):
+        with pytest.raises(modecfg.RcFileError, match=r"there is no home directory for ~/\.theanorc"):
+            default_rc_file("floatX", {"HOME": home})
+    assert default_rc_file("floatX", {"HOME": "/home/ann"}) == "/home/ann/.theanorc"
