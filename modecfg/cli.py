@@ -618,9 +618,38 @@ def _set_words(words: list[str]) -> list[str]:
     return ["set", *options, "--", *words_]
 
 
+def _quiet_stdout() -> None:
+    """Point standard output at /dev/null: Python's own flush at exit must not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, AttributeError, ValueError):
+        pass
+
+
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    err = err or sys.stderr or open(os.devnull, "w")
+    if out is None and sys.stdout is None:  # `modecfg show >&-`
+        err.write("error: standard output is closed: nothing can be shown\n")
+        return 1
     out = out or sys.stdout
-    err = err or sys.stderr
+    if out is sys.stdout and hasattr(out, "reconfigure"):
+        # an ASCII terminal (LANG=C, PYTHONIOENCODING=ascii) shows a non-ASCII value escaped
+        out.reconfigure(errors="backslashreplace")
+    try:
+        return _main(argv, out, err)
+    except BrokenPipeError:  # `modecfg show --all | head`: the reader has all it wanted
+        _quiet_stdout()
+        return 0
+    except OSError as exc:  # `modecfg show > /dev/full`: one line, as git and pip say it
+        if out is not sys.stdout and getattr(exc, "filename", None):
+            raise
+        err.write(f"error: cannot write the output: {exc.strerror or exc}\n")
+        _quiet_stdout()
+        return 1
+
+
+def _main(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
     parser = _parser()
     words = list(sys.argv[1:] if argv is None else argv)
     if words[:1] == ["set"]:  # a value may start with '-' (blas.ldflags -lopenblas)
@@ -639,16 +668,14 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
         warnings.showwarning = show
         try:
             handler: Callable[[argparse.Namespace, TextIO, TextIO], int] = args.handler
-            return handler(args, out, err)
+            code = handler(args, out, err)
+            out.flush()  # a full disk says so here, not in Python's flush at exit
+            return code
         except _Usage as exc:
             parser.error(str(exc))
         except _Failed as exc:
             err.write(f"error: {exc}\n")
             return 2
-        except BrokenPipeError:  # `modecfg show --all | head`: the reader has all it wanted
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())  # Python's own flush at exit must not fail too
-            return 0
         except ConfigErrors as exc:
             for e in exc.errors:
                 err.write(f"error: {e}\n")

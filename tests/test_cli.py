@@ -405,3 +405,36 @@ def test_validate_names_a_compile_directory_that_cannot_be_made(
     monkeypatch.setenv("MODECFG_FLAGS", f"base_compiledir={blocker / 'cache'}")
     code, out, _ = _cli("validate")
     assert code == 1 and f"{blocker} cannot be written" in out
+
+
+# -- output streams (issue 32) ---------------------------------------------------------------------
+
+
+def _modecfg(shell: str, **env: str) -> subprocess.CompletedProcess[str]:
+    full = {k: v for k, v in os.environ.items() if not k.endswith(("_FLAGS", "RC"))}
+    full.update(MODECFGRC="", **env)
+    return subprocess.run(["sh", "-c", f"{sys.executable} -m modecfg {shell}"], env=full,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+
+
+@pytest.mark.parametrize("command", ["show --all", "schema", "explain floatX", "linkers"])
+def test_a_full_disk_is_one_line_and_exit_1(command: str) -> None:
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full here")
+    done = _modecfg(f"{command} > /dev/full")
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip().splitlines() == ["error: cannot write the output: No space left on device"]
+
+
+def test_a_closed_standard_output_is_one_line_and_exit_1() -> None:
+    done = _modecfg("show >&-")
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip() == "error: standard output is closed: nothing can be shown"
+
+
+def test_an_ascii_terminal_shows_a_non_ascii_value_escaped() -> None:
+    done = _modecfg("show", PYTHONIOENCODING="ascii", THEANO_FLAGS="compiledir=/tmp/caf\u00e9")
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert "/tmp/caf\\xe9" in done.stdout
+    done = _modecfg("explain compiledir", PYTHONIOENCODING="ascii", THEANO_FLAGS="compiledir=/tmp/caf\u00e9")
+    assert done.returncode == 0 and "/tmp/caf\\xe9" in done.stdout
