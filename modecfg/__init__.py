@@ -26,6 +26,7 @@ from modecfg.config import (
     load,
 )
 from modecfg.errors import (
+    CompileCacheWarning,
     ConfigError,
     ConfigErrors,
     DeviceFallbackWarning,
@@ -77,6 +78,7 @@ _wire()
 __version__ = "0.1.0"
 
 __all__ = [
+    "CompileCacheWarning",
     "Config",
     "ConfigError",
     "ConfigErrors",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import stat
 
-__all__ = ["NotReadable", "read_regular_file"]
+__all__ = ["NotReadable", "others_can_write", "read_regular_file"]
 
 _KINDS = (
     (stat.S_ISDIR, "a directory"),
@@ -47,3 +47,38 @@ def read_regular_file(path: str, *, limit: int | None = None) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def others_can_write(path: str) -> str:
+    """Why another user could change what is at ``path`` (a directory whose contents are
+    loaded as code: the compile cache), or '' if none can. ``path`` need not exist yet: its
+    existing ancestors decide then. Root's directories and sticky world-writable ones (/tmp)
+    are safe for what the user owns inside them."""
+    import os
+    import stat
+
+    if not hasattr(os, "getuid"):
+        return ""
+    me = os.getuid()
+    current = os.path.abspath(path)
+    chain = []
+    while True:
+        chain.append(current)
+        parent = os.path.dirname(current)
+        if parent == current:
+            break
+        current = parent
+    for place in reversed(chain):  # from / down to path
+        try:
+            info = os.stat(place)
+        except OSError:
+            break  # not there yet: made by this user, inside the last existing directory
+        owner_ok = info.st_uid in (me, 0)
+        if not owner_ok:
+            return f"{place} belongs to another user (uid {info.st_uid})"
+        open_to_others = info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+        if open_to_others and not (info.st_mode & stat.S_ISVTX):
+            return f"{place} may be written by group or others (mode {stat.S_IMODE(info.st_mode):o})"
+        if open_to_others and place == os.path.abspath(path):
+            return f"{place} may be written by group or others (mode {stat.S_IMODE(info.st_mode):o})"
+    return ""

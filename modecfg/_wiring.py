@@ -89,6 +89,26 @@ def _modes_changed(change: Change) -> None:
 def _pytensor_loaded() -> None:
     if config.compute_test_value != "off":
         _test_values_touched()
+    _say_unsafe_cache()
+
+
+def _say_unsafe_cache() -> None:
+    """A compile cache others may write is code others can run in this process: said once, when
+    PyTensor is imported (``modecfg validate`` reports it as an error)."""
+    from modecfg._files import others_can_write
+
+    base = str(config.base_compiledir)
+    unsafe = others_can_write(base)
+    if unsafe:
+        from modecfg._warn import warn
+        from modecfg.errors import CompileCacheWarning
+
+        warn(
+            f"base_compiledir={base} ({config.origin('base_compiledir')}): {unsafe}, and PyTensor loads "
+            "the compiled modules it finds there: whoever can write it runs code in this process. Use a "
+            "directory only you can write (the default ~/.pytensor), or chmod go-w it",
+            CompileCacheWarning,
+        )
 
 
 def wire() -> None:

@@ -30,6 +30,7 @@ Every error names what was wrong, where it came from and what is valid::
     ├── HeldFlagWarning                      a source's name no flag has, found at PyTensor's import
     ├── UnknownFlagWarning                   pytensor.config.<name> = ... for a name no flag has
     ├── ImportAssignmentWarning              a package's import set a flag over your environment/rc
+    ├── CompileCacheWarning                  a compile cache other users may write (their code, run here)
     └── PyTensorIntegrationWarning           an integration point left off (PyTensor differs)
 
 The command line turns a :class:`ModecfgError` into its message and ``exit_code``.
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     from modecfg.modes.nanguard import BadValue
 
 __all__ = [
+    "CompileCacheWarning",
     "ConfigError",
     "ConfigErrors",
     "DeviceFallbackWarning",
@@ -269,6 +271,11 @@ class HeldFlagWarning(ModecfgWarning):
     PyTensor's flags: it is none of them either, or the adopted flag refuses the value. Found
     while PyTensor is imported, where modecfg may not raise; ``modecfg validate`` reports it as
     an error."""
+
+
+class CompileCacheWarning(ModecfgWarning):
+    """PyTensor's compile cache (``base_compiledir``) lies where another user can write: PyTensor
+    loads the shared objects it finds there, so whoever writes it runs code in your process."""
 
 
 class ImportAssignmentWarning(ModecfgWarning):

@@ -438,3 +438,33 @@ def test_an_ascii_terminal_shows_a_non_ascii_value_escaped() -> None:
     assert "/tmp/caf\\xe9" in done.stdout
     done = _modecfg("explain compiledir", PYTHONIOENCODING="ascii", THEANO_FLAGS="compiledir=/tmp/caf\u00e9")
     assert done.returncode == 0 and "/tmp/caf\\xe9" in done.stdout
+
+
+def test_a_compile_cache_others_can_write_is_an_error_in_validate_and_a_warning_at_import(
+    tmp_path: Path,
+) -> None:
+    """PyTensor loads the shared objects it finds in base_compiledir: a directory other users may
+    write is their code run in your process (issue 32). validate said 'configuration OK'."""
+    from tests.fresh import run_json
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    cache = shared / "cache"
+    done = _modecfg("validate", THEANO_FLAGS=f"base_compiledir={cache}")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"{shared} may be written by group or others (mode 777)" in done.stdout + done.stderr
+    out = run_json(
+        """
+        import json, warnings
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            import modecfg, pytensor
+        said = [str(w.message) for w in seen if type(w.message).__name__ == "CompileCacheWarning"]
+        print(json.dumps({"said": said}))
+        """,
+        {"THEANO_FLAGS": f"base_compiledir={cache}"},
+    )
+    assert len(out["said"]) == 1 and "whoever can write it runs code in this process" in out["said"][0]
+    shared.chmod(0o700)
+    assert _modecfg("validate", THEANO_FLAGS=f"base_compiledir={cache}").returncode == 0
