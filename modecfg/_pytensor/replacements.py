@@ -84,6 +84,9 @@ def change_flags_exit(self: Any, exit_: Any, *args: Any) -> Any:
 
     key = (id(self), threading.get_ident())
     stack = _entered.get(key)
+    if not stack:  # entered in another thread and left in this one: PyTensor allows it
+        key = next((k for k in _entered if k[0] == id(self)), key)
+        stack = _entered.get(key)
     if stack:
         scope, theirs = stack.pop()
         if not stack:

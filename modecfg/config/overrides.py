@@ -56,6 +56,7 @@ def replace(store: Store, name: str, item: tuple[Any, Origin]) -> None:
     new = dict(scope)
     new[name] = item
     store.scope_var.set(new)
+    _reopened(scope, new)
     # Held now by: our local, the argument; more means a context.
     # (Only now: until the set, a copied context shares this context's variables.)
     if _getrefcount(scope) > 2:
@@ -86,6 +87,7 @@ class Override:
         "_items",
         "_listening",
         "_names",
+        "_open",
         "_raw",
         "_shadowed",
         "_store",
@@ -110,6 +112,7 @@ class Override:
         self._shadowed = store.shadowed
         self._code = code  # the call site and raw values, for override()'s cache
         self._raw = dict(raw) if raw is not None else None
+        self._open: dict[int, Any] = {}  # id -> each scope entered and not yet left, oldest first
 
     @property
     def values(self) -> Mapping[str, Any]:
@@ -131,6 +134,7 @@ class Override:
         for name in self._names:
             if name not in shadowed:
                 self._store.install(name)
+        self._open[id(scope)] = scope
         var.set(scope)
         for listeners in self._listening:
             if listeners:
@@ -154,8 +158,11 @@ class Override:
         scope = var.get()
         if scope is None or scope[OWNER] is not self:
             scope = _leave_out_of_order(var, scope, self)
+            if scope is None:  # entered in another thread or task: ended there, as PyTensor would
+                return
         else:
             var.set(scope[PARENT])
+        self._open.pop(id(scope), None)
         if _getrefcount(scope) > 2:  # another context holds it (2: our local, the argument)
             self._store.linger(scope, self._counts)
         else:
@@ -260,6 +267,7 @@ class _SingleOverride(Override):
         self._count.append(None)
         if self._name not in self._shadowed:
             self._store.install(self._name)
+        self._open[id(scope)] = scope
         var.set(scope)
         if self._one_listening:
             self._tell()
@@ -271,8 +279,11 @@ class _SingleOverride(Override):
         scope = var.get()
         if scope is None or scope[OWNER] is not self:
             scope = _leave_out_of_order(var, scope, self)
+            if scope is None:  # entered in another thread or task: ended there, as PyTensor would
+                return
         else:
             var.set(scope[PARENT])
+        self._open.pop(id(scope), None)
         if _getrefcount(scope) > 2:  # another context holds it (2: our local, the argument)
             self._store.linger(scope, self._counts)
         else:
@@ -288,15 +299,43 @@ def _leave_out_of_order(var: Any, top: Mapping[object, Any] | None, owner: Overr
         newer.append(scope)
         scope = scope[PARENT]
     if scope is None:
-        raise RuntimeError("override exited without being entered in this context")
+        return _end_elsewhere(owner)
     rebuilt = scope[PARENT]
     for later in reversed(newer):
         own = {name: later[name] for name in later[OWNER]._names}  # assignments inside it included
         new = {**rebuilt, **own} if rebuilt is not None else own
         new[PARENT], new[OWNER] = rebuilt, later[OWNER]
+        _reopened(later, new)
         rebuilt = new
     var.set(rebuilt)
     return scope
+
+
+def _reopened(old: Mapping[object, Any], new: Mapping[object, Any]) -> None:
+    """``new`` takes the place of the open scope ``old`` (an assignment inside it, a scope left
+    out of order beneath it): its owner keeps the one in force."""
+    owner = old[OWNER]
+    if owner is not None and owner._open.pop(id(old), None) is not None:
+        owner._open[id(new)] = new
+
+
+def _end_elsewhere(owner: Override) -> None:
+    """``owner`` is left in a context that never entered it (a block entered in one thread and
+    left in another, as PyTensor's change_flags allows): the scope it made where it was
+    entered is ended there, as PyTensor restores its values wherever the block is left. That
+    scope, still the entering context's, stops answering for the flags it set; reads there
+    see what was in force before it. An override open nowhere is an error."""
+    if not owner._open:
+        raise RuntimeError("override exited without being entered in this context, nor open in another")
+    _, scope = owner._open.popitem()  # the newest entry
+    parent = scope[PARENT]
+    for name in owner._names:
+        hit = parent.get(name) if parent is not None else None
+        if hit is None:
+            scope.pop(name, None)
+        else:
+            scope[name] = hit
+    owner._store.linger(scope, owner._counts)  # counted until the entering context lets it go
 
 
 def make_override(config: ConfigLike, store: Store, items: Items, code: Any, raw: Any) -> Override:

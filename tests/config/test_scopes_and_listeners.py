@@ -248,3 +248,34 @@ def test_a_child_forked_while_a_thread_holds_modecfgs_locks_can_use_them() -> No
         release.set()
         thread.join()
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_a_block_entered_in_one_thread_and_left_in_another_ends_where_it_was_entered(cfg: Config) -> None:
+    """change_flags entered in one thread and left in another (a callback, a handed-back task):
+    the leaving thread got a RuntimeError and the entering one kept float32 for good. Now it
+    ends as PyTensor's does, whichever thread leaves it (issue 32)."""
+    import threading
+
+    block = cfg.override(floatX="float32")
+    entered, left, seen = threading.Event(), threading.Event(), {}
+
+    def enters() -> None:
+        block.__enter__()
+        seen["inside"] = cfg.floatX
+        entered.set()
+        left.wait(10)
+        seen["after"] = (cfg.floatX, cfg.origin("floatX").layer)
+
+    def leaves() -> None:
+        entered.wait(10)
+        block.__exit__(None, None, None)
+        left.set()
+
+    threads = [threading.Thread(target=enters), threading.Thread(target=leaves)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert seen == {"inside": "float32", "after": ("float64", "default")}
+    with pytest.raises(RuntimeError, match="without being entered"):
+        block.__exit__(None, None, None)  # left already: nothing open anywhere
