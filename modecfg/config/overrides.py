@@ -86,8 +86,8 @@ class Override:
         "_counts",
         "_items",
         "_listening",
+        "_last",
         "_names",
-        "_open",
         "_raw",
         "_shadowed",
         "_store",
@@ -112,7 +112,7 @@ class Override:
         self._shadowed = store.shadowed
         self._code = code  # the call site and raw values, for override()'s cache
         self._raw = dict(raw) if raw is not None else None
-        self._open: dict[int, Any] = {}  # id -> each scope entered and not yet left, oldest first
+        self._last: Any = None  # the newest scope entered and not yet left (one left elsewhere ends it)
 
     @property
     def values(self) -> Mapping[str, Any]:
@@ -134,7 +134,7 @@ class Override:
         for name in self._names:
             if name not in shadowed:
                 self._store.install(name)
-        self._open[id(scope)] = scope
+        self._last = scope
         var.set(scope)
         for listeners in self._listening:
             if listeners:
@@ -162,7 +162,8 @@ class Override:
                 return
         else:
             var.set(scope[PARENT])
-        self._open.pop(id(scope), None)
+        if self._last is scope:
+            self._last = None
         if _getrefcount(scope) > 2:  # another context holds it (2: our local, the argument)
             self._store.linger(scope, self._counts)
         else:
@@ -267,7 +268,7 @@ class _SingleOverride(Override):
         self._count.append(None)
         if self._name not in self._shadowed:
             self._store.install(self._name)
-        self._open[id(scope)] = scope
+        self._last = scope
         var.set(scope)
         if self._one_listening:
             self._tell()
@@ -283,7 +284,8 @@ class _SingleOverride(Override):
                 return
         else:
             var.set(scope[PARENT])
-        self._open.pop(id(scope), None)
+        if self._last is scope:
+            self._last = None
         if _getrefcount(scope) > 2:  # another context holds it (2: our local, the argument)
             self._store.linger(scope, self._counts)
         else:
@@ -315,8 +317,8 @@ def _reopened(old: Mapping[object, Any], new: Mapping[object, Any]) -> None:
     """``new`` takes the place of the open scope ``old`` (an assignment inside it, a scope left
     out of order beneath it): its owner keeps the one in force."""
     owner = old[OWNER]
-    if owner is not None and owner._open.pop(id(old), None) is not None:
-        owner._open[id(new)] = new
+    if owner is not None and owner._last is old:
+        owner._last = new
 
 
 def _end_elsewhere(owner: Override) -> None:
@@ -324,10 +326,13 @@ def _end_elsewhere(owner: Override) -> None:
     left in another, as PyTensor's change_flags allows): the scope it made where it was
     entered is ended there, as PyTensor restores its values wherever the block is left. That
     scope, still the entering context's, stops answering for the flags it set; reads there
-    see what was in force before it. An override open nowhere is an error."""
-    if not owner._open:
+    see what was in force before it (the newest entry of the override: one object entered
+    in several threads at once and left across them ends its newest). An override open
+    nowhere is an error."""
+    scope = owner._last
+    if scope is None:
         raise RuntimeError("override exited without being entered in this context, nor open in another")
-    _, scope = owner._open.popitem()  # the newest entry
+    owner._last = None
     parent = scope[PARENT]
     for name in owner._names:
         hit = parent.get(name) if parent is not None else None
