@@ -133,6 +133,15 @@ def diagnose_machine() -> Report:
         ("cuda", "usable" if not cuda else f"not usable: {cuda}"),
         ("device flag", f"{config.device}   (from {config.origin('device')})"),
     ]
+    from modecfg._files import others_can_write
+
+    base = str(config.base_compiledir)
+    unsafe = others_can_write(base)
+    report["compile cache"] = [
+        ("base_compiledir", f"{base}   (from {config.origin('base_compiledir')})"),
+        ("who can write it", f"others too: {unsafe}: whoever writes it runs code in your process"
+         if unsafe else "only you (and root)"),
+    ]  # fmt: skip
     return report
 
 

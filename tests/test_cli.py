@@ -454,6 +454,8 @@ def test_a_compile_cache_others_can_write_is_an_error_in_validate_and_a_warning_
     done = _modecfg("validate", THEANO_FLAGS=f"base_compiledir={cache}")
     assert done.returncode == 1, done.stdout + done.stderr
     assert f"{shared} may be written by group or others (mode 777)" in done.stdout + done.stderr
+    doctor = _modecfg("doctor", THEANO_FLAGS=f"base_compiledir={cache}")
+    assert f"others too: {shared} may be written by group or others" in doctor.stdout
     out = run_json(
         """
         import json, warnings
