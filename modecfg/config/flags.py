@@ -346,7 +346,11 @@ def _finite(value: float) -> float:
 
 
 def _expand_path(value: Path) -> Path:
-    return value.expanduser()
+    """``~`` and ``~user`` expanded; a ``~name`` that names no user (or no home) is a bad value."""
+    try:
+        return value.expanduser()
+    except RuntimeError:  # pathlib: "Could not determine home directory."
+        raise ValueError(f"{str(value)!r} starts with ~ and names no user or home directory here") from None
 
 
 def _default_cxx(cfg: "ConfigLike") -> str:
