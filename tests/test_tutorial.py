@@ -18,9 +18,11 @@ pt = pytest.importorskip("pytensor.tensor")
 N, FEATS = 40, 7  # the tutorial's 400 x 784, smaller: every linker compiles it
 
 
-def _exercise(**compile_kwargs: Any) -> tuple[Any, Any, tuple[np.ndarray, np.ndarray]]:
+def exercise(scale: float = 1.0, **compile_kwargs: Any) -> tuple[Any, Any, tuple[np.ndarray, np.ndarray]]:
+    """The exercise's training and prediction functions and its data (inputs times ``scale``:
+    at 50 the logits overflow the cross-entropy as written to -inf)."""
     rng = np.random.default_rng(0)
-    data = (rng.standard_normal((N, FEATS)), rng.integers(0, 2, N).astype(pytensor.config.floatX))
+    data = (rng.standard_normal((N, FEATS)) * scale, rng.integers(0, 2, N).astype(pytensor.config.floatX))
     x = pt.matrix("x")
     y = pt.vector("y")
     w = pytensor.shared(rng.standard_normal(FEATS), name="w")
@@ -54,11 +56,11 @@ LINKERS = [row.name for row in modecfg.linkers.table()]
 def test_the_exercise_on_every_linker(linker: str) -> None:
     if modecfg.linkers.why_unavailable(linker):
         with modecfg.config.override(linker=linker), pytest.raises(modecfg.LinkerUnavailableError):
-            _exercise()
+            exercise()
         return
     try:
         with modecfg.config.override(linker=linker):
-            train, predict, data = _exercise()
+            train, predict, data = exercise()
     except modecfg.ModecfgError as exc:  # one clear error: linker=c without a BLAS for C
         assert linker == "c" and "cannot produce C code here" in str(exc)
         return
@@ -79,8 +81,8 @@ def test_the_exercise_in_every_mode(mode: str, door: str) -> None:
         if backend_missing(modecfg.get_mode(mode)):
             pytest.skip(f"{mode}'s backend is not installed here")
         if door == "mode=":
-            train, predict, data = _exercise(mode=mode)
+            train, predict, data = exercise(mode=mode)
         else:
             with modecfg.config.override(mode=mode):
-                train, predict, data = _exercise()
+                train, predict, data = exercise()
     _trains(train, predict, data)

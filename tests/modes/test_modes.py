@@ -104,23 +104,6 @@ def test_debugmode_updates_a_0d_shared_variable_in_place_under_numpy_2() -> None
     assert b.get_value() == 12.0
 
 
-def _tutorial_exercise(mode: str) -> tuple[object, tuple[np.ndarray, np.ndarray]]:
-    """Theano's 'Configuration Settings and Compiling Modes' exercise, as it writes it (float64),
-    on inputs whose logits overflow the cross-entropy as written to -inf."""
-    rng = np.random.default_rng(0)
-    data = (rng.standard_normal((40, 7)) * 50, rng.integers(0, 2, 40).astype("float64"))
-    x, y = pt.matrix("x", dtype="float64"), pt.vector("y", dtype="float64")
-    w = pytensor.shared(rng.standard_normal(7), name="w")
-    b = pytensor.shared(0.0, name="b")
-    p_1 = 1 / (1 + pt.exp(-pt.dot(x, w) - b))
-    prediction = p_1 > 0.5
-    xent = -y * pt.log(p_1) - (1 - y) * pt.log(1 - p_1)
-    cost = xent.mean() + 0.01 * (w**2).sum()
-    gw, gb = pytensor.grad(cost, [w, b])
-    updates = [(w, w - 0.1 * gw), (b, b - 0.1 * gb)]
-    return pytensor.function([x, y], [prediction, xent], updates=updates, mode=mode), data
-
-
 def test_debugmode_trains_the_tutorials_exercise_a_stabilisation_is_no_bad_optimization(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -129,7 +112,9 @@ def test_debugmode_trains_the_tutorials_exercise_a_stabilisation_is_no_bad_optim
     import logging
     import warnings
 
-    train, data = _tutorial_exercise("DebugMode")
+    from tests.test_tutorial import exercise
+
+    train, _, data = exercise(scale=50.0, mode="DebugMode")
     with caplog.at_level(logging.INFO, logger="modecfg.debugmode"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for _ in range(3):
