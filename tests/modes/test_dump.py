@@ -407,3 +407,26 @@ def test_validate_says_when_the_dump_key_cannot_be_used(
     (tmp_path / "modecfg" / "dump.key").chmod(0o640)
     problems = [p for p in preflight(modecfg.load(env={})) if p.startswith("dump key")]
     assert len(problems) == 1 and "chmod 600" in problems[0] and "written unsigned" in problems[0]
+
+
+@pytest.mark.parametrize(
+    "make, says",
+    [(lambda key: key.write_bytes(b"short"), "is not a dump key (5 bytes, not 32)"),
+     (lambda key: (key.unlink(), key.mkdir()), "is not a regular file"),
+     (lambda key: (key.unlink(), key.symlink_to(key.parent / "elsewhere")), "cannot be read")],
+    ids=["wrong size", "a directory", "a symbolic link"],
+)  # fmt: skip
+def test_a_key_that_is_no_key_is_said_and_nothing_is_trusted(
+    model: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, make: Any, says: str
+) -> None:
+    from modecfg.modes import signing
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    error = _fail(model, tmp_path / "dumps")  # signed with a fresh key
+    key = tmp_path / "config" / "modecfg" / "dump.key"
+    make(key)
+    assert says in signing.key_problem()
+    dump = modecfg.load_dump(error.dump_path)
+    assert not dump.signed_by_you and says in dump.signature
+    with pytest.raises(UntrustedDumpError):
+        modecfg.replay(error.dump_path)
