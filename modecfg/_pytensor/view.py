@@ -66,15 +66,6 @@ class ConfigView(PyTensorConfigParser):  # type: ignore[misc]
             return
         _config.set(spec.name, value)
 
-    def __getattr__(self, name: str) -> Any:
-        """A flag modecfg declares and this PyTensor does not (``pytensor.config.device``)."""
-        spec = (
-            _beyond_pytensor(name, assigned=False) if _VIEW is not None and not name.startswith("_") else None
-        )
-        if spec is None:
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        return _config[spec.name]
-
     def add(self, name: str, doc: str, configparam: ConfigParam, in_c_key: bool = True) -> None:
         """PyTensor's ``add``; the new flag is then answered by modecfg (adopted if need be)."""
         PyTensorConfigParser.add(self, name, doc, configparam, in_c_key)
@@ -217,6 +208,23 @@ def _in_dict(name: str) -> str:
     return f"(pytensor.config.{name}: modecfg's value, in the instance dict)"
 
 
+class _Own:
+    """On ConfigView for a flag modecfg declares and this PyTensor does not
+    (``pytensor.config.compute_test_value``, ``device``): modecfg's value in the reading context.
+    A class attribute, not a ``__getattr__`` on ConfigView: one of those takes every read of
+    ``pytensor.config`` off CPython's fast path (12 ns became 31)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        if obj is None or _VIEW is None:
+            return self
+        return _config[self.name]
+
+
 class _Base:
     """On ConfigView for a flag whose value is not in the dict yet: asks PyTensor's parameter
     (PyTensor works some defaults out on first use: ``blas__ldflags`` searches for a BLAS)."""
@@ -353,6 +361,7 @@ class _View:
         self.shown: dict[tuple[str, type, Any], Any] = {}  # (flag, type, value) -> as PyTensor has it
         self.site_cache: dict[int, tuple[Any, dict[str, Any], Override]] = {}  # change_flags call sites
         self.taking_turns: list[str] = []  # PyTensor's parameters whose first reads take turns
+        self.own: list[str] = []  # PyTensor names of modecfg's flags this PyTensor lacks (_Own)
         self._unsubscribe: Any = None
         adopt_declarations(target)  # PyTensor's flags modecfg does not declare become modecfg's
         store = _config._cfg_store
@@ -567,6 +576,11 @@ class _View:
         for name in self.flags:
             self.params[name] = ViewParam(self.originals[name])
         self.taking_turns = self._turns()
+        for spec in FLAGS.values():  # modecfg's flags this PyTensor has none of: read through the view
+            name = spec.pytensor_name
+            if name not in self.params and name not in ConfigView.__dict__:
+                setattr(ConfigView, name, _Own(spec.name))
+                self.own.append(name)
         target.__class__ = ConfigView
         self._unsubscribe = _config.subscribe(self._changed)
         with self.store.counting:
@@ -589,7 +603,7 @@ class _View:
             self.params[name] = param
             if name in ConfigView.__dict__:
                 delattr(ConfigView, name)
-        for name in self.taking_turns:
+        for name in (*self.taking_turns, *self.own):
             if name in ConfigView.__dict__:
                 delattr(ConfigView, name)
 
