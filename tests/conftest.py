@@ -16,7 +16,13 @@ import pytest
 from modecfg.config.sources import ENV_FLAG_VARS, RC_PATH_VARS
 
 ROOT = Path(__file__).resolve().parent.parent
-COMPILEDIR = ROOT / ".cache" / "pytensor"
+# `make mutate` runs the suite from a copy of the tree (mutants/): it shares the real tree's caches.
+CACHE = Path(os.environ.get("MODECFG_TEST_CACHE", ROOT / ".cache"))
+COMPILEDIR = CACHE / "pytensor"
+if os.environ.get("MUTANT_UNDER_TEST") == "stats":
+    # mutmut's test-to-function mapping run: a Python started by a test would try to record its
+    # calls too and fail outside the tree; it runs the code as written (mutants it does see).
+    del os.environ["MUTANT_UNDER_TEST"]
 
 for _var in (*ENV_FLAG_VARS, *RC_PATH_VARS):
     os.environ.pop(_var, None)
@@ -27,11 +33,11 @@ os.environ["MODECFGRC"] = ""  # set but empty: no rc files at all, not even ~/.t
 os.environ["MODECFG_FLAGS"] = (
     f"base_compiledir={COMPILEDIR},profiling.destination={os.devnull},linker=per_graph"
 )
-os.environ.setdefault("NUMBA_CACHE_DIR", str(ROOT / ".cache" / "numba"))
+os.environ.setdefault("NUMBA_CACHE_DIR", str(CACHE / "numba"))
 # NaN-guard dumps of tests that do not choose a directory: the repository's cache, not ~/.cache.
-os.environ["XDG_CACHE_HOME"] = str(ROOT / ".cache" / "xdg")
+os.environ["XDG_CACHE_HOME"] = str(CACHE / "xdg")
 # The dump key that signs the suite's dumps: the repository's, not the developer's ~/.config.
-os.environ["XDG_CONFIG_HOME"] = str(ROOT / ".cache" / "xdg-config")
+os.environ["XDG_CONFIG_HOME"] = str(CACHE / "xdg-config")
 
 
 @pytest.fixture(autouse=True)

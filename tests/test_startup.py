@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from tests.fresh import run_json
@@ -28,9 +30,14 @@ NOT_AT_START_UP = [
 
 @pytest.fixture(scope="module")
 def started() -> dict[str, object]:
+    # Under `make mutate` every modecfg module imports mutmut's switch first: an import of the
+    # tool's, made before modecfg's own here.
+    tool = "mutmut.mutation.trampoline" if "mutmut" in sys.modules else "json"
     return run_json(
+        f"""
+        import json, re, sys, {tool}
         """
-        import json, re, sys
+        + """
         before = set(sys.modules)
         patterns = set(re._cache)  # re's own cache of compiled patterns
         import modecfg

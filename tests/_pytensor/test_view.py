@@ -407,7 +407,12 @@ def test_change_flags_takes_a_flag_only_modecfg_declares() -> None:
     assert config.compute_test_value == "off"
 
 
-def test_a_typo_on_pytensor_config_is_a_warning_with_the_did_you_mean() -> None:
+def test_a_typo_on_pytensor_config_is_a_warning_with_the_did_you_mean(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from modecfg._pytensor import view
+
+    monkeypatch.setattr(view, "_said", set())  # said once a name and process: this test's own
     with pytest.warns(modecfg.UnknownFlagWarning, match=r"pytensor\.config\.floatx .*did you mean floatX\?"):
         pytensor.config.floatx = "float32"
     try:
