@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench lint clean
+.PHONY: demo test bench lint mutate clean
 
 # pip's own output (and setuptools' notes on editable installs) goes to a log, shown if it fails.
 $(STAMP): pyproject.toml
@@ -35,9 +35,13 @@ $(VENV)/.dev: $(STAMP)
 	@touch $(VENV)/.dev
 
 lint: $(VENV)/.dev
-	$(BIN)/ruff check modecfg tests bench
-	$(BIN)/ruff format --check modecfg tests bench
+	$(BIN)/ruff check modecfg tests bench tools
+	$(BIN)/ruff format --check modecfg tests bench tools
 	$(BIN)/mypy
 
+# Mutation testing of the core modules (not part of CI): all of them, or MODULE=store (tools/mutate.py).
+mutate: $(VENV)/.dev
+	$(BIN)/python tools/mutate.py $(MODULE)
+
 clean:
-	rm -rf $(VENV) .venv-newest .pytest_cache .hypothesis build *.egg-info
+	rm -rf $(VENV) .venv-newest .pytest_cache .hypothesis build *.egg-info mutants

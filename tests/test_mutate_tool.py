@@ -1,0 +1,80 @@
+"""tools/mutate.py (`make mutate`): what it mutates, and how it counts (mutmut itself runs outside CI)."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from tools import mutate
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_mutmut_mutates_exactly_the_modules_the_report_scores() -> None:
+    settings = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mutmut"]
+    assert settings["only_mutate"] == list(mutate.MODULES.values())
+    assert all((ROOT / path).is_file() for path in mutate.MODULES.values())
+
+
+def test_every_equivalent_mutant_is_named_quoted_and_explained() -> None:
+    entries = mutate.read_equivalents()
+    prefixes = tuple(mutate.dotted(path) + "." for path in mutate.MODULES.values())
+    assert all(name.startswith(prefixes) and "__mutmut_" in name for name in entries)
+    assert all(len(entry.why.split()) >= 4 for entry in entries.values())  # a reason, not a shrug
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "modecfg.config.store.x_f__mutmut_1 | x = 1\n",  # no reason
+        "modecfg.config.store.x_f__mutmut_1 |  | an empty line as mutated\n",
+        "a | b | c\na | b | c\n",  # named twice
+    ],
+)
+def test_a_malformed_equivalent_list_is_refused_with_its_line(tmp_path: Path, text: str) -> None:
+    listing = tmp_path / "equivalent.txt"
+    listing.write_text("# comment\n\n" + text)
+    with pytest.raises(SystemExit, match=rf"{listing}:\d+: "):
+        mutate.read_equivalents(listing)
+
+
+def test_the_score_counts_timeouts_and_type_errors_as_caught_untested_code_as_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(mutate, "MUTANTS", tmp_path)
+    meta = tmp_path / (mutate.MODULES["auto"] + ".meta")
+    meta.parent.mkdir(parents=True)
+    name = "modecfg.linkers.auto.x_f__mutmut_"
+    codes = {1: 1, 2: 1, 3: 36, 4: 37, 5: 0, 6: 33, 7: 0, 8: 1, 9: 1, 10: 1}
+    meta.write_text(json.dumps({"exit_code_by_key": {f"{name}{n}": code for n, code in codes.items()}}))
+    monkeypatch.setattr(mutate, "mutated_line", lambda mutant: "return None")
+    equivalents = {f"{name}7": mutate.Equivalent(f"{name}7", "return None", "why it cannot be told")}
+    problems: list[str] = []
+    result = mutate.score("auto", equivalents, problems)
+    assert (result.total, result.killed, result.typed, result.timeout, result.equivalent) == (10, 6, 1, 1, 1)
+    assert result.survivors == [f"{name}5"] and result.untested == [f"{name}6"] and problems == []
+    assert result.score == pytest.approx(0.8)
+
+
+def test_a_stale_equivalent_entry_is_a_problem_not_a_kill(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(mutate, "MUTANTS", tmp_path)
+    meta = tmp_path / (mutate.MODULES["auto"] + ".meta")
+    meta.parent.mkdir(parents=True)
+    name = "modecfg.linkers.auto.x_f__mutmut_"
+    meta.write_text(json.dumps({"exit_code_by_key": {f"{name}1": 0, f"{name}2": 1}}))
+    monkeypatch.setattr(mutate, "mutated_line", lambda mutant: "x = 2")
+    equivalents = {
+        f"{name}1": mutate.Equivalent(f"{name}1", "x = 1", "the line it was written for"),
+        f"{name}2": mutate.Equivalent(f"{name}2", "x = 2", "killed now, so not equivalent"),
+        f"{name}9": mutate.Equivalent(f"{name}9", "x = 3", "a mutant that no longer exists"),
+    }
+    problems: list[str] = []
+    result = mutate.score("auto", equivalents, problems)
+    assert result.equivalent == 0 and result.survivors == [f"{name}1"]
+    assert len(problems) == 3 and "now mutates 'x = 2'" in problems[0]
+    assert "a test kills it" in problems[1] and "no such mutant" in problems[2]

@@ -1,0 +1,222 @@
+"""Mutation testing of modecfg's core modules: how much of what could go wrong the suite catches.
+
+    make mutate                  # every core module (about an hour on 2 cores)
+    make mutate MODULE=store     # one module (names: the keys of MODULES below)
+    python tools/mutate.py --report   # the table of the last run, without running anything
+
+mutmut (https://github.com/boxed/mutmut) makes the mutants: small semantic changes (an operator,
+a comparison, a constant, a string, an argument dropped, a call's result replaced by None). It
+runs the whole suite once to learn which tests call which function, then, for each mutant, only
+those tests, in a process forked from one that has already imported everything. A mutant some
+test fails on is *killed*; one that passes them all *survived*.
+
+A survivor that no input can tell from the original is *equivalent*. It counts as killed only
+when ``tests/mutation-equivalent.txt`` names it, quotes the line as mutated (so an entry that no
+longer describes its mutant is refused, not silently reused) and says why. Mutants that mypy
+rejects (``--strict``, as CI runs it) count as killed: such a change cannot land.
+
+Each module must reach ``THRESHOLD``; the exit status is 1 when one does not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MUTANTS = ROOT / "mutants"
+EQUIVALENT = ROOT / "tests" / "mutation-equivalent.txt"
+TIMES = MUTANTS / "modecfg-times.json"
+THRESHOLD = 0.90
+
+MODULES = {
+    "flagstring": "modecfg/config/flagstring.py",
+    "resolve": "modecfg/config/resolve.py",
+    "sources": "modecfg/config/sources.py",
+    "store": "modecfg/config/store.py",
+    "overrides": "modecfg/config/overrides.py",
+    "edit": "modecfg/config/edit.py",
+    "snapshot": "modecfg/config/snapshot.py",
+    "nanguard": "modecfg/modes/nanguard.py",
+    "dump": "modecfg/modes/dump.py",
+    "replaying": "modecfg/modes/replaying.py",
+    "signing": "modecfg/modes/signing.py",
+    "float32": "modecfg/checks/float32.py",
+    "view": "modecfg/_pytensor/view.py",
+    "auto": "modecfg/linkers/auto.py",
+}
+
+# mutmut's exit codes (mutmut.stats.status_by_exit_code) as this report counts them.
+KILLED = {1, 3, -11, -9, 37}  # a test failed, pytest errored, the process crashed, mypy rejected it
+TIMEOUT = {36, -24, 24, 152, 255}  # a test ran past 15x its normal time: the mutant hangs it
+TYPE_CHECKED = 37
+
+
+def dotted(path: str) -> str:
+    return path.removesuffix(".py").replace("/", ".")
+
+
+@dataclass(frozen=True)
+class Equivalent:
+    name: str
+    line: str
+    why: str
+
+
+def read_equivalents(path: Path = EQUIVALENT) -> dict[str, Equivalent]:
+    """``NAME | the line as mutated | why`` per line; ``#`` starts a comment line."""
+    found: dict[str, Equivalent] = {}
+    if not path.exists():
+        return found
+    for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not text.strip() or text.lstrip().startswith("#"):
+            continue
+        parts = [part.strip() for part in text.split(" | ")]
+        if len(parts) != 3 or not all(parts):
+            raise SystemExit(f"{path}:{number}: expected 'NAME | the line as mutated | why', got {text!r}")
+        name, line, why = parts
+        if name in found:
+            raise SystemExit(f"{path}:{number}: {name} is named twice")
+        found[name] = Equivalent(name, line, why)
+    return found
+
+
+def mutated_line(name: str) -> str:
+    """The line the mutant adds, as ``mutmut show`` prints it (first '+' line of the diff)."""
+    shown = subprocess.run(
+        [sys.executable, "-m", "mutmut", "show", name], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
+    for text in shown.splitlines():
+        if text.startswith("+") and not text.startswith("+++"):
+            return text[1:].strip()
+    return ""
+
+
+@dataclass
+class Score:
+    module: str
+    total: int = 0
+    killed: int = 0
+    typed: int = 0
+    timeout: int = 0
+    equivalent: int = 0
+    survivors: list[str] = field(default_factory=list)
+    untested: list[str] = field(default_factory=list)
+    unchecked: int = 0
+    seconds: float | None = None
+
+    @property
+    def score(self) -> float:
+        caught = self.killed + self.timeout + self.equivalent
+        return caught / self.total if self.total else 1.0
+
+
+def score(module: str, equivalents: dict[str, Equivalent], problems: list[str]) -> Score:
+    meta = MUTANTS / (MODULES[module] + ".meta")
+    result = Score(module)
+    if not meta.exists():
+        problems.append(f"{module}: no results ({meta} missing): run `make mutate MODULE={module}`")
+        return result
+    codes: dict[str, int | None] = json.loads(meta.read_text())["exit_code_by_key"]
+    for name, code in sorted(codes.items()):
+        result.total += 1
+        if code is None:
+            result.unchecked += 1
+        elif code in KILLED:
+            result.killed += 1
+            result.typed += code == TYPE_CHECKED
+            if name in equivalents:
+                problems.append(f"{name} is listed as equivalent, yet a test kills it: remove the line")
+        elif code in TIMEOUT:
+            result.timeout += 1
+        elif name in equivalents:
+            entry = equivalents[name]
+            now = mutated_line(name)
+            if now != entry.line:
+                problems.append(f"{name}: listed as equivalent for {entry.line!r}, but now mutates {now!r}")
+                result.survivors.append(name)
+            else:
+                result.equivalent += 1
+        elif code in (5, 33):
+            result.untested.append(name)
+        else:
+            result.survivors.append(name)
+    prefix = dotted(MODULES[module]) + "."
+    problems += [f"{name}: listed as equivalent, no such mutant" for name in equivalents
+                 if name.startswith(prefix) and name not in codes]  # fmt: skip
+    return result
+
+
+def run(module: str, jobs: int) -> float:
+    # mutmut runs mypy (type_check_command) by name: this interpreter's, from its environment.
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    env = {**os.environ, "MODECFG_TEST_CACHE": str(ROOT / ".cache"), "PATH": path}
+    start = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "mutmut", "run", "--max-children", str(jobs), dotted(MODULES[module]) + ".*"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+    )
+    return time.perf_counter() - start
+
+
+def report(modules: list[str]) -> int:
+    equivalents = read_equivalents()
+    problems: list[str] = []
+    times = json.loads(TIMES.read_text()) if TIMES.exists() else {}
+    rows = []
+    for module in modules:
+        result = score(module, equivalents, problems)
+        result.seconds = times.get(module)
+        rows.append(result)
+    print(f"\n{'module':<11} {'mutants':>7} {'killed':>7} {'(mypy)':>6} {'timeout':>7} {'equiv.':>6} "
+          f"{'survived':>8} {'no test':>7} {'score':>6} {'time':>7}")  # fmt: skip
+    for r in rows:
+        took = f"{r.seconds / 60:.1f} min" if r.seconds is not None else "-"
+        print(f"{r.module:<11} {r.total:>7} {r.killed:>7} {r.typed:>6} {r.timeout:>7} {r.equivalent:>6} "
+              f"{len(r.survivors):>8} {len(r.untested):>7} {r.score:>6.1%} {took:>7}")  # fmt: skip
+    left = [name for r in rows for name in (*r.survivors, *r.untested)]
+    if left:
+        listing = MUTANTS / "survivors.txt"
+        listing.write_text("".join(f"{name}\n" for name in left))
+        print(f"\n{len(left)} mutants survived: {listing} (see one: .venv/bin/mutmut show NAME)")
+    for problem in problems:
+        print(f"problem: {problem}")
+    failing = [r.module for r in rows if r.score < THRESHOLD or r.unchecked]
+    if failing:
+        print(f"\nbelow {THRESHOLD:.0%} (or not all checked): {', '.join(failing)}")
+    return 1 if failing or problems else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("modules", nargs="*", metavar="MODULE",
+                        help=f"modules to mutate (default: all): {', '.join(MODULES)}")  # fmt: skip
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="mutants run at once")
+    parser.add_argument("--report", action="store_true", help="print the last run's table, run nothing")
+    args = parser.parse_args(argv)
+    modules = args.modules or list(MODULES)
+    unknown = [name for name in modules if name not in MODULES]
+    if unknown:
+        parser.error(f"no core module {', '.join(unknown)}; the modules: {', '.join(MODULES)}")
+    if not args.report:
+        MUTANTS.mkdir(exist_ok=True)
+        for module in modules:
+            seconds = run(module, args.jobs)
+            times = json.loads(TIMES.read_text()) if TIMES.exists() else {}
+            times[module] = seconds
+            TIMES.write_text(json.dumps(times, indent=1))
+    return report(modules)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
