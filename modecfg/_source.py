@@ -14,6 +14,8 @@ __all__ = ["SourceLine", "calling_line", "first_user_frame", "is_library", "sour
 
 _MODECFG_DIR = os.path.dirname(os.path.abspath(__file__))
 _DEMO = os.path.join(_MODECFG_DIR, "demo.py")
+# `make mutate` (mutmut) calls every mutated function of modecfg through this file of its own.
+TRAMPOLINE_FILE = os.path.join("mutmut", "mutation", "trampoline.py")
 
 TraceEntry = tuple[str, int, str, "str | None"]
 
@@ -46,10 +48,11 @@ def _pytensor_dir() -> str:
 
 
 def is_library(filename: str) -> bool:
-    """True for frames of PyTensor, numpy, Python's stdlib or modecfg (the demo excepted)."""
+    """True for frames of PyTensor, numpy, Python's stdlib or modecfg (the demo excepted), and of
+    the mutation-testing tool's call switch."""
     if filename == _DEMO:  # the demo is user code, written with modecfg
         return False
-    if filename.startswith((_MODECFG_DIR, _pytensor_dir())):
+    if filename.startswith((_MODECFG_DIR, _pytensor_dir())) or filename.endswith(TRAMPOLINE_FILE):
         return True
     if filename.startswith(_stdlib_dir()) and "site-packages" not in filename:
         return True

@@ -39,6 +39,7 @@ from pytensor.configparser import ConfigParam, PyTensorConfigParser
 from modecfg._pytensor.adopt import adopt_declarations, first_read
 from modecfg._pytensor.blas import PYTENSOR_TEXT
 from modecfg._pytensor.values import pytensor_accepts
+from modecfg._source import TRAMPOLINE_FILE
 from modecfg.config import config as _config
 from modecfg.config.flags import FLAGS, Flag
 from modecfg.config.overrides import Override
@@ -82,6 +83,9 @@ class ConfigView(PyTensorConfigParser):  # type: ignore[misc]
         # does): PyTensor enters change_flags around every compile and rewrite.
         frame = _getframe(1)
         code = frame.f_code
+        if code.co_name == "trampoline" and code.co_filename.endswith(TRAMPOLINE_FILE):  # make mutate's
+            frame = frame.f_back  # type: ignore[assignment]  # switch sits between us and the caller
+            code = frame.f_code
         site = id(code) ^ frame.f_lasti
         cached = current.site_cache.get(site)
         if cached is not None and cached[0] is code:

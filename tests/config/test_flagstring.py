@@ -97,6 +97,26 @@ def test_windows_paths_keep_their_backslashes() -> None:
     assert parse_flags(r"base_compiledir=C:\Users\me\theano") == {"base_compiledir": r"C:\Users\me\theano"}
 
 
+@pytest.mark.parametrize("path", [r"C:\Xilinx\lib", r"D:\x\Y z", r"\\server\share"])
+def test_a_double_quoted_windows_path_keeps_every_backslash_that_escapes_nothing(path: str) -> None:
+    # Inside "...", only \" and \\ are escapes: C:\Xilinx is a path, not an escaped X.
+    quoted = '"' + path.replace("\\\\", "\\\\\\\\") + '"'
+    assert parse_flags(f"base_compiledir={quoted}") == {"base_compiledir": path}
+    assert unwrap_quotes(quoted) == path
+
+
+def test_an_escaped_blank_at_the_end_of_a_value_is_kept_and_a_plain_one_dropped() -> None:
+    assert parse_flags("gcc.cxxflags=-O3\\ ,floatX=float32 ") == {"gcc.cxxflags": "-O3 ", "floatX": "float32"}
+    assert parse_flags("gcc.cxxflags=\\ -O3") == {"gcc.cxxflags": " -O3"}
+
+
+def test_blanks_after_a_closing_quote_are_dropped() -> None:
+    assert parse_flags("gcc.cxxflags='-O3' \t,floatX=\"float32\"  ") == {
+        "gcc.cxxflags": "-O3",
+        "floatX": "float32",
+    }
+
+
 def test_hash_is_an_ordinary_character() -> None:
     # shlex treated '#' as a comment and silently dropped the rest of the string
     assert parse_flags("gcc.cxxflags=-DX#1,floatX=float32") == {"gcc.cxxflags": "-DX#1", "floatX": "float32"}
@@ -120,10 +140,41 @@ def test_an_item_without_a_name_is_an_error() -> None:
         parse_flags("=float32")
 
 
+def test_a_word_that_is_no_flag_s_choice_gets_no_guess() -> None:
+    with pytest.raises(FlagSyntaxError) as info:
+        parse_flags("nonsense", source="MODECFG_FLAGS")
+    assert str(info.value) == (
+        "MODECFG_FLAGS: item 'nonsense' has no '=' (each item is name=value, items are separated by commas)"
+    )
+
+
+def test_an_unnamed_string_is_called_flags_in_messages_and_origins() -> None:
+    (setting,) = parse("floatX=float32")
+    assert setting.origin.source == "<flags>"
+    for call in (parse, parse_flags):
+        with pytest.raises(FlagSyntaxError, match=r"^<flags>: item 'x' has no '='"):
+            call("x")
+
+
+def test_parse_flags_names_its_source_in_errors() -> None:
+    with pytest.raises(FlagSyntaxError, match=r"^THEANO_FLAGS: unterminated ' quote"):
+        parse_flags("cxx='g++", source="THEANO_FLAGS")
+
+
 @pytest.mark.parametrize("text", ['cxx="/usr/bin/g++', "cxx='g++", 'a=1,b="x\\"'])
 def test_an_unterminated_quote_is_an_error(text: str) -> None:
     with pytest.raises(FlagSyntaxError, match="unterminated"):
         parse(text, source="PYTENSOR_FLAGS")
+
+
+def test_an_unterminated_quote_says_where_it_opens_and_how_to_fix_it() -> None:
+    with pytest.raises(FlagSyntaxError) as info:
+        parse("floatX=float32,cxx='g++", source="PYTENSOR_FLAGS")
+    assert str(info.value) == (
+        "PYTENSOR_FLAGS: unterminated ' quote at position 20 in \"floatX=float32,cxx='g++\"; "
+        "close it or escape it with a backslash"
+    )
+    assert info.value.origin == modecfg.Origin(Layer.ENV, "PYTENSOR_FLAGS")
 
 
 def test_format_quotes_only_what_needs_it() -> None:
