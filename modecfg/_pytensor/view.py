@@ -49,6 +49,7 @@ __all__ = ["ConfigView", "ViewParam", "attach", "detach", "view"]
 
 _log = logging.getLogger("modecfg.bridge")
 _getframe = sys._getframe
+_SWITCH = frozenset(["trampoline", "_trampoline_wrapper"])  # mutmut's frames around a mutated call
 
 
 class ConfigView(PyTensorConfigParser):  # type: ignore[misc]
@@ -83,7 +84,7 @@ class ConfigView(PyTensorConfigParser):  # type: ignore[misc]
         # does): PyTensor enters change_flags around every compile and rewrite.
         frame = _getframe(1)
         code = frame.f_code
-        if code.co_name == "trampoline" and code.co_filename.endswith(TRAMPOLINE_FILE):  # make mutate's
+        while code.co_name in _SWITCH and code.co_filename.endswith(TRAMPOLINE_FILE):  # make mutate's
             frame = frame.f_back  # type: ignore[assignment]  # switch sits between us and the caller
             code = frame.f_code
         site = id(code) ^ frame.f_lasti
