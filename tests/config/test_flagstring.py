@@ -136,8 +136,29 @@ def test_an_item_without_equals_is_an_error_naming_the_variable() -> None:
 
 
 def test_an_item_without_a_name_is_an_error() -> None:
-    with pytest.raises(FlagSyntaxError, match="no name before '='"):
-        parse_flags("=float32")
+    with pytest.raises(FlagSyntaxError, match="no name before '='") as info:
+        parse("floatX=float32, =float32", source="THEANO_FLAGS")
+    assert str(info.value) == "THEANO_FLAGS: item '=float32' has no name before '='"
+    assert info.value.origin == modecfg.Origin(Layer.ENV, "THEANO_FLAGS")
+
+
+@pytest.mark.parametrize("wrapped", ['""', "''", " '' "])
+def test_two_quotes_and_nothing_else_are_no_flags(wrapped: str) -> None:
+    # `set THEANO_FLAGS=""` on Windows leaves the two quotes in the variable.
+    assert unwrap_quotes(wrapped) == ""
+    assert parse_flags(wrapped) == {}
+
+
+def test_single_quotes_wrapping_a_string_keep_its_backslashes() -> None:
+    assert unwrap_quotes("'C:\\\\x\\\"'") == 'C:\\\\x\\"'
+    assert unwrap_quotes('"C:\\\\x\\""') == 'C:\\x"'
+
+
+def test_an_escaped_quote_inside_a_single_quoted_list_reaches_the_parser_escaped() -> None:
+    # Windows `set THEANO_FLAGS='gcc.cxxflags=-DNAME=\"v\",floatX=float32'`: the single quotes
+    # wrap the list; inside them \" is still the parser's escaped quote.
+    text = "'gcc.cxxflags=-DNAME=\\\"v\\\",floatX=float32'"
+    assert parse_flags(text) == {"gcc.cxxflags": '-DNAME="v"', "floatX": "float32"}
 
 
 def test_a_word_that_is_no_flag_s_choice_gets_no_guess() -> None:
