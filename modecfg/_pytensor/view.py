@@ -561,6 +561,9 @@ class _View:
             before = self.pytensor_would_have(name)
             if before is _UNKNOWN or _same(now, before) or _same(now, self.show(spec, _config[spec.name])):
                 continue
+            # PyTensor imported inside a modecfg override was handed the value below the overrides
+            if _same(now, self.show(spec, self.store.base(spec.name))):
+                continue
             try:
                 _config.set(spec.name, now, source=ADOPTED)
             except Exception as exc:  # a value PyTensor took and modecfg refuses: said, not lost silently

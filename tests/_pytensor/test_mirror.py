@@ -379,3 +379,23 @@ def test_linker_per_graph_is_modecfgs_choice_opted_into() -> None:
         """
     )
     assert out["linker"] == "per_graph (chosen per graph)" and out["pytensor sees"] == "auto"
+
+
+def test_pytensor_first_imported_inside_an_override_keeps_the_override() -> None:
+    """A dask worker whose first task runs under the driver's snapshot imports PyTensor inside
+    that override: PyTensor is handed the values below it, and nothing of PyTensor's is adopted
+    over the override (it was: floatX from the worker's THEANO_FLAGS, 'before modecfg was
+    imported')."""
+    out = run_json(
+        """
+        import json, modecfg
+        with modecfg.config.override(floatX="float32"):
+            import pytensor, pytensor.tensor as pt
+            inside = [modecfg.config.floatX, str(modecfg.config.origin("floatX")), pt.vector().dtype]
+        after = [modecfg.config.floatX, str(modecfg.config.origin("floatX")), pytensor.config.floatX]
+        print(json.dumps({"inside": inside, "after": after}))
+        """,
+        env={"THEANO_FLAGS": "floatX=float16"},
+    )
+    assert out["inside"] == ["float32", "override at <string>:3", "float32"]
+    assert out["after"] == ["float16", "THEANO_FLAGS", "float16"]

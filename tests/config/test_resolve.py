@@ -1,0 +1,106 @@
+"""Merging the layers (modecfg.config.resolve): the words and origins of what goes wrong."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import pytest
+
+import modecfg
+from modecfg.config.flags import FLAGS
+from modecfg.config.origin import Layer, Origin, Setting
+from modecfg.errors import FlagValueError, RcFileError, UnknownFlagError
+
+ENV = Origin(Layer.ENV, "THEANO_FLAGS")
+resolving = importlib.import_module("modecfg.config.resolve")  # the package exports a function of that name
+
+
+def test_an_rc_file_passed_to_load_is_named_as_passed_by_rc_files(tmp_path: Path) -> None:
+    missing = tmp_path / "theanorc"
+    with pytest.raises(RcFileError) as info:
+        modecfg.load(env={}, rc_files=[missing])
+    assert str(info.value) == f"rc file {missing} (named by rc_files) does not exist"
+
+
+def test_a_held_name_judged_later_is_an_unknown_flag_with_its_origin_hint_and_guess() -> None:
+    error = resolving.unknown_setting(Setting("floatx", "float32", ENV))
+    assert str(error) == "unknown flag 'floatx' (from THEANO_FLAGS); did you mean floatX?"
+    assert (error.flag, error.origin, tuple(error.suggestions)) == ("floatx", ENV, ("floatX",))
+    rc = Origin(Layer.RC, "/home/me/.theanorc", 3)
+    in_section = resolving.unknown_setting(Setting("cxxflag", "-O3", rc, section="gcc"))
+    assert (
+        str(in_section)
+        == "unknown flag 'gcc.cxxflag' (from /home/me/.theanorc:3); did you mean gcc.cxxflags?"
+    )
+    hinted = resolving.unknown_setting(Setting("config.floatX", "float32", ENV))
+    assert str(hinted) == (
+        "unknown flag 'config.floatX' (from THEANO_FLAGS); drop the 'config.' prefix; did you mean floatX?"
+    )
+
+
+def test_an_unknown_name_gets_a_guess_unless_the_caller_is_out_of_budget() -> None:
+    with pytest.raises(UnknownFlagError) as info:
+        resolving.candidate(Setting("floatx", "float32", ENV), [])
+    assert tuple(info.value.suggestions) == ("floatX",)
+    with pytest.raises(UnknownFlagError) as info:
+        resolving.candidate(Setting("floatx", "float32", ENV), [], suggest=False)
+    assert tuple(info.value.suggestions) == ()
+
+
+def test_an_unknown_flag_without_a_place_says_no_place() -> None:
+    for origin in (None, Origin(Layer.ASSIGNMENT)):
+        error = resolving.unknown_flag("nosuch", origin)
+        assert str(error) == "unknown flag 'nosuch'" and error.origin == origin
+
+
+def test_names_held_for_pytensor_count_against_the_did_you_mean_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Before PyTensor's declarations are known, a name no flag has and no flag resembles is held.
+    monkeypatch.setattr(resolving, "declarations_complete", lambda: None)
+    held = [Setting(f"zz_plugin_{i}", "1", ENV) for i in range(resolving._SUGGESTED)]
+    res = resolving.resolve([*held, Setting("floatx", "float32", ENV)])
+    assert res.errors == [] and len(res.pending) == resolving._SUGGESTED + 1  # no search spent on floatx
+
+
+def test_a_value_error_without_an_origin_and_a_case_slip_is_told_the_right_spelling() -> None:
+    spec = FLAGS["floatX"]
+    error = resolving.value_error(spec, "FLOAT32", None, "not a valid choice")
+    assert str(error) == (
+        "floatX='FLOAT32': not a valid choice; valid choices: float64, float32, float16; "
+        "did you mean 'float32'?"
+    )
+    assert (error.flag, error.origin, error.value, error.choices) == (
+        "floatX",
+        None,
+        "FLOAT32",
+        spec.choices(),
+    )
+
+
+def test_a_value_holding_another_flag_says_commas_separate_flags() -> None:
+    spec = FLAGS["floatX"]
+    error = resolving.value_error(spec, "float32 device=cpu", ENV, "not a valid choice")
+    assert str(error) == (
+        "floatX='float32 device=cpu' (from THEANO_FLAGS): not a valid choice; valid choices: float64, "
+        "float32, float16; flags are separated by commas, not spaces"
+    )
+
+
+@pytest.mark.parametrize("second", ["blas__ldflags", "blas.ldflags"])
+def test_a_space_instead_of_a_comma_in_a_text_flag_is_an_error(second: str) -> None:
+    text = f"gcc.cxxflags=-O3 {second}=-lblas"
+    with pytest.raises(FlagValueError) as info:
+        modecfg.load(env={"THEANO_FLAGS": text})
+    error = info.value
+    assert str(error) == (
+        "gcc.cxxflags='-O3 " + second + "=-lblas' (from THEANO_FLAGS) contains blas.ldflags=..., which "
+        "looks like a second flag; flags are separated by commas, not spaces"
+    )
+    assert (error.flag, error.origin, error.value) == ("gcc.cxxflags", ENV, f"-O3 {second}=-lblas")
+
+
+def test_a_text_flag_may_hold_name_value_pairs_that_are_no_flags() -> None:
+    cfg = modecfg.load(env={"THEANO_FLAGS": "gcc.cxxflags=-O3 -DNDEBUG MYMACRO=1"})
+    assert cfg.gcc__cxxflags == "-O3 -DNDEBUG MYMACRO=1"
