@@ -6,11 +6,13 @@ import multiprocessing
 import pickle
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import modecfg
-from modecfg.config.origin import Layer
+from modecfg.config.origin import Layer, Origin
+from modecfg.config.snapshot import Snapshot
 from modecfg.errors import FlagValueError
 from tests.fresh import ROOT, run_json
 
@@ -103,7 +105,62 @@ def test_flags_pytensor_fixes_are_assigned_not_scoped() -> None:
     with snap.override(worker):
         assert worker.cxx == "/nonexistent/g++"
         assert worker.origin("cxx").layer is Layer.ASSIGNMENT  # cannot be scoped
+        assert worker.origin("cxx").source == f"THEANO_FLAGS (env in {snap.process})"
     assert worker.cxx == "/nonexistent/g++"
+
+
+def test_a_snapshot_s_values_say_where_and_in_which_process_they_were_set() -> None:
+    driver = modecfg.load(env={"THEANO_FLAGS": "floatX=float32"}, rc_files=[])
+    driver.traceback.limit = 3
+    snap = Snapshot(driver.snapshot().values, "driver-host:42")
+    scoped, installed = modecfg.load(env={}, rc_files=[]), modecfg.load(env={}, rc_files=[])
+    with snap.override(scoped):
+        assert (scoped.floatX, scoped.traceback.limit) == ("float32", 3)
+        assert scoped.origin("floatX") == Origin(Layer.OVERRIDE, "THEANO_FLAGS (env in driver-host:42)")
+        assert str(scoped.origin("traceback.limit")).startswith(f"override at {__file__}:")
+        assert str(scoped.origin("traceback.limit")).endswith(" (assignment in driver-host:42)")
+    snap.install(installed)
+    assert (installed.floatX, installed.traceback.limit) == ("float32", 3)
+    assert installed.origin("floatX") == Origin(Layer.ASSIGNMENT, "THEANO_FLAGS (env in driver-host:42)")
+
+
+def test_run_passes_every_argument_under_the_snapshot() -> None:
+    snap = modecfg.load(env={}, rc_files=[], assignments={"floatX": "float32"}).snapshot()
+    seen = snap.run(lambda *args, **kwargs: (modecfg.config.floatX, args, kwargs), 1, 2, key="v")
+    assert seen == ("float32", (1, 2), {"key": "v"}) and modecfg.config.floatX == "float64"
+
+
+@pytest.mark.parametrize(
+    ("values", "process", "message"),
+    [
+        ("floatX=float32", "w:1", "a snapshot from w:1 holds a str, not values"),
+        (
+            ("floatX=float32",),
+            "w:1",
+            "a snapshot from w:1 holds 'floatX=float32', not a (flag, value, origin) triple",
+        ),
+        ((("nosuch", 1, Origin(Layer.ASSIGNMENT)),), 7, "a snapshot from ? sets unknown flag 'nosuch'"),
+        (
+            (("floatX", "float32", "main.py:3"),),
+            "w:1",
+            "a snapshot from w:1 gives floatX the origin 'main.py:3', not an Origin",
+        ),
+        (
+            (("floatX", b"float32", Origin(Layer.ASSIGNMENT)),),
+            "w:1",
+            "a snapshot from w:1 gives floatX a bytes; snapshots hold strings, numbers, booleans and None",
+        ),
+    ],
+)
+def test_a_malformed_snapshot_names_its_process_the_flag_and_what_it_holds(
+    values: Any, process: Any, message: str
+) -> None:
+    cfg = modecfg.load(env={}, rc_files=[])
+    with pytest.raises(FlagValueError) as info:
+        Snapshot(values, process).install(cfg)
+    assert str(info.value) == message
+    flag = values[0][0] if isinstance(values, tuple) and isinstance(values[0], tuple) else None
+    assert info.value.flag == flag
 
 
 _WORKER = """
@@ -154,3 +211,23 @@ def test_a_worker_takes_the_drivers_base_compiledir_until_pytensor_has_fixed_its
         assert f"cannot change to PosixPath('{base}')" in out["error"]
         assert f"PyTensor already uses PosixPath('{default}') for this process" in out["error"]
         assert out["after"] == [default, "float64"] and out["layer"] == "default"
+
+
+@pytest.mark.parametrize(
+    ("entry", "shown"), [("x" * 58, repr("x" * 58)), ("x" * 59, repr("x" * 59)[:57] + "...")]
+)
+def test_a_malformed_entry_is_quoted_whole_up_to_sixty_characters(entry: str, shown: str) -> None:
+    with pytest.raises(FlagValueError) as info:
+        Snapshot((entry,), "w:1").install(modecfg.load(env={}, rc_files=[]))
+    assert str(info.value) == f"a snapshot from w:1 holds {shown}, not a (flag, value, origin) triple"
+
+
+def test_a_bad_value_in_a_snapshot_is_told_with_where_it_was_set() -> None:
+    snap = Snapshot((("floatX", "float33", Origin(Layer.ASSIGNMENT, "main.py", 3)),), "w:1")
+    with pytest.raises(FlagValueError) as info:
+        snap.install(modecfg.load(env={}, rc_files=[]))
+    assert str(info.value).startswith("floatX='float33' (from assignment at main.py:3): not a valid choice")
+    unplaced = Snapshot((("floatX", "float16", Origin(Layer.ASSIGNMENT)),), "w:1")
+    cfg = modecfg.load(env={}, rc_files=[])
+    unplaced.install(cfg)
+    assert cfg.origin("floatX") == Origin(Layer.ASSIGNMENT, "? (assignment in w:1)")
