@@ -304,6 +304,8 @@ def _leave_out_of_order(var: Any, top: Mapping[object, Any] | None, owner: Overr
         return _end_elsewhere(owner)
     rebuilt = scope[PARENT]
     for later in reversed(newer):
+        if later[OWNER] is None:  # ended from another thread (_end_elsewhere): nothing of its own
+            continue
         own = {name: later[name] for name in later[OWNER]._names}  # assignments inside it included
         new = {**rebuilt, **own} if rebuilt is not None else own
         new[PARENT], new[OWNER] = rebuilt, later[OWNER]
@@ -340,6 +342,7 @@ def _end_elsewhere(owner: Override) -> None:
             scope.pop(name, None)
         else:
             scope[name] = hit
+    scope[OWNER] = None  # ended: a block around it left later rebuilds its chain without it
     owner._store.linger(scope, owner._counts)  # counted until the entering context lets it go
 
 

@@ -6,6 +6,8 @@ import asyncio
 import contextvars
 import gc
 import threading
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -214,3 +216,103 @@ def test_a_copy_made_before_an_assignment_inside_the_override_keeps_what_it_saw(
     del before
     gc.collect()
     assert [cfg.floatX for _ in range(3)] == ["float64"] * 3 and not _descriptor_on_class(cfg)
+
+
+# -- leaving out of order, elsewhere, and after an assignment inside -------------------------------
+
+
+def _in_thread_left_by_another(cfg: modecfg.Config, setup: Any, block: Any) -> dict[str, Any]:
+    """``setup()`` then ``block.__enter__()`` in one thread; ``block.__exit__`` in another; the
+    first thread then reads floatX, traceback.limit and their layers, inside ``setup()`` and after."""
+    entered, left, seen = threading.Event(), threading.Event(), {}
+
+    def enters() -> None:
+        try:
+            with setup():
+                block.__enter__()
+                cfg.floatX = "float16"  # an assignment inside: the block's scope is replaced
+                entered.set()
+                left.wait(10)
+                seen["after"] = (cfg.floatX, cfg.traceback.limit, cfg.origin("floatX").layer)
+            seen["end"] = (cfg.floatX, cfg.traceback.limit, cfg.origin("floatX").layer)
+        except Exception as exc:  # said in the result: the test names it
+            seen["error"] = repr(exc)
+
+    def leaves() -> None:
+        entered.wait(10)
+        try:
+            block.__exit__(None, None, None)
+        except Exception as exc:  # said in the result: the test names it
+            seen["error"] = repr(exc)
+        left.set()
+
+    threads = [threading.Thread(target=enters), threading.Thread(target=leaves)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    return seen
+
+
+def test_a_block_left_elsewhere_gives_back_what_the_enclosing_block_set(cfg: modecfg.Config) -> None:
+    block = cfg.override(floatX="float32", traceback__limit=3)
+    seen = _in_thread_left_by_another(cfg, lambda: cfg.override(floatX="float64"), block)
+    # the outer block's floatX and the default limit; then, the outer block left, the defaults
+    assert seen == {"after": ("float64", 8, Layer.OVERRIDE), "end": ("float64", 8, Layer.DEFAULT)}
+
+
+def test_a_block_left_elsewhere_with_nothing_around_it_gives_back_the_defaults(cfg: modecfg.Config) -> None:
+    import contextlib
+
+    block = cfg.override(floatX="float32", traceback__limit=3)
+    seen = _in_thread_left_by_another(cfg, contextlib.nullcontext, block)
+    assert seen == {"after": ("float64", 8, Layer.DEFAULT), "end": ("float64", 8, Layer.DEFAULT)}
+
+
+def test_an_override_never_entered_cannot_be_left() -> None:
+    cfg = modecfg.load(env={})
+    with pytest.raises(RuntimeError) as info:
+        cfg.override(floatX="float32", traceback__limit=3).__exit__(None, None, None)
+    assert str(info.value) == "override exited without being entered in this context, nor open in another"
+
+
+def test_leaving_a_block_before_the_one_inside_it_keeps_the_outer_ones(cfg: modecfg.Config) -> None:
+    outer = cfg.override(traceback__limit=2)
+    middle = cfg.override(floatX="float32")
+    inner = cfg.override(allow_gc=False)
+    outer.__enter__()
+    middle.__enter__()
+    inner.__enter__()
+    middle.__exit__(None, None, None)  # out of order: inner stays, rebuilt on outer
+    assert (cfg.traceback.limit, cfg.floatX, cfg.allow_gc) == (2, "float64", False)
+    assert cfg.origin("traceback.limit").layer is Layer.OVERRIDE
+    inner.__exit__(None, None, None)
+    assert (cfg.traceback.limit, cfg.floatX, cfg.allow_gc) == (2, "float64", True)
+    outer.__exit__(None, None, None)
+    assert cfg.traceback.limit == 8 and cfg.is_default("traceback.limit")
+
+
+def test_an_assignment_inside_a_block_leaves_no_descriptor_behind(cfg: modecfg.Config) -> None:
+    with cfg.override(floatX="float32"):
+        cfg.floatX = "float16"
+    assert cfg.floatX == "float64"
+    assert not _descriptor_on_class(cfg)
+
+
+def test_a_decorated_generator_runs_each_step_under_the_override(cfg: modecfg.Config) -> None:
+    @cfg.override(floatX="float32")
+    def steps() -> Iterator[str]:
+        yield cfg.floatX
+        yield cfg.floatX
+
+    gen = steps()
+    assert cfg.floatX == "float64"
+    assert next(gen) == "float32" and cfg.floatX == "float64"
+    assert next(gen) == "float32"
+
+
+def test_an_override_shows_its_values() -> None:
+    cfg = modecfg.load(env={})
+    assert repr(cfg.override(floatX="float32", traceback__limit=3)) == (
+        "<override floatX=float32,traceback.limit=3>"
+    )
