@@ -316,3 +316,35 @@ def test_an_override_shows_its_values() -> None:
     assert repr(cfg.override(floatX="float32", traceback__limit=3)) == (
         "<override floatX=float32,traceback.limit=3>"
     )
+
+
+def test_blocks_entered_after_one_left_elsewhere_survive_leaving_the_block_around_them(
+    cfg: modecfg.Config,
+) -> None:
+    block = cfg.override(floatX="float32")
+    entered, left, seen = threading.Event(), threading.Event(), {}
+
+    def enters() -> None:
+        outer = cfg.override(traceback__limit=2)
+        outer.__enter__()
+        block.__enter__()
+        entered.set()
+        left.wait(10)
+        inner = cfg.override(allow_gc=False)
+        inner.__enter__()  # on top of the block ended elsewhere
+        outer.__exit__(None, None, None)  # out of order: inner stays
+        seen["inner"] = (cfg.allow_gc, cfg.traceback.limit, cfg.floatX)
+        inner.__exit__(None, None, None)
+        seen["none"] = (cfg.allow_gc, cfg.traceback.limit, cfg.floatX)
+
+    def leaves() -> None:
+        entered.wait(10)
+        block.__exit__(None, None, None)
+        left.set()
+
+    threads = [threading.Thread(target=enters), threading.Thread(target=leaves)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert seen == {"inner": (False, 8, "float64"), "none": (True, 8, "float64")}
