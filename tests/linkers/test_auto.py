@@ -154,3 +154,27 @@ def test_a_profile_header_names_the_linker_auto_chose() -> None:
     header = ProfileReport.from_stats(fn.profile).text().splitlines()[1]
     expected = "cvm" if not modecfg.linkers.why_unavailable("cvm") else "vm"  # a profile needs a VM
     assert header.endswith(f"; linker {expected} (linker=per_graph)"), header
+
+
+@pytest.mark.parametrize(
+    ("has_blas", "rule"),
+    [
+        (
+            False,
+            "chosen per graph: numba for scan and inner functions, and for matrix-matrix products "
+            "(no BLAS for C); {best} otherwise",
+        ),
+        (True, "chosen per graph: numba for scan and inner functions (a BLAS for C); {best} otherwise"),
+    ],
+)
+def test_the_rule_doctor_and_linkers_print_says_what_per_graph_does_here(
+    monkeypatch: pytest.MonkeyPatch, has_blas: bool, rule: str
+) -> None:
+    monkeypatch.setattr(auto, "_c_has_blas", lambda: has_blas)
+    monkeypatch.setattr(auto, "why_unavailable", lambda name: "")
+    assert auto.rule_here() == rule.format(best=auto.best_linker())
+
+
+def test_without_numba_the_rule_names_the_one_linker_left(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(auto, "why_unavailable", lambda name: "not installed" if name == "numba" else "")
+    assert auto.rule_here() == f"{auto.best_linker()} for every graph (numba is not usable here)"
