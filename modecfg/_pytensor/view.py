@@ -49,7 +49,9 @@ __all__ = ["ConfigView", "ViewParam", "attach", "detach", "view"]
 
 _log = logging.getLogger("modecfg.bridge")
 _getframe = sys._getframe
-_SWITCH = frozenset(["trampoline", "_trampoline_wrapper"])  # mutmut's frames around a mutated call
+# `make mutate`: mutmut's call switch (two frames) sits between a mutated function and its caller.
+_SWITCHED = False  # set at attach: the switch is imported by then if it is used at all
+_SWITCH = frozenset(["trampoline", "_trampoline_wrapper"])
 
 
 class ConfigView(PyTensorConfigParser):  # type: ignore[misc]
@@ -84,8 +86,8 @@ class ConfigView(PyTensorConfigParser):  # type: ignore[misc]
         # does): PyTensor enters change_flags around every compile and rewrite.
         frame = _getframe(1)
         code = frame.f_code
-        while code.co_name in _SWITCH and code.co_filename.endswith(TRAMPOLINE_FILE):  # make mutate's
-            frame = frame.f_back  # type: ignore[assignment]  # switch sits between us and the caller
+        while _SWITCHED and code.co_name in _SWITCH and code.co_filename.endswith(TRAMPOLINE_FILE):
+            frame = frame.f_back  # type: ignore[assignment]
             code = frame.f_code
         site = id(code) ^ frame.f_lasti
         cached = current.site_cache.get(site)
@@ -576,6 +578,8 @@ class _View:
         return adopted
 
     def attach(self) -> None:
+        global _SWITCHED
+        _SWITCHED = "mutmut.mutation.trampoline" in sys.modules
         target = self.target
         self.adopt_pytensor_state()
         for name in self.flags:
