@@ -41,16 +41,25 @@ def test_a_malformed_equivalent_list_is_refused_with_its_line(tmp_path: Path, te
         mutate.read_equivalents(listing)
 
 
+NAME = "modecfg.linkers.auto.x_f__mutmut_"  # mutants of a function f of linkers/auto.py
+
+
+def _results(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, codes: dict[int, int], line: str) -> None:
+    """A run's results for auto.py (exit code per mutant number); each mutant writes ``line``."""
+    monkeypatch.setattr(mutate, "MUTANTS", tmp_path)
+    monkeypatch.setattr(mutate, "mutated_line", lambda mutant: line)
+    meta = tmp_path / (mutate.MODULES["auto"] + ".meta")
+    meta.parent.mkdir(parents=True)
+    meta.write_text(json.dumps({"exit_code_by_key": {f"{NAME}{n}": code for n, code in codes.items()}}))
+
+
 def test_the_score_counts_timeouts_and_type_errors_as_caught_untested_code_as_not(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(mutate, "MUTANTS", tmp_path)
-    meta = tmp_path / (mutate.MODULES["auto"] + ".meta")
-    meta.parent.mkdir(parents=True)
-    name = "modecfg.linkers.auto.x_f__mutmut_"
-    codes = {1: 1, 2: 1, 3: 36, 4: 37, 5: 0, 6: 33, 7: 0, 8: 1, 9: 1, 10: 1}
-    meta.write_text(json.dumps({"exit_code_by_key": {f"{name}{n}": code for n, code in codes.items()}}))
-    monkeypatch.setattr(mutate, "mutated_line", lambda mutant: "return None")
+    name = NAME
+    _results(
+        tmp_path, monkeypatch, {1: 1, 2: 1, 3: 36, 4: 37, 5: 0, 6: 33, 7: 0, 8: 1, 9: 1, 10: 1}, "return None"
+    )
     equivalents = {f"{name}7": mutate.Equivalent(f"{name}7", "return None", "why it cannot be told")}
     problems: list[str] = []
     result = mutate.score("auto", equivalents, problems)
@@ -62,12 +71,8 @@ def test_the_score_counts_timeouts_and_type_errors_as_caught_untested_code_as_no
 def test_a_stale_equivalent_entry_is_a_problem_not_a_kill(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(mutate, "MUTANTS", tmp_path)
-    meta = tmp_path / (mutate.MODULES["auto"] + ".meta")
-    meta.parent.mkdir(parents=True)
-    name = "modecfg.linkers.auto.x_f__mutmut_"
-    meta.write_text(json.dumps({"exit_code_by_key": {f"{name}1": 0, f"{name}2": 1}}))
-    monkeypatch.setattr(mutate, "mutated_line", lambda mutant: "x = 2")
+    name = NAME
+    _results(tmp_path, monkeypatch, {1: 0, 2: 1}, "x = 2")
     equivalents = {
         f"{name}1": mutate.Equivalent(f"{name}1", "x = 1", "the line it was written for"),
         f"{name}2": mutate.Equivalent(f"{name}2", "x = 2", "killed now, so not equivalent"),

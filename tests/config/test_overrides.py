@@ -221,6 +221,15 @@ def test_a_copy_made_before_an_assignment_inside_the_override_keeps_what_it_saw(
 # -- leaving out of order, elsewhere, and after an assignment inside -------------------------------
 
 
+def _together(*bodies: Any) -> None:
+    """Each of ``bodies`` in a thread of its own, all started, then all joined."""
+    threads = [threading.Thread(target=body) for body in bodies]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+
+
 def _in_thread_left_by_another(cfg: modecfg.Config, setup: Any, block: Any) -> dict[str, Any]:
     """``setup()`` then ``block.__enter__()`` in one thread; ``block.__exit__`` in another; the
     first thread then reads floatX, traceback.limit and their layers, inside ``setup()`` and after."""
@@ -246,11 +255,7 @@ def _in_thread_left_by_another(cfg: modecfg.Config, setup: Any, block: Any) -> d
             seen["error"] = repr(exc)
         left.set()
 
-    threads = [threading.Thread(target=enters), threading.Thread(target=leaves)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(10)
+    _together(enters, leaves)
     return seen
 
 
@@ -342,9 +347,5 @@ def test_blocks_entered_after_one_left_elsewhere_survive_leaving_the_block_aroun
         block.__exit__(None, None, None)
         left.set()
 
-    threads = [threading.Thread(target=enters), threading.Thread(target=leaves)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(10)
+    _together(enters, leaves)
     assert seen == {"inner": (False, 8, "float64"), "none": (True, 8, "float64")}
