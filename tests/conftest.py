@@ -9,6 +9,7 @@ that no test directs elsewhere go there too.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,11 @@ ROOT = Path(__file__).resolve().parent.parent
 # `make mutate` runs the suite from a copy of the tree (mutants/): it shares the real tree's caches.
 CACHE = Path(os.environ.get("MODECFG_TEST_CACHE", ROOT / ".cache"))
 COMPILEDIR = CACHE / "pytensor"
+if "MUTANT_UNDER_TEST" in os.environ and "jax" not in sys.modules:
+    # mutmut forks each mutant's run from the process that ran the whole suite, and the threads
+    # JAX's runtime started there do not survive a fork (a forked JAX call waits forever): under
+    # `make mutate` JAX counts as not installed, and its tests skip.
+    sys.modules["jax"] = None  # type: ignore[assignment]
 if os.environ.get("MUTANT_UNDER_TEST") == "stats":
     # mutmut's test-to-function mapping run: a Python started by a test would try to record its
     # calls too and fail outside the tree; it runs the code as written (mutants it does see).

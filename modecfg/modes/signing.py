@@ -70,8 +70,9 @@ def _read_key(path: str) -> bytes | KeyProblem:
     finally:
         os.close(fd)
     if len(key) != _KEY_SIZE:
+        size = max(info.st_size, len(key))  # the read stops one byte past a key's size
         return KeyProblem(
-            path, f"is not a dump key ({len(key)} bytes, not {_KEY_SIZE}): remove it to make a new one"
+            path, f"is not a dump key ({size} bytes, not {_KEY_SIZE}): remove it to make a new one"
         )
     return key
 
@@ -121,7 +122,7 @@ def key_problem() -> str:
         found = _read_key(path)
     except FileNotFoundError:
         parent = os.path.dirname(path)
-        while not os.path.exists(parent) and os.path.dirname(parent) != parent:
+        while not os.path.lexists(parent) and os.path.dirname(parent) != parent:
             parent = os.path.dirname(parent)
         ok = os.path.isdir(parent) and os.access(parent, os.W_OK | os.X_OK)
         return "" if ok else f"{path}: cannot be created ({parent} cannot be written)"
