@@ -22,7 +22,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from distributed import WorkerPlugin
+try:
+    from distributed import WorkerPlugin
+except ImportError as exc:
+    raise ImportError(
+        f"modecfg.workers needs Dask's distributed ({exc}): pip install 'modecfg[dask]'"
+    ) from exc
 
 from modecfg.config import Snapshot, config
 

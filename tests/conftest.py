@@ -20,11 +20,13 @@ ROOT = Path(__file__).resolve().parent.parent
 # `make mutate` runs the suite from a copy of the tree (mutants/): it shares the real tree's caches.
 CACHE = Path(os.environ.get("MODECFG_TEST_CACHE", ROOT / ".cache"))
 COMPILEDIR = CACHE / "pytensor"
-if "MUTANT_UNDER_TEST" in os.environ and "jax" not in sys.modules:
-    # mutmut forks each mutant's run from the process that ran the whole suite, and the threads
-    # JAX's runtime started there do not survive a fork (a forked JAX call waits forever): under
-    # `make mutate` JAX counts as not installed, and its tests skip.
-    sys.modules["jax"] = None  # type: ignore[assignment]
+if "MUTANT_UNDER_TEST" in os.environ:
+    # mutmut forks each mutant's run from the process that ran the whole suite; the threads
+    # that JAX's runtime and Dask's event loop started there do not survive a fork (a forked
+    # call waits for them forever). Under `make mutate` both count as not installed, and the
+    # tests that need them skip.
+    for _module in ("jax", "distributed"):
+        sys.modules.setdefault(_module, None)  # type: ignore[arg-type]
 if os.environ.get("MUTANT_UNDER_TEST") == "stats":
     # mutmut's test-to-function mapping run: a Python started by a test would try to record its
     # calls too and fail outside the tree; it runs the code as written (mutants it does see).

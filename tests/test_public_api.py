@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 import types
 import warnings
 
+import pytest
+
 import modecfg
 from modecfg import errors
+
+# modecfg.workers needs an optional dependency (modecfg[dask]): it is no public name, and
+# without distributed it cannot be imported, by design.
+OPTIONAL = {"workers"} if importlib.util.find_spec("distributed") is None else set()
 
 
 def test_all_matches_the_public_names() -> None:
     # Submodules (cli, demo, doctor, errors, ...) are importable, not re-exported names.
     public = {
         n
-        for n in dir(modecfg)
+        for n in set(dir(modecfg)) - OPTIONAL
         if not n.startswith("_") and not isinstance(getattr(modecfg, n), types.ModuleType)
     } | {"checks", "linkers", "modes", "profiles"}
     assert set(modecfg.__all__) - {"__version__"} == public
@@ -21,17 +29,26 @@ def test_all_matches_the_public_names() -> None:
         assert hasattr(modecfg, name), name
 
 
+def test_without_distributed_modecfg_workers_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "distributed", None)  # as if it were not installed
+    monkeypatch.delitem(sys.modules, "modecfg.workers", raising=False)
+    if "workers" in vars(modecfg):  # an earlier import put it there
+        monkeypatch.delattr(modecfg, "workers")
+    with pytest.raises(ImportError, match=r"modecfg.workers needs Dask's distributed .*modecfg\[dask\]"):
+        modecfg.workers  # noqa: B018
+    assert "workers" not in modecfg.__all__
+
+
 def test_no_submodule_shadows_a_public_name() -> None:
     import importlib
-    import importlib.util
     import pkgutil
     import types
 
     for info in pkgutil.walk_packages(modecfg.__path__, "modecfg."):
         if info.name == "modecfg.__main__":
             continue
-        if info.name == "modecfg.workers" and importlib.util.find_spec("distributed") is None:
-            continue  # modecfg[dask]: without distributed it cannot be imported, by design
+        if info.name.removeprefix("modecfg.") in OPTIONAL:
+            continue
         importlib.import_module(info.name)
     for package in (modecfg, modecfg.modes, modecfg.linkers, modecfg.checks):
         for name in package.__all__:
