@@ -49,7 +49,7 @@ import tempfile
 import threading
 import time
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import IO, Any, Literal, NamedTuple
@@ -253,8 +253,14 @@ def _versions() -> dict[str, str]:
     }
 
 
-def write_dump(plan: Any, values: list[Any], found: Any, bad_outputs: list[str]) -> tuple[str | None, str]:
-    """Write the dump of a failing call: (its path, '') or (None, why there is none). Never raises."""
+def write_dump(
+    plan: Any, values: list[Any], found: Any, bad_outputs: list[str], checks: Mapping[str, Any] | None = None
+) -> tuple[str | None, str]:
+    """Write the dump of a failing call: (its path, '') or (None, why there is none). Never raises.
+
+    ``checks``: the guard's ``NanGuardMode.*`` values at this call (they are read per call, not
+    at the compile), recorded with the compile's flags so that a replay checks as the call did.
+    """
     global _written
     why = _no_dump.get()
     if why:
@@ -273,7 +279,7 @@ def write_dump(plan: Any, values: list[Any], found: Any, bad_outputs: list[str])
     if problem:
         return None, problem
     try:
-        parts = _parts(plan, values, found, bad_outputs)
+        parts = _parts(plan, values, found, bad_outputs, checks or {})
     except Exception as exc:  # a dump must never cost the user the guard's error
         return None, f"the call cannot be described ({type(exc).__name__}: {exc})"
     name = f"nanguard-{time.strftime('%Y%m%d-%H%M%S')}-{_process_name()}-{next(_counter)}.npz"
@@ -314,7 +320,9 @@ class _Parts(NamedTuple):
     code: bytes | None
 
 
-def _parts(plan: Any, values: list[Any], found: Any, bad_outputs: list[str]) -> _Parts:
+def _parts(
+    plan: Any, values: list[Any], found: Any, bad_outputs: list[str], checks: Mapping[str, Any]
+) -> _Parts:
     """The dump's parts: its data, its arrays (by reference, no copy) and its pickled graph."""
     from modecfg._pytensor import dumpgraph, marks
 
@@ -350,6 +358,9 @@ def _parts(plan: Any, values: list[Any], found: Any, bad_outputs: list[str]) -> 
         for name, (value, origin) in record.items()
         if origin != "default"
     }
+    flags.update(
+        {name: {"value": str(value), "origin": "the failing call"} for name, value in checks.items()}
+    )
     code: bytes | None = None
     why_no_code = ""
     try:

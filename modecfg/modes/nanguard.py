@@ -361,7 +361,13 @@ class GuardedVM:
         dump: str | None = None
         why_no_dump = "the graph as written is unknown (the compile hook was off)"
         if original is not None and (action != "warn" or not self._dumped):
-            dump, why_no_dump = write_dump(plan, call_inputs, found, bad_outputs)
+            checks = {
+                "NanGuardMode.nan_is_error": limits.nan,
+                "NanGuardMode.inf_is_error": limits.inf,
+                "NanGuardMode.big_is_error": limits.big,
+                "NanGuardMode.big": limits.threshold,
+            }
+            dump, why_no_dump = write_dump(plan, call_inputs, found, bad_outputs, checks)
             self._dumped = True
         elif original is not None:
             why_no_dump = "written at the first bad call of this function (action=warn)"

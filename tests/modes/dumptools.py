@@ -79,7 +79,7 @@ def craft(path: str | Path, inputs: list[Any], outputs: list[Any], values: list[
     """A dump of ``outputs`` on ``values``, written by modecfg's own writer as anyone could
     (signed with the user's key only if ``sign``)."""
     plan = _Plan(inputs, outputs, flags or {})
-    made = dump_module._parts(plan, values, None, ["output 0"])
+    made = dump_module._parts(plan, values, None, ["output 0"], {})
     tmp = Path(str(path) + ".tmp")
     with open(tmp, "wb") as fh:
         dump_module._write_zip(fh, made)
