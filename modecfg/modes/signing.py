@@ -38,10 +38,10 @@ class KeyProblem(NamedTuple):
 
 def key_path() -> str | KeyProblem:
     """Where the key lives: the user's config directory (an absolute path), or why there is none."""
-    base = os.environ.get("XDG_CONFIG_HOME", "")
-    if not os.path.isabs(base):  # the XDG spec: a relative value is ignored
-        home = os.environ.get("HOME", "") if os.name == "posix" else os.path.expanduser("~")
-        if not home or not os.path.isabs(home):
+    base = os.environ.get("XDG_CONFIG_HOME")
+    if base is None or not os.path.isabs(base):  # the XDG spec: a relative value is ignored
+        home = os.environ.get("HOME") if os.name == "posix" else os.path.expanduser("~")
+        if home is None or not os.path.isabs(home):
             return KeyProblem("", "no home directory (HOME is unset, empty or relative): no dump key")
         base = os.path.join(home, ".config")
     return os.path.join(base, "modecfg", "dump.key")
@@ -50,7 +50,7 @@ def key_path() -> str | KeyProblem:
 def _read_key(path: str) -> bytes | KeyProblem:
     """The key at ``path`` if it is fit to use; FileNotFoundError if there is none."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)  # not inherited by children (PEP 446)
     except FileNotFoundError:
         raise
     except OSError as exc:  # a symbolic link (ELOOP), a directory, no permission
@@ -93,7 +93,7 @@ def signing_key(*, create: bool) -> bytes | KeyProblem:
         # Written whole under a temporary name, then linked into place: a second process
         # making one at the same moment finds the first one's key, never half a key.
         tmp = os.path.join(directory, f".dump.key-{os.getpid()}-{secrets.token_hex(4)}")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
             os.write(fd, secrets.token_bytes(_KEY_SIZE))
             os.fsync(fd)

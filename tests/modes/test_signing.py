@@ -68,8 +68,9 @@ def test_without_an_absolute_home_there_is_no_key_and_it_says_why(
 
 def test_without_create_a_missing_key_is_not_made(config_home: Path) -> None:
     found = signing.signing_key(create=False)
-    assert isinstance(found, KeyProblem) and found.path == str(_key(config_home))
-    assert "no dump key yet" in str(found) and str(found).startswith(f"{_key(config_home)}: ")
+    says = "no dump key yet (one is made when this user's first dump is written)"
+    assert found == KeyProblem(str(_key(config_home)), says)
+    assert str(found) == f"{_key(config_home)}: {says}"
     assert not config_home.exists()
 
 
@@ -149,6 +150,69 @@ def test_a_key_not_made_yet_is_no_problem_where_the_nearest_existing_parent_is_w
     assert not (tmp_path / "not").exists()  # asking makes nothing
 
 
+def test_the_key_is_made_whatever_the_working_directory_is(
+    config_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gone = tmp_path / "cwd"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()  # nothing can be made in it: the key is written in its own directory only
+    key = _made()
+    assert _key(config_home).read_bytes() == key
+
+
+def test_a_link_planted_at_the_temporary_name_is_never_followed(
+    config_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Whoever can guess the temporary name (here: by fixing the random part) and plants a link
+    # there gets no key written through it.
+    monkeypatch.setattr(signing.secrets, "token_hex", lambda n: "0" * (2 * n))
+    directory = config_home / "modecfg"
+    directory.mkdir(parents=True, mode=0o700)
+    target = tmp_path / "attacker"
+    (directory / f".dump.key-{os.getpid()}-00000000").symlink_to(target)
+    found = signing.signing_key(create=True)
+    assert found == KeyProblem(str(_key(config_home)), "cannot be created (File exists)")
+    assert not target.exists() and not _key(config_home).exists()
+
+
+def test_a_key_removed_while_it_is_made_is_said(config_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    unlink = os.unlink
+
+    def and_another_process_removes_the_key(path: str) -> None:  # between link and read
+        unlink(path)
+        if os.path.basename(path).startswith(".dump.key-"):
+            unlink(_key(config_home))
+
+    monkeypatch.setattr(signing.os, "unlink", and_another_process_removes_the_key)
+    assert signing.signing_key(create=True) == KeyProblem(
+        str(_key(config_home)), "vanished while it was made"
+    )
+
+
+@pytest.fixture
+def unwritable(tmp_path: Path) -> Path:
+    """A directory this process cannot write in (for root: a read-only one of the system's)."""
+    place = tmp_path / "read-only"
+    place.mkdir(mode=0o500)
+    if not os.access(place, os.W_OK):
+        return place
+    system = Path("/proc/sys")
+    if system.is_dir() and not os.access(system, os.W_OK):
+        return system
+    pytest.skip("no directory this process cannot write in")
+
+
+def test_a_key_that_cannot_be_made_in_an_unwritable_directory_is_said_before_a_dump(
+    unwritable: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(unwritable / "config"))
+    path = unwritable / "config" / "modecfg" / "dump.key"
+    assert signing.key_problem() == f"{path}: cannot be created ({unwritable} cannot be written)"
+    found = signing.signing_key(create=True)
+    assert isinstance(found, KeyProblem) and found.reason.startswith("cannot be created (")
+
+
 # -- a key that is refused --------------------------------------------------------------------
 
 
@@ -192,6 +256,11 @@ def test_a_key_that_belongs_to_another_user_is_refused(config_home: Path) -> Non
     assert signing.signing_key(create=True) == KeyProblem(str(path), "belongs to another user (uid 4321)")
 
 
+def test_a_directory_where_the_key_should_be_is_no_key(config_home: Path) -> None:
+    _key(config_home).mkdir(parents=True)
+    assert signing.signing_key(create=True) == KeyProblem(str(_key(config_home)), "is not a regular file")
+
+
 def test_a_symbolic_link_is_not_followed_even_to_a_good_key(config_home: Path, tmp_path: Path) -> None:
     key = _made()
     path = _key(config_home)
@@ -217,6 +286,11 @@ def test_a_signature_verifies_only_with_its_key_and_its_manifest() -> None:
     assert not signing.verify(key, manifest + b" ", signature)
     assert not signing.verify(key, manifest, signature[:-1] + ("0" if signature[-1] != "0" else "1"))
     assert not signing.verify(key, manifest, "")
+
+
+def test_a_key_s_id_stays_what_earlier_versions_wrote_into_their_dumps() -> None:
+    # dumps name the key that signed them: a key's id must not change between versions
+    assert signing.key_id(b"k" * 32) == "ca59f6e8bf8fb4d9"
 
 
 def test_a_key_id_names_a_key_without_revealing_it() -> None:
