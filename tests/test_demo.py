@@ -35,6 +35,7 @@ def test_the_demo_trains_and_reports_its_configuration() -> None:
     assert ran in {"cvm", "numba", "vm", "py"} and "(chosen by linker=per_graph)" in result, result
 
 
+@pytest.mark.slow
 def test_the_demo_under_debugmode_finishes_its_default_200_steps() -> None:
     """DebugMode is the first debugging tool people reach for: on the demo it must finish. Its
     float32 results are compared with float32 tolerances (PyTensor's default ones are tighter

@@ -71,6 +71,7 @@ def test_no_module_of_pytensor_still_holds_a_replaced_object(patch: patches.Patc
     assert still == []
 
 
+@pytest.mark.slow
 def test_uninstall_restores_every_original_object_and_install_puts_them_back() -> None:
     """Every attribute of every PyTensor module, and the patched classes, as they were."""
     out = _run(

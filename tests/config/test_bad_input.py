@@ -52,6 +52,7 @@ def test_a_megabyte_value_is_not_repeated_in_the_message() -> None:
     assert len(str(info.value)) < 500 and "(1000002 characters)" in str(info.value)
 
 
+@pytest.mark.slow
 def test_a_hundred_thousand_unknown_flags_are_reported_briefly() -> None:
     with pytest.raises(modecfg.ConfigErrors) as info:
         modecfg.load(env={"MODECFG_FLAGS": ",".join(f"bogus{i}=1" for i in range(100_000))})
