@@ -54,6 +54,28 @@ def test_a_replay_compiles_and_runs_under_the_flags_the_dump_was_made_with(fns: 
     assert modecfg.config.NanGuardMode.big == 1e10  # and the flags are the caller's again after it
 
 
+def test_a_replay_compiles_under_the_compile_flags_of_the_dump(tmp_path: Path) -> None:
+    # without rewrites log(exp(x)) overflows at 1000; the default rewrites make it x
+    x = pt.vector("x")
+    with modecfg.config.override(optimizer="None"):
+        fn = modecfg.function([x], pt.log(pt.exp(x)), mode="NanGuardMode")
+    path = _dump_of(lambda: fn(np.array([1000.0])), tmp_path)
+    assert modecfg.function([x], pt.log(pt.exp(x)), mode="NanGuardMode")(np.array([1000.0])) == [1000.0]
+    with pytest.raises(modecfg.NanGuardError, match="Inf in Exp"):
+        modecfg.replay(path)
+
+
+def test_a_replay_asked_to_dump_checks_as_the_call_did_and_dumps(fns: dict, tmp_path: Path) -> None:
+    path = _dump_of(lambda: fns["scaled"](np.ones(3)), tmp_path / "first", NanGuardMode__big=100.0)
+    with (
+        modecfg.config.override({"NanGuardMode.dump_dir": str(tmp_path / "again")}),
+        pytest.raises(modecfg.NanGuardError) as again,
+    ):
+        modecfg.replay(path, dump=True)
+    assert again.value.bad.kind == "big"
+    assert again.value.dump_path is not None and Path(again.value.dump_path).parent == tmp_path / "again"
+
+
 def test_a_nan_made_only_by_an_update_is_replayed(fns: dict, tmp_path: Path) -> None:
     fns["w"].set_value(np.full(3, 4.0))
     path = _dump_of(lambda: fns["update"](np.array([5.0, 1.0, 1.0])), tmp_path)
@@ -102,19 +124,17 @@ def _with_versions(path: str, target: Path, versions: dict[str, str]) -> Path:
     return rebuild(path, target, replace={dump_module.DATA: json.dumps(data).encode()})
 
 
+@pytest.mark.parametrize("differ", [("pytensor",), ("numpy",), ("python",), ("pytensor", "python")])
 def test_a_dump_written_under_other_versions_warns_naming_each_that_differs(
-    fns: dict, tmp_path: Path
+    fns: dict, tmp_path: Path, differ: tuple[str, ...]
 ) -> None:
     path = _dump_of(lambda: fns["scaled"](np.ones(3)), tmp_path, NanGuardMode__big=100.0)
     here = dump_module._versions()
-    other = {**here, "pytensor": "0.0.1", "python": "2.7.18"}
-    changed = _with_versions(path, tmp_path / "other.npz", other)
+    changed = _with_versions(path, tmp_path / "other.npz", {**here, **{k: "0.0.1" for k in differ}})
     with pytest.warns(DumpWarning) as said, pytest.raises(modecfg.NanGuardError):
         modecfg.replay(changed)
-    assert [str(w.message) for w in said] == [
-        f"{changed} was written with pytensor 0.0.1 (here {here['pytensor']}), python 2.7.18 "
-        f"(here {here['python']}): the replay may differ"
-    ]
+    named = ", ".join(f"{k} 0.0.1 (here {here[k]})" for k in differ)
+    assert [str(w.message) for w in said] == [f"{changed} was written with {named}: the replay may differ"]
 
 
 @pytest.mark.parametrize(
