@@ -88,7 +88,7 @@ def default_rc_file(flag: str | None = None, env: Mapping[str, str] | None = Non
 def _read(path: str) -> list[Any]:
     with open(path, encoding="utf-8-sig") as fh:
         text = fh.read()
-    return read_toml(text, path) if path.endswith(".toml") else read_ini(text, path, {})
+    return read_toml(text, path) if path.endswith(".toml") else read_ini(text, path)
 
 
 def _flag_of(setting: Any) -> str | None:
@@ -107,7 +107,7 @@ def _ini_text(value: str) -> str:
 
 def _ini_lines(text: str, path: str, spec: Flag) -> list[int]:
     """The lines (1-based) of the settings of ``spec`` in an INI text."""
-    return [s.origin.line or 0 for s in read_ini(text, path, {}) if _flag_of(s) == spec.name]
+    return [s.origin.line or 0 for s in read_ini(text, path) if _flag_of(s) == spec.name]
 
 
 def _ini_set(text: str, path: str, spec: Flag, value: str) -> tuple[str, int]:
@@ -136,11 +136,11 @@ def _ini_set(text: str, path: str, spec: Flag, value: str) -> tuple[str, int]:
         gap = [newline] if lines and lines[-1].strip() else []
         lines += [*gap, f"[{section}]{newline}", f"{key} = {_ini_text(value)}{newline}"]
         return "".join(lines), len(lines)
-    end = start + 1  # after the section's last non-blank line
+    end = start + 1  # after the section's last setting (a comment before the next header is its)
     for i in range(start + 1, len(lines)):
         if re.match(r"^\s*\[", lines[i]):
             break
-        if lines[i].strip():
+        if lines[i].strip() and not lines[i].lstrip().startswith(("#", ";")):
             end = i + 1
     lines.insert(end, f"{key} = {_ini_text(value)}{newline}")
     return "".join(lines), end + 1
@@ -176,7 +176,7 @@ def _toml_set(text: str, spec: Flag, typed: Any) -> tuple[str, None]:
             node[part] = tomlkit.table()
         node = node[part]
     if spec.attr in node:  # in place: its comment and spacing stay
-        old = node.item(spec.attr) if hasattr(node, "item") else node[spec.attr]
+        old = node.item(spec.attr)  # documents, tables and inline tables alike
         new = tomlkit.item(value)
         new.trivia.indent, new.trivia.comment_ws = old.trivia.indent, old.trivia.comment_ws
         new.trivia.comment, new.trivia.trail = old.trivia.comment, old.trivia.trail
@@ -276,7 +276,7 @@ def _locked(path: str) -> Iterator[None]:
 def _check(text: str, path: str, spec: Flag, expected: Any) -> None:
     """The edited text, read back as modecfg reads it: no problem, and the flag as expected."""
     try:
-        settings = read_toml(text, path) if path.endswith(".toml") else read_ini(text, path, {})
+        settings = read_toml(text, path) if path.endswith(".toml") else read_ini(text, path)
     except ConfigError as exc:
         raise RcFileError(f"the edit would leave {path} unreadable ({exc}); nothing was changed") from None
     values = [s for s in settings if _flag_of(s) == spec.name]

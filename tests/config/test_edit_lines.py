@@ -1,0 +1,255 @@
+"""rc edits line by line: which file, where a new line goes, line endings, continuations, TOML tables."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+import modecfg
+from modecfg.config.edit import default_rc_file, set_flag, unset_flag
+
+
+def _rc(tmp_path: Path, text: str, name: str = "rc") -> Path:
+    path = tmp_path / name
+    path.write_bytes(text.encode())
+    return path
+
+
+def _read(path: Path, name: str) -> object:
+    """The value a user's process reads from the file (defaults: None)."""
+    cfg = modecfg.load(env={}, rc_files=[path])
+    return None if cfg.is_default(name) else cfg[name]
+
+
+# -- which file an edit goes to -------------------------------------------------------------------
+
+
+def test_the_default_file_skips_listed_paths_that_are_no_files_or_no_paths(tmp_path: Path) -> None:
+    a_dir = tmp_path / "a-directory"
+    a_dir.mkdir()
+    real = _rc(tmp_path, "[global]\ndevice = cpu\n")
+    listed = [str(tmp_path / "missing"), str(a_dir), "~/relative-to-no-home", str(real)]
+    env = {"HOME": "", "MODECFGRC": os.pathsep.join(listed)}
+    assert default_rc_file("floatX", env) == str(real)
+    assert default_rc_file(None, env) == str(real)
+
+
+def test_names_that_are_no_paths_are_never_taken_for_files_in_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "~").mkdir()
+    _rc(tmp_path / "~", "[global]\nfloatX = float32\n")  # ./~/rc: not the home's rc
+    _rc(tmp_path, "[global]\nfloatX = float32\n", "$MODECFGRC (inline text)")
+    home = tmp_path / "home"
+    for listed in ("~/rc", "[global]\nfloatX = float32\n"):
+        env = {"HOME": "relative", "MODECFGRC": listed}
+        with pytest.raises(modecfg.RcFileError, match="no home directory"):
+            default_rc_file("floatX", env)
+        assert default_rc_file("floatX", {**env, "HOME": str(home)}) in (
+            str(home / "rc"),
+            str(home / ".theanorc"),
+        )
+
+
+def test_inline_rc_text_is_no_file_to_edit(tmp_path: Path) -> None:
+    env = {"HOME": str(tmp_path), "MODECFGRC": "[global]\nfloatX = float32\n"}
+    assert default_rc_file("floatX", env) == str(tmp_path / ".theanorc")
+
+
+def test_without_home_in_the_environment_the_user_s_home_is_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert default_rc_file("floatX", {}) == os.path.join(os.path.expanduser("~"), ".theanorc")
+
+
+@pytest.mark.parametrize(
+    "home, says",
+    [("", "HOME is empty"), ("relative/home", "HOME is 'relative/home', relative")],
+    ids=["empty", "relative"],
+)
+def test_without_a_usable_home_the_error_says_why_and_what_to_do(home: str, says: str) -> None:
+    with pytest.raises(modecfg.RcFileError) as info:
+        default_rc_file("floatX", {"HOME": home})
+    assert str(info.value) == (
+        f"no rc file to edit: there is no home directory for ~/.theanorc ({says}); name the file with --file"
+    )
+
+
+def test_the_file_that_sets_the_flag_is_found_in_toml_and_behind_a_byte_order_mark(tmp_path: Path) -> None:
+    ini = _rc(tmp_path, "[global]\ndevice = cpu\n", "a")
+    toml = _rc(tmp_path, 'floatX = "float32"\n', "b.toml")
+    marked = _rc(tmp_path, "\ufeff[global]\nallow_gc = False\n", "c")
+    env = {"HOME": str(tmp_path), "MODECFGRC": os.pathsep.join(map(str, (ini, toml, marked)))}
+    assert default_rc_file("floatX", env) == str(toml)
+    assert default_rc_file("allow_gc", env) == str(marked)
+    assert default_rc_file("device", env) == str(ini)
+
+
+def test_set_without_a_file_edits_the_file_that_sets_the_flag(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = _rc(tmp_path, "[global]\ndevice = cpu\n", "a")
+    second = _rc(tmp_path, "[global]\nfloatX = float64\n", "b")
+    monkeypatch.setenv("MODECFGRC", f"{first}{os.pathsep}{second}")
+    edit = set_flag("floatX", "float32")
+    assert edit.path == str(second) and second.read_text() == "[global]\nfloatX = float32\n"
+    assert first.read_text() == "[global]\ndevice = cpu\n"
+
+
+# -- INI: values, endings, where a new line goes -------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["-L/opt/100%/lib -lblas", "%(user)s", "50%"])
+def test_a_value_with_a_percent_sign_reads_back_as_written(tmp_path: Path, value: str) -> None:
+    rc = _rc(tmp_path, "[blas]\nldflags = -lblas\n")
+    set_flag("blas.ldflags", value, str(rc))
+    assert rc.read_text() == f"[blas]\nldflags = {value.replace('%', '%%')}\n"
+    assert _read(rc, "blas.ldflags") == value
+
+
+@pytest.mark.parametrize(
+    "old", ["cpuX", "cpu\r", "cpu  "], ids=["ends in X", "ends in CR", "trailing blanks"]
+)
+def test_set_replaces_the_whole_old_value(tmp_path: Path, old: str) -> None:
+    rc = _rc(tmp_path, f"[global]\ncxx = {old}\nfloatX = float64\n")
+    set_flag("cxx", "g++", str(rc))
+    assert rc.read_text().startswith("[global]\ncxx = g++") and _read(rc, "cxx") == "g++"
+    assert rc.read_text().endswith("\nfloatX = float64\n")
+
+
+def test_a_file_with_crlf_line_endings_keeps_them_everywhere(tmp_path: Path) -> None:
+    rc = _rc(tmp_path, "[global]\r\nfloatX = float64\r\n\r\n[traceback]\r\nlimit = 3\r\n")
+    set_flag("floatX", "float32", str(rc))
+    set_flag("traceback.compile_limit", "4", str(rc))
+    set_flag("NanGuardMode.big", "1e8", str(rc))
+    assert rc.read_bytes() == (
+        b"[global]\r\nfloatX = float32\r\n\r\n[traceback]\r\nlimit = 3\r\ncompile_limit = 4\r\n"
+        b"\r\n[NanGuardMode]\r\nbig = 1e8\r\n"
+    )
+
+
+def test_a_file_without_a_final_newline_gets_the_new_line_on_a_line_of_its_own(tmp_path: Path) -> None:
+    rc = _rc(tmp_path, "[global]\nfloatX = float64")
+    edit = set_flag("device", "cpu", str(rc))
+    assert rc.read_text() == "[global]\nfloatX = float64\ndevice = cpu\n" and edit.line == 3
+    other = _rc(tmp_path, "[traceback]\nlimit = 3", "other")
+    set_flag("floatX", "float32", str(other))
+    assert other.read_text() == "[traceback]\nlimit = 3\n\n[global]\nfloatX = float32\n"
+
+
+def test_a_new_section_follows_a_blank_line_once(tmp_path: Path) -> None:
+    rc = _rc(tmp_path, "[global]\nfloatX = float64\n\n")
+    edit = set_flag("traceback.limit", "5", str(rc))
+    assert rc.read_text() == "[global]\nfloatX = float64\n\n[traceback]\nlimit = 5\n"
+    assert edit.line == 5
+    empty = _rc(tmp_path, "", "empty")
+    set_flag("traceback.limit", "5", str(empty))
+    assert empty.read_text() == "[traceback]\nlimit = 5\n"
+
+
+def test_a_new_flag_goes_after_its_section_s_last_setting_before_the_blank_lines(tmp_path: Path) -> None:
+    text = (
+        "# top\n[global]\nfloatX = float64\n\n# about traceback\n\n"
+        "[traceback]\nlimit = 3\n\n\n[other]\nx = 1\n"
+    )
+    rc = _rc(tmp_path, text)
+    edit = set_flag("device", "cpu", str(rc))
+    assert rc.read_text() == text.replace("floatX = float64\n", "floatX = float64\ndevice = cpu\n")
+    assert edit.line == 4
+    edit = set_flag("traceback.compile_limit", "2", str(rc))
+    assert "[traceback]\nlimit = 3\ncompile_limit = 2\n\n\n[other]" in rc.read_text()
+    assert rc.read_text().splitlines()[edit.line - 1] == "compile_limit = 2"
+
+
+def test_a_new_flag_in_an_empty_section_goes_right_under_its_header(tmp_path: Path) -> None:
+    rc = _rc(tmp_path, "[traceback]\n\n[other]\nx = 1\n")
+    edit = set_flag("traceback.limit", "2", str(rc))
+    assert rc.read_text() == "[traceback]\nlimit = 2\n\n[other]\nx = 1\n" and edit.line == 2
+
+
+def test_a_one_line_crlf_file_gets_crlf(tmp_path: Path) -> None:
+    rc = _rc(tmp_path, "[global]\r\n")
+    set_flag("floatX", "float32", str(rc))
+    assert rc.read_bytes() == b"[global]\r\nfloatX = float32\r\n"
+
+
+def test_a_section_header_with_a_comment_or_spaces_is_found(tmp_path: Path) -> None:
+    rc = _rc(tmp_path, "[ traceback ]   # frames\nlimit = 3\n")
+    edit = set_flag("traceback.compile_limit", "2", str(rc))
+    assert rc.read_text() == "[ traceback ]   # frames\nlimit = 3\ncompile_limit = 2\n" and edit.line == 3
+
+
+def test_unset_removes_a_value_s_continuation_lines_and_nothing_after(tmp_path: Path) -> None:
+    text = "[blas]\nldflags = -L/opt/lib\n    -lopenblas\n\t-lgfortran\ncheck_openmp = False\n"
+    rc = _rc(tmp_path, text)
+    edit = unset_flag("blas.ldflags", str(rc))
+    assert rc.read_text() == "[blas]\ncheck_openmp = False\n" and edit.line == 2
+
+
+def test_unset_removes_one_continuation_line_and_keeps_the_next_setting(tmp_path: Path) -> None:
+    rc = _rc(tmp_path, "[blas]\nldflags = -L/opt/lib\n  -lopenblas\ncheck_openmp = False\n")
+    unset_flag("blas.ldflags", str(rc))
+    assert rc.read_text() == "[blas]\ncheck_openmp = False\n"
+
+
+def test_unset_of_an_indented_setting_keeps_the_next_setting_at_its_indent(tmp_path: Path) -> None:
+    rc = _rc(tmp_path, "[global]\n  floatX = float64\n  device = cpu\n")
+    unset_flag("floatX", str(rc))
+    assert rc.read_text() == "[global]\n  device = cpu\n"
+
+
+# -- TOML ----------------------------------------------------------------------------------------
+
+
+def test_toml_set_makes_a_missing_table_and_writes_a_path_as_text(tmp_path: Path) -> None:
+    rc = _rc(tmp_path, 'floatX = "float64"\n', "rc.toml")
+    set_flag("NanGuardMode.big", "1e8", str(rc))
+    set_flag("base_compiledir", "/scratch/cache", str(rc))
+    assert rc.read_text() == (
+        'floatX = "float64"\nbase_compiledir = "/scratch/cache"\n\n[NanGuardMode]\nbig = 100000000.0\n'
+    )
+    assert _read(rc, "NanGuardMode.big") == 1e8 and str(_read(rc, "base_compiledir")) == "/scratch/cache"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['[global]\nfloatX = "float64"\ndevice = "cpu"\n', '"traceback.limit" = 3\ndevice = "cpu"\n'],
+    ids=["[global]", "quoted dotted key"],
+)
+def test_toml_set_moves_a_flag_written_elsewhere_to_its_table(tmp_path: Path, text: str) -> None:
+    rc = _rc(tmp_path, text, "rc.toml")
+    name, value = ("floatX", "float32") if "global" in text else ("traceback.limit", "5")
+    set_flag(name, value, str(rc))
+    out = rc.read_text()
+    assert out.count("float64") == 0 and '"traceback.limit"' not in out
+    assert str(_read(rc, name)) == value
+
+
+@pytest.mark.parametrize(
+    "text, name",
+    [('[global]\nfloatX = "float64"\ndevice = "cpu"\n', "floatX"),
+     ('"traceback.limit" = 3\ndevice = "cpu"\n', "traceback.limit"),
+     ('device = "cpu"\n[traceback]\nlimit = 3\n', "traceback.limit")],
+    ids=["[global]", "quoted dotted key", "table"],
+)  # fmt: skip
+def test_toml_unset_removes_the_flag_wherever_it_is_written(tmp_path: Path, text: str, name: str) -> None:
+    rc = _rc(tmp_path, text, "rc.toml")
+    edit = unset_flag(name, str(rc))
+    assert edit.changed and edit.line is None and edit.backup == f"{rc}.bak"
+    assert _read(rc, name) is None and _read(rc, "device") == "cpu"
+
+
+def test_toml_set_in_an_inline_table_keeps_it_inline_and_a_comment_stays(tmp_path: Path) -> None:
+    rc = _rc(tmp_path, "traceback = {limit = 3}\n[NanGuardMode]\nbig = 5.0  # mine\n", "rc.toml")
+    set_flag("traceback.limit", "5", str(rc))
+    set_flag("NanGuardMode.big", "7", str(rc))
+    assert rc.read_text() == "traceback = {limit = 5}\n[NanGuardMode]\nbig = 7.0  # mine\n"
+
+
+def test_toml_unset_of_a_flag_it_does_not_set_changes_nothing(tmp_path: Path) -> None:
+    text = '# mine\ndevice = "cpu"\n[traceback]\nlimit = 3\n'
+    rc = _rc(tmp_path, text, "rc.toml")
+    edit = unset_flag("floatX", str(rc))
+    assert not edit.changed and edit.line is None and edit.backup is None
+    assert rc.read_text() == text and not Path(f"{rc}.bak").exists()
