@@ -1,4 +1,5 @@
-"""rc edits line by line: which file, where a new line goes, line endings, continuations, TOML tables."""
+"""rc edits in detail: which file, where a new line goes, line endings, continuations, TOML tables,
+what an edit says, and the files it refuses."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import pytest
 
 import modecfg
 from modecfg.config.edit import default_rc_file, set_flag, unset_flag
+from modecfg.config.origin import Layer, Origin
+from modecfg.config.sources import RC_FILE_LIMIT
 
 
 def _rc(tmp_path: Path, text: str, name: str = "rc") -> Path:
@@ -253,3 +256,97 @@ def test_toml_unset_of_a_flag_it_does_not_set_changes_nothing(tmp_path: Path) ->
     edit = unset_flag("floatX", str(rc))
     assert not edit.changed and edit.line is None and edit.backup is None
     assert rc.read_text() == text and not Path(f"{rc}.bak").exists()
+
+
+# -- what an edit says -----------------------------------------------------------------------------
+
+
+def test_an_edit_says_what_it_did_and_an_edit_that_changes_nothing_says_so(tmp_path: Path) -> None:
+    rc = _rc(tmp_path, "[global]\nfloatX = float64\n")
+    edit = set_flag("floatX", "float32", str(rc))
+    assert edit == (str(rc), "floatX", "float32", True, f"{rc}.bak", 2)
+    again = set_flag("floatX", "float32", str(rc))
+    assert again == (str(rc), "floatX", "float32", False, None, 2)
+    limit = set_flag("traceback.limit", "7", str(rc))
+    assert limit.value == 7 and limit.line == 5  # typed, and where it is now (after a blank line)
+
+
+def test_through_a_linked_directory_the_backup_is_named_as_the_file_was(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real)
+    rc = _rc(real, "[global]\nfloatX = float64\n")
+    named = tmp_path / "link" / "rc"
+    edit = set_flag("floatX", "float32", str(named))
+    assert edit.path == str(named) and edit.backup == f"{named}.bak"
+    assert rc.read_text() == "[global]\nfloatX = float32\n" and (real / "rc.bak").exists()
+
+
+@pytest.mark.parametrize(
+    "name, says",
+    [("lib.cnmem", "unknown flag 'lib.cnmem'; it is obsolete: GPU memory preallocation is now XLA's "
+      "business: set the environment variable XLA_PYTHON_CLIENT_MEM_FRACTION=<fraction> (or "
+      "XLA_PYTHON_CLIENT_PREALLOCATE=false)"),
+     ("config.floatX", "unknown flag 'config.floatX'; drop the 'config.' prefix; did you mean floatX?"),
+     ("floatx", "unknown flag 'floatx'; did you mean floatX?")],
+)  # fmt: skip
+def test_an_edit_of_a_name_no_flag_has_says_why_and_what_to_write(
+    tmp_path: Path, name: str, says: str
+) -> None:
+    rc = _rc(tmp_path, "[global]\nfloatX = float64\n")
+    for edit in (lambda: set_flag(name, "1", str(rc)), lambda: unset_flag(name, str(rc))):
+        with pytest.raises(modecfg.UnknownFlagError) as info:
+            edit()
+        assert str(info.value) == says
+    assert rc.read_text() == "[global]\nfloatX = float64\n"
+
+
+# -- files an edit refuses -------------------------------------------------------------------------
+
+
+def test_a_file_that_is_not_utf8_is_refused_naming_its_line_and_byte(tmp_path: Path) -> None:
+    rc = tmp_path / "rc"
+    rc.write_bytes(b"[global]\n# caf\xe9\nfloatX = float64\n")
+    with pytest.raises(modecfg.RcFileError) as info:
+        set_flag("floatX", "float32", str(rc))
+    assert str(info.value) == (
+        f"{rc}:2: not UTF-8 text (byte 0xe9); save the file as UTF-8; nothing was changed"
+    )
+    assert info.value.origin == Origin(Layer.RC, str(rc), 2)
+    marked = tmp_path / "marked"
+    marked.write_bytes(b"\xef\xbb\xbf[global]\n\xff\n")
+    with pytest.raises(modecfg.RcFileError, match=r":2: not UTF-8 text \(byte 0xff\)"):
+        unset_flag("floatX", str(marked))
+
+
+def test_a_directory_is_refused_with_its_origin(tmp_path: Path) -> None:
+    with pytest.raises(modecfg.RcFileError) as info:
+        set_flag("floatX", "float32", str(tmp_path))
+    assert str(info.value) == f"{tmp_path} is a directory, not an rc file"
+    assert info.value.origin == Origin(Layer.RC, str(tmp_path))
+
+
+def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
+    fifo = tmp_path / "rc"
+    os.mkfifo(fifo)
+    with pytest.raises(modecfg.RcFileError) as info:
+        set_flag("floatX", "float32", str(fifo))
+    assert str(info.value) == f"{fifo} is a FIFO (a named pipe), not a regular file"
+    assert info.value.origin == Origin(Layer.RC, str(fifo))
+
+
+def test_a_file_larger_than_any_rc_file_is_refused(tmp_path: Path) -> None:
+    rc = tmp_path / "rc"
+    rc.write_bytes(b"[global]\n" + b"#" * RC_FILE_LIMIT + b"\n")
+    with pytest.raises(modecfg.RcFileError) as info:
+        set_flag("floatX", "float32", str(rc))
+    assert str(info.value) == f"{rc} is larger than {RC_FILE_LIMIT:,} bytes"
+
+
+def test_a_file_that_cannot_be_opened_says_why_and_that_nothing_changed(tmp_path: Path) -> None:
+    rc = tmp_path / "rc"
+    rc.symlink_to(rc)  # a loop: open() fails with ELOOP
+    with pytest.raises(modecfg.RcFileError) as info:
+        set_flag("floatX", "float32", str(rc))
+    assert str(info.value).endswith("; nothing was changed") and "cannot be read (" in str(info.value)
+    assert info.value.origin == Origin(Layer.RC, str(rc))
