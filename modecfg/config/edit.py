@@ -27,7 +27,7 @@ import os
 import re
 import stat
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any, NamedTuple
 
 from modecfg._files import NotReadable, read_regular_file
@@ -119,10 +119,7 @@ def _ini_set(text: str, path: str, spec: Flag, value: str) -> tuple[str, int]:
             body = line.rstrip("\r\n")
             ending = line[len(body) :]
             m = _VALUE.match(body)
-            if m is None:  # pragma: no cover - the reader read it as name = value
-                raise RcFileError(
-                    f"{path}:{number}: cannot edit this line", origin=Origin(Layer.RC, path, number)
-                )
+            assert m is not None, (path, number)  # the reader read this line as name = value
             lines[number - 1] = f"{m['head']}{_ini_text(value)}{m['tail'] or ''}{ending}"
         return "".join(lines), found[-1]
     section = ".".join(spec.section) or "global"
@@ -192,11 +189,9 @@ def _toml_unset_in(doc: Any, spec: Flag, keep: Any = None) -> bool:
     removed = False
     for holder_path in (spec.section, ("global", *spec.section)):
         node: Any = doc
-        for part in holder_path:
-            node = node.get(part) if hasattr(node, "get") else None
-            if node is None:
-                break
-        if node is not None and node is not keep and spec.attr in node:
+        for part in holder_path:  # a name holding a value where a table would be holds no flag
+            node = node.get(part) if isinstance(node, MutableMapping) else None
+        if isinstance(node, MutableMapping) and node is not keep and spec.attr in node:
             del node[spec.attr]
             removed = True
     if spec.section and spec.name in doc:  # "traceback.limit" = ... as a quoted top-level key

@@ -133,12 +133,19 @@ def test_a_file_with_crlf_line_endings_keeps_them_everywhere(tmp_path: Path) -> 
 
 
 def test_a_file_without_a_final_newline_gets_the_new_line_on_a_line_of_its_own(tmp_path: Path) -> None:
-    rc = _rc(tmp_path, "[global]\nfloatX = float64")
+    rc = _rc(tmp_path, "# mine\n[global]\nfloatX = float64")
     edit = set_flag("device", "cpu", str(rc))
-    assert rc.read_text() == "[global]\nfloatX = float64\ndevice = cpu\n" and edit.line == 3
-    other = _rc(tmp_path, "[traceback]\nlimit = 3", "other")
+    assert rc.read_text() == "# mine\n[global]\nfloatX = float64\ndevice = cpu\n" and edit.line == 4
+    other = _rc(tmp_path, "# mine\n[traceback]\nlimit = 3", "other")
     set_flag("floatX", "float32", str(other))
-    assert other.read_text() == "[traceback]\nlimit = 3\n\n[global]\nfloatX = float32\n"
+    assert other.read_text() == "# mine\n[traceback]\nlimit = 3\n\n[global]\nfloatX = float32\n"
+
+
+def test_a_file_with_old_mac_line_endings_gets_no_extra_line_break(tmp_path: Path) -> None:
+    rc = _rc(tmp_path, "# mine\r[global]\rfloatX = float64\r")
+    set_flag("device", "cpu", str(rc))
+    assert rc.read_bytes() == b"# mine\r[global]\rfloatX = float64\rdevice = cpu\n"
+    assert _read(rc, "device") == "cpu" and _read(rc, "floatX") == "float64"
 
 
 def test_a_new_section_follows_a_blank_line_once(tmp_path: Path) -> None:
@@ -248,6 +255,12 @@ def test_toml_set_in_an_inline_table_keeps_it_inline_and_a_comment_stays(tmp_pat
     set_flag("traceback.limit", "5", str(rc))
     set_flag("NanGuardMode.big", "7", str(rc))
     assert rc.read_text() == "traceback = {limit = 5}\n[NanGuardMode]\nbig = 7.0  # mine\n"
+
+
+def test_toml_unset_where_the_table_name_holds_a_value_changes_nothing(tmp_path: Path) -> None:
+    text = 'traceback = 3\nfloatX = "float32"\n'
+    rc = _rc(tmp_path, text, "rc.toml")
+    assert not unset_flag("traceback.limit", str(rc)).changed and rc.read_text() == text
 
 
 def test_toml_unset_of_a_flag_it_does_not_set_changes_nothing(tmp_path: Path) -> None:
