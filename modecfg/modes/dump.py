@@ -58,6 +58,7 @@ import numpy as np
 
 from modecfg._locks import fork_safe
 from modecfg.config import Config, config
+from modecfg.config.flags import FLAGS
 from modecfg.errors import DumpError, UntrustedDumpError
 
 __all__ = ["Dump", "DumpFinding", "dump_directory", "load_dump", "write_dump"]
@@ -358,9 +359,8 @@ def _parts(
         for name, (value, origin) in record.items()
         if origin != "default"
     }
-    flags.update(
-        {name: {"value": str(value), "origin": "the failing call"} for name, value in checks.items()}
-    )
+    flags.update({name: {"value": str(value), "origin": "the failing call"}
+                  for name, value in checks.items() if value != FLAGS[name].default})  # fmt: skip
     code: bytes | None = None
     why_no_code = ""
     try:
@@ -534,7 +534,7 @@ class Dump:
     shared: dict[str, Any]
     missing: dict[str, str]
     updated: tuple[str, ...]  # the shared variables the call updates
-    flags: dict[str, str]  # the flags in effect at the compile (not at their default), as text
+    flags: dict[str, str]  # flags not at their default at the compile (the guard's: at the call), as text
     origins: dict[str, str]  # where each of them came from
     bad: DumpFinding | None
     bad_outputs: tuple[str, ...]
@@ -607,7 +607,7 @@ class Dump:
             mark = "  (updated by the call)" if name in self.updated else ""
             out.append(f"  {role:<6} {name:<{width}}  {what}{mark}")
         out.append("")
-        out.append("flags in effect at the compile (not at their default):")
+        out.append("flags not at their default (at the compile; NanGuardMode's checks at the call):")
         for name in sorted(self.flags):
             out.append(f"  {name} = {self.flags[name]!r}  ({self.origins.get(name, '?')})")
         if not self.flags:

@@ -16,6 +16,7 @@ import pytest
 import modecfg
 from modecfg.errors import DumpError, UntrustedDumpError
 from modecfg.modes import dump as dump_module
+from tests.conftest import COMPILEDIR
 from tests.modes.dumptools import parts, rebuild
 
 pytensor = pytest.importorskip("pytensor")
@@ -430,3 +431,166 @@ def test_a_key_that_is_no_key_is_said_and_nothing_is_trusted(
     assert not dump.signed_by_you and says in dump.signature
     with pytest.raises(UntrustedDumpError):
         modecfg.replay(error.dump_path)
+
+
+# -- what a dump says, and what call() needs -------------------------------------------------------
+
+
+def test_the_summary_of_a_dump_says_every_part_of_what_it_holds(tmp_path: Path) -> None:
+    x, i = pt.vector("x"), pt.ivector("i")
+    w = pytensor.shared(np.array([1.0, 2.0]), name="w")
+    fn = modecfg.function([x, i], pt.log(x * w).sum() + i.sum(), updates=[(w, w + 1)], mode="NanGuardMode")
+    flags = {"NanGuardMode.dump_dir": str(tmp_path), "NanGuardMode.big": 1e8}
+    with modecfg.config.override(flags), pytest.raises(modecfg.NanGuardError) as info:
+        fn(np.array([-1.0, np.inf]), np.array([3, -2], dtype="int32"))
+    dump = modecfg.load_dump(info.value.dump_path)
+    versions = ", ".join(f"{k} {v}" for k, v in dump_module._versions().items())
+    head, graph = dump.summary().split("the graph as written:\n")
+    assert head.splitlines() == [
+        f"NaN-guard dump {dump.path}",
+        f"  written {dump.created} by {dump.process}",
+        "  signature: yours (signed with your dump key)",
+        "",
+        "bad values in: output 0",
+        "first input or operation with one (the call re-run without rewrites):",
+        *("  " + line for line in dump.bad.text.splitlines()),
+        "",
+        "captured (the call's inputs; shared values as they were before it):",
+        "  input  x  float64 (2,)  min -1  max -1  mean -1  NaN 0  Inf 1",
+        "  input  i  int32 (2,)  min -2  max 3",
+        "  shared w  float64 (2,)  min 1  max 2  mean 1.5  NaN 0  Inf 0  (updated by the call)",
+        "",
+        "flags not at their default (at the compile; NanGuardMode's checks at the call):",
+        "  NanGuardMode.big = '100000000.0'  (the failing call)",
+        f"  base_compiledir = '{COMPILEDIR}'  (MODECFG_FLAGS)",  # the suite's own (tests/conftest.py)
+        "  linker = 'per_graph'  (MODECFG_FLAGS)",
+        f"  profiling.destination = '{os.devnull}'  (MODECFG_FLAGS)",
+        "",
+        f"versions: {versions}",
+        f"linker: {dump.linker}",
+        "",
+    ]
+    assert dump.bad.text.startswith("Inf in input x (1 of 2 values)")
+    assert graph.splitlines()[0].startswith("  Add [id A]") and "  └─ i [id H]" in graph
+    assert graph.rstrip().endswith(
+        "\n\nthe lines of code that made it:\n" + "\n".join("  " + line for line in dump.lines)
+    )
+    assert repr(dump) == (
+        f"<modecfg Dump {dump.path!r}: Inf in input x (1 of 2 values); "
+        "signature: yours (signed with your dump key)>"
+    )
+
+
+@pytest.mark.parametrize(
+    "value, says",
+    [(np.array([1.5, np.nan, -np.inf, 2.5]), "float64 (4,)  min 1.5  max 2.5  mean 2  NaN 1  Inf 1"),
+     (np.array([np.nan], dtype="float32"), "float32 (1,)  NaN 1  Inf 0"),
+     (np.array([], dtype="float64"), "float64 (0,)"),
+     (np.array([[1, 7]], dtype="uint8"), "uint8 (1, 2)  min 1  max 7"),
+     (np.array([1 + 2j, np.inf], dtype="complex128"), "complex128 (2,)  NaN 0  Inf 1"),
+     (np.array([True, False]), "bool (2,)"),
+     (np.float32(3.0), "float32 ()  min 3  max 3  mean 3  NaN 0  Inf 0"),
+     (1234567.0, "float64 ()  min 1.23457e+06  max 1.23457e+06  mean 1.23457e+06  NaN 0  Inf 0"),
+     (None, "None"),
+     (np.random.default_rng(0), "numpy Generator(PCG64)"),
+     (np.random.Generator(np.random.Philox(0)), "numpy Generator(Philox)"),
+     (np.random.RandomState(0), "numpy RandomState(MT19937)")],
+    ids=["float", "all NaN", "empty", "unsigned", "complex", "bool", "scalar", "rounded", "None",
+         "generator", "philox", "RandomState"],
+)  # fmt: skip
+def test_a_captured_value_is_described_by_dtype_shape_range_and_bad_values(value: Any, says: str) -> None:
+    assert dump_module._describe_value(value) == says
+
+
+def test_the_summary_says_what_a_dump_does_not_hold(tmp_path: Path) -> None:
+    x = pt.vector("x")
+    fn = modecfg.function([x], pt.log(x), mode="NanGuardMode")
+    with (
+        modecfg.config.override({"NanGuardMode.dump_dir": str(tmp_path)}),
+        pytest.raises(modecfg.NanGuardError) as info,
+    ):
+        fn(np.array([-1.0]))
+    data = json.loads(parts(info.value.dump_path)[dump_module.DATA])
+    data.update(finding=None, bad_outputs=[], flags={}, lines=[])
+    data["captured"][0] = {"role": "input", "name": "x", "type": "Vector(float64)", "updated": False,
+                           "missing": "a builtins.object is not data: not captured"}  # fmt: skip
+    new = {dump_module.DATA: json.dumps(data).encode()}
+    bare = rebuild(info.value.dump_path, tmp_path / "bare.npz", replace=new, drop=("input-0.npy",))
+    dump = modecfg.load_dump(bare)
+    text = dump.summary()
+    assert "bad values in: (none recorded)\n" in text
+    assert "\nthe call re-run without rewrites had no bad value (the rewritten graph differs)\n" in text
+    assert "\n  input  x  a builtins.object is not data: not captured\n" in text
+    assert "the call):\n  (none)\n\nversions: " in text
+    assert "the lines of code that made it" not in text and text.endswith("\n") and not text.endswith("\n\n")
+    assert repr(dump) == f"<modecfg Dump {str(bare)!r}: no bad value located; signature: {dump.signature}>"
+
+
+def test_call_says_exactly_why_a_function_does_not_fit_the_dump(tmp_path: Path) -> None:
+    x = pt.vector("x")
+    w = pytensor.shared(np.ones(2), name="w")
+    fn = modecfg.function([x], pt.log(x * w).sum(), mode="NanGuardMode")
+    with (
+        modecfg.config.override({"NanGuardMode.dump_dir": str(tmp_path)}),
+        pytest.raises(modecfg.NanGuardError) as info,
+    ):
+        fn(np.array([-1.0, 1.0]))
+    dump = modecfg.load_dump(info.value.dump_path)
+    with pytest.raises(TypeError) as not_compiled:
+        dump.call(len)
+    assert str(not_compiled.value) == f"{len!r} is not a compiled PyTensor function"
+    with pytest.raises(modecfg.DumpError) as count:
+        modecfg.load_dump(info.value.dump_path).call(modecfg.function([x, pt.vector("y")], x.sum(),
+                                                                       on_unused_input="ignore"))  # fmt: skip
+    assert str(count.value) == f"{dump.path}: the function takes 2 inputs and the dump holds 1 (x)"
+    unnamed = pytensor.shared(np.ones(2))
+    with pytest.raises(modecfg.DumpError) as shared:
+        dump.call(modecfg.function([x], x.sum() + unnamed.sum() + pytensor.shared(1.0, name="v")))
+    assert str(shared.value) == (
+        f"{dump.path}: the function's shared variables {unnamed}, v are not in the dump (it holds w): "
+        "is this the function that failed?"
+    )
+
+
+def test_a_generator_of_any_numpy_bit_generator_comes_back_with_its_state(tmp_path: Path) -> None:
+    import copy
+
+    x = pt.vector("x")
+    rng = pytensor.shared(np.random.Generator(np.random.MT19937(5)), name="rng")
+    draw = pt.random.normal(0, 1, size=(3,), rng=rng)
+    fn = modecfg.function([x], pt.log(x + draw), mode="NanGuardMode")
+    expected = np.random.Generator(np.random.MT19937(5)).normal(0, 1, size=3)
+    with (
+        modecfg.config.override({"NanGuardMode.dump_dir": str(tmp_path)}),
+        pytest.raises(modecfg.NanGuardError) as info,
+    ):
+        fn(-10 - expected)
+    dump = modecfg.load_dump(info.value.dump_path)
+    captured = dump.shared["rng"]
+    assert isinstance(captured.bit_generator, np.random.MT19937)
+    np.testing.assert_array_equal(copy.deepcopy(captured).normal(0, 1, size=3), expected)
+    rng.set_value(np.random.Generator(np.random.MT19937(99)))
+    with pytest.raises(modecfg.NanGuardError, match="NaN in Log"):  # your function, the captured draw
+        dump.call(fn)
+    np.testing.assert_array_equal(dump.shared["rng"].normal(0, 1, size=3), expected)  # the dump's stays
+
+
+def test_a_random_state_in_a_dump_comes_back_with_its_state(tmp_path: Path) -> None:
+    x = pt.vector("x")
+    fn = modecfg.function([x], pt.log(x), mode="NanGuardMode")
+    with (
+        modecfg.config.override({"NanGuardMode.dump_dir": str(tmp_path)}),
+        pytest.raises(modecfg.NanGuardError) as info,
+    ):
+        fn(np.array([-1.0]))
+    _, state = dump_module._as_data(np.random.RandomState(7))  # an op's input may be one
+    data = json.loads(parts(info.value.dump_path)[dump_module.DATA])
+    data["captured"][0] = {"role": "input", "name": "x", "type": "RandomStateType", "updated": False,
+                           "generator": json.loads(json.dumps(state))}  # fmt: skip
+    new = {dump_module.DATA: json.dumps(data).encode()}
+    made = rebuild(info.value.dump_path, tmp_path / "rs.npz", replace=new, drop=("input-0.npy",))
+    dump = modecfg.load_dump(made)
+    back = dump.inputs["x"]
+    assert isinstance(back, np.random.RandomState)
+    assert back.randint(0, 1000, 5).tolist() == np.random.RandomState(7).randint(0, 1000, 5).tolist()
+    assert "  input  x  numpy RandomState(MT19937)\n" in dump.summary()
