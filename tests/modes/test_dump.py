@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import re
 import stat
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -594,3 +597,67 @@ def test_a_random_state_in_a_dump_comes_back_with_its_state(tmp_path: Path) -> N
     assert isinstance(back, np.random.RandomState)
     assert back.randint(0, 1000, 5).tolist() == np.random.RandomState(7).randint(0, 1000, 5).tolist()
     assert "  input  x  numpy RandomState(MT19937)\n" in dump.summary()
+
+
+# -- where dumps go ----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def unwritable(tmp_path: Path) -> Path:
+    """A directory this process cannot write in (for root: a read-only one of the system's)."""
+    place = tmp_path / "read-only"
+    place.mkdir(mode=0o500)
+    if not os.access(place, os.W_OK):
+        return place
+    system = Path("/proc/sys")
+    if system.is_dir() and not os.access(system, os.W_OK):
+        return system
+    pytest.skip("no directory this process cannot write in")
+
+
+def test_validate_says_where_dumps_could_go_and_creates_nothing(tmp_path: Path, unwritable: Path) -> None:
+    assert dump_module.directory_problem(str(tmp_path / "a" / "b")) == ""
+    assert not (tmp_path / "a").exists()
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    assert (
+        dump_module.directory_problem(str(blocker / "dumps"))
+        == f"it cannot be created ({blocker} cannot be written)"
+    )
+    assert dump_module.directory_problem(str(unwritable / "x" / "dumps")) == (
+        f"it cannot be created ({unwritable} cannot be written)"
+    )
+    assert dump_module.directory_problem(str(unwritable)) == f"{unwritable} cannot be written"
+    assert dump_module.directory_problem(str(tmp_path)) == ""
+
+
+def test_a_live_process_s_temporary_file_is_left_alone_and_the_process_too(
+    model: dict, tmp_path: Path
+) -> None:
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        theirs = tmp_path / f".nanguard-{other.pid}-abc.tmp"
+        theirs.write_bytes(b"being written")
+        _fail(model, tmp_path)
+        assert theirs.exists() and other.poll() is None  # not removed, not signalled
+    finally:
+        other.kill()
+        other.wait()
+
+
+def test_a_dump_is_named_by_time_process_and_count(model: dict, tmp_path: Path) -> None:
+    first, second = (Path(_fail(model, tmp_path).dump_path or "") for _ in range(2))
+    process = dump_module._process_name()
+    pattern = rf"nanguard-(\d{{8}}-\d{{6}})-{re.escape(process)}-(\d+)\.npz"
+    found = [re.fullmatch(pattern, p.name) for p in (first, second)]
+    assert all(found), (first.name, second.name)
+    assert int(found[1][2]) == int(found[0][2]) + 1  # type: ignore[index]
+    created = modecfg.load_dump(first).created  # 2026-11-24 20:01:02 -> 20261124-200102
+    assert created.replace("-", "").replace(":", "").replace(" ", "-") == found[0][1]  # type: ignore[index]
+
+
+def test_no_dump_when_max_dumps_is_0_and_the_error_says_so(model: dict, tmp_path: Path) -> None:
+    with modecfg.config.override({"NanGuardMode.max_dumps": 0}):
+        error = _fail(model, tmp_path)
+    assert error.dump_path is None and "no dump: NanGuardMode.max_dumps is 0" in str(error)
+    assert not list(tmp_path.glob("nanguard-*"))
