@@ -754,11 +754,7 @@ class _Reader:
                 else:
                     raise self.bad(f"{name}: .npy format {version} (dumps use 1.0 and 2.0)")
                 found_shape, fortran, found_dtype = header
-                if (
-                    found_dtype.kind not in _DTYPE_KINDS
-                    or found_dtype.fields is not None
-                    or found_dtype.hasobject
-                ):
+                if found_dtype.kind not in _DTYPE_KINDS:  # structured and object dtypes are 'V' and 'O'
                     raise self.bad(f"{name}: dtype {found_dtype} is not data (only numbers and booleans are)")
                 if found_dtype.str != dtype or list(found_shape) != shape:
                     raise self.bad(
@@ -771,7 +767,7 @@ class _Reader:
                         f"{name}: its header says {count:,} values, and the part holds a different size"
                     )
                 flat = np.empty(count, dtype=found_dtype)
-                view = memoryview(flat.view(np.uint8) if count else bytearray())  # type: ignore[arg-type]
+                view = memoryview(flat.view(np.uint8))  # type: ignore[arg-type]
                 filled = 0
                 while filled < len(view):
                     n = digest.readinto(view[filled:])

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import json
+import struct
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -147,3 +149,107 @@ def test_a_signature_part_that_names_only_a_key_or_only_a_digest_is_no_signature
         made = _signed_zip(a_dump, tmp_path / "half.npz", json.loads(manifest), half)
         dump = modecfg.load_dump(made)
         assert not dump.signed_by_you and dump.signature == "unsigned (it carries no signature)"
+
+
+# -- array parts ------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def matrix_dump(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, np.ndarray]:
+    directory = tmp_path_factory.mktemp("dumps")
+    x = pt.matrix("x")
+    fn = modecfg.function([x], pt.log(x), mode="NanGuardMode")
+    value = np.asfortranarray(np.arange(6.0).reshape(2, 3) - 1)  # column-major, not square, a -1 in it
+    with (
+        modecfg.config.override({"NanGuardMode.dump_dir": str(directory)}),
+        pytest.raises(modecfg.NanGuardError) as info,
+    ):
+        fn(value)
+    return Path(info.value.dump_path or ""), value
+
+
+@pytest.mark.parametrize("order", ["F", "C"])
+def test_an_array_comes_back_with_its_values_in_place_in_either_order(
+    matrix_dump: tuple[Path, np.ndarray], tmp_path: Path, order: str
+) -> None:
+    path, value = matrix_dump
+    if order == "C":
+        value = np.ascontiguousarray(value)
+        path = rebuild(path, tmp_path / "c.npz", replace={"input-0.npy": _npy(value, (1, 0))})
+    back = modecfg.load_dump(path).inputs["x"]
+    assert back.shape == (2, 3) and back.flags[f"{order}_CONTIGUOUS"]
+    np.testing.assert_array_equal(back, value)
+
+
+def _npy(array: np.ndarray, version: tuple[int, int]) -> bytes:
+    out = io.BytesIO()
+    np.lib.format.write_array(out, array, version=version, allow_pickle=False)
+    return out.getvalue()
+
+
+def test_an_array_part_in_npy_format_2_is_read(matrix_dump: tuple[Path, np.ndarray], tmp_path: Path) -> None:
+    path, value = matrix_dump
+    made = rebuild(path, tmp_path / "v2.npz", replace={"input-0.npy": _npy(value, (2, 0))})
+    np.testing.assert_array_equal(modecfg.load_dump(made).inputs["x"], value)
+
+
+def test_an_array_part_in_another_npy_format_is_refused(
+    matrix_dump: tuple[Path, np.ndarray], tmp_path: Path
+) -> None:
+    path, value = matrix_dump
+    made = rebuild(path, tmp_path / "v3.npz", replace={"input-0.npy": _npy(value, (3, 0))})
+    with pytest.raises(DumpError, match=r"input-0.npy: .npy format \(3, 0\) \(dumps use 1.0 and 2.0\)"):
+        modecfg.load_dump(made)
+
+
+@pytest.mark.parametrize("version", [(1, 0), (2, 0)])
+def test_an_array_header_longer_than_10000_bytes_is_refused(
+    matrix_dump: tuple[Path, np.ndarray], tmp_path: Path, version: tuple[int, int]
+) -> None:
+    path, value = matrix_dump
+    header = (
+        "{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3), }".ljust(10_000) + "\n"
+    )  # 10,001 bytes
+    size = struct.pack("<H" if version == (1, 0) else "<I", len(header))
+    body = np.lib.format.magic(*version) + size + header.encode("latin1") + value.T.tobytes()
+    made = rebuild(path, tmp_path / "long.npz", replace={"input-0.npy": body})
+    with pytest.raises(DumpError, match=r"input-0\.npy: Header info length"):
+        modecfg.load_dump(made)
+
+
+@pytest.mark.parametrize(
+    "dtype",
+    [np.dtype([("a", "<f8")]), np.dtype(("<f8", (2,))), np.dtype("O")],
+    ids=["structured", "subarray", "object"],
+)
+def test_an_array_part_that_is_no_plain_numbers_is_refused(
+    matrix_dump: tuple[Path, np.ndarray], tmp_path: Path, dtype: np.dtype
+) -> None:
+    path, _ = matrix_dump
+    header = {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False, "shape": (1,)}
+    out = io.BytesIO()
+    np.lib.format.write_array_header_1_0(out, header)
+    body = out.getvalue() + b"\0" * max(dtype.itemsize, 8)
+    data = json.loads(parts(path)[dump_module.DATA])
+    data["captured"][0]["array"].update(dtype=dtype.str, shape=[1])
+    made = rebuild(
+        path, tmp_path / "odd.npz", replace={"input-0.npy": body, dump_module.DATA: json.dumps(data).encode()}
+    )
+    with pytest.raises(
+        DumpError, match=r"input-0.npy: dtype .* is not data \(only numbers and booleans are\)"
+    ):
+        modecfg.load_dump(made)
+
+
+def test_a_signature_part_of_4096_bytes_is_read_and_one_byte_more_is_not(
+    matrix_dump: tuple[Path, np.ndarray], tmp_path: Path
+) -> None:
+    path, _ = matrix_dump
+    for size, loads in ((4096, True), (4097, False)):
+        filler = "x" * (size - len(json.dumps({"unsigned": ""})))
+        made = rebuild(path, tmp_path / f"sig{size}.npz", signature=json.dumps({"unsigned": filler}).encode())
+        if loads:
+            assert modecfg.load_dump(made).signature == f"unsigned ({filler})"
+        else:
+            with pytest.raises(DumpError, match=r"signature\.json"):
+                modecfg.load_dump(made)
