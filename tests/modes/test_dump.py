@@ -6,6 +6,7 @@ import json
 import os
 import pickle
 import re
+import socket
 import stat
 import subprocess
 import sys
@@ -661,3 +662,42 @@ def test_no_dump_when_max_dumps_is_0_and_the_error_says_so(model: dict, tmp_path
         error = _fail(model, tmp_path)
     assert error.dump_path is None and "no dump: NanGuardMode.max_dumps is 0" in str(error)
     assert not list(tmp_path.glob("nanguard-*"))
+
+
+# -- what a dump captures -----------------------------------------------------------------------------
+
+
+def _dump(fn: Any, directory: Path, *args: Any) -> modecfg.Dump:
+    with (
+        modecfg.config.override({"NanGuardMode.dump_dir": str(directory)}),
+        pytest.raises(modecfg.NanGuardError) as info,
+    ):
+        fn(*args)
+    return modecfg.load_dump(info.value.dump_path)
+
+
+def test_inputs_of_one_name_are_captured_each_under_its_own(tmp_path: Path) -> None:
+    a, b, c = pt.vector("x"), pt.vector("x"), pt.vector("x")
+    fn = modecfg.function([a, b, c], pt.log(a + b + c), mode="NanGuardMode")
+    dump = _dump(fn, tmp_path, np.array([1.0]), np.array([2.0]), np.array([-9.0]))
+    assert list(dump.inputs) == ["x", "x (2)", "x (3)"]
+    assert [float(v[0]) for v in dump.inputs.values()] == [1.0, 2.0, -9.0]
+
+
+def test_a_strided_input_is_captured_with_its_values(tmp_path: Path) -> None:
+    x = pt.vector("x")
+    fn = modecfg.function([x], pt.log(x), mode="NanGuardMode")
+    strided = (np.arange(10.0) - 4)[::3]  # not contiguous: written through numpy's own writer
+    assert not strided.flags.c_contiguous
+    dump = _dump(fn, tmp_path, strided)
+    np.testing.assert_array_equal(dump.inputs["x"], strided)
+
+
+def test_a_dump_names_the_host_in_letters_digits_dots_and_underscores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(socket, "gethostname", lambda: "lab host/7.é")
+    assert dump_module._process_name() == f"lab_host_7._-{os.getpid()}"
+    x = pt.vector("x")
+    dump = _dump(modecfg.function([x], pt.log(x), mode="NanGuardMode"), tmp_path, np.array([-1.0]))
+    assert dump.process == f"lab_host_7._-{os.getpid()}" and f"-lab_host_7._-{os.getpid()}-" in dump.path
