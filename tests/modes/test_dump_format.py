@@ -29,11 +29,12 @@ def a_dump(tmp_path_factory: pytest.TempPathFactory) -> Path:
     rng = pytensor.shared(np.random.default_rng(1), name="rng")
     fn = modecfg.function([x], pt.log(x + pt.random.normal(0, 1, size=(2,), rng=rng)), mode="NanGuardMode")
     with (
-        modecfg.config.override({"NanGuardMode.dump_dir": str(directory)}),
+        modecfg.config.override({"NanGuardMode.dump_dir": str(directory), "NanGuardMode.max_dumps": 10**6}),
         pytest.raises(modecfg.NanGuardError) as info,
     ):
         fn(np.array([-100.0, -100.0]))
-    return Path(info.value.dump_path or "")
+    assert info.value.dump_path is not None  # (a module fixture: the per-test dump count is not reset yet)
+    return Path(info.value.dump_path)
 
 
 @pytest.fixture(autouse=True)
@@ -161,11 +162,12 @@ def matrix_dump(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, np.ndar
     fn = modecfg.function([x], pt.log(x), mode="NanGuardMode")
     value = np.asfortranarray(np.arange(6.0).reshape(2, 3) - 1)  # column-major, not square, a -1 in it
     with (
-        modecfg.config.override({"NanGuardMode.dump_dir": str(directory)}),
+        modecfg.config.override({"NanGuardMode.dump_dir": str(directory), "NanGuardMode.max_dumps": 10**6}),
         pytest.raises(modecfg.NanGuardError) as info,
     ):
         fn(value)
-    return Path(info.value.dump_path or ""), value
+    assert info.value.dump_path is not None
+    return Path(info.value.dump_path), value
 
 
 @pytest.mark.parametrize("order", ["F", "C"])
@@ -207,9 +209,7 @@ def test_an_array_header_longer_than_10000_bytes_is_refused(
     matrix_dump: tuple[Path, np.ndarray], tmp_path: Path, version: tuple[int, int]
 ) -> None:
     path, value = matrix_dump
-    header = (
-        "{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3), }".ljust(10_000) + "\n"
-    )  # 10,001 bytes
+    header = "{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3), }".ljust(10_000) + "\n"  # 10,001 bytes
     size = struct.pack("<H" if version == (1, 0) else "<I", len(header))
     body = np.lib.format.magic(*version) + size + header.encode("latin1") + value.T.tobytes()
     made = rebuild(path, tmp_path / "long.npz", replace={"input-0.npy": body})
