@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import tomllib
 from pathlib import Path
 
@@ -83,3 +84,17 @@ def test_a_stale_equivalent_entry_is_a_problem_not_a_kill(
     assert result.equivalent == 0 and result.survivors == [f"{name}1"]
     assert len(problems) == 3 and "now mutates 'x = 2'" in problems[0]
     assert "a test kills it" in problems[1] and "no such mutant" in problems[2]
+
+
+def test_results_older_than_their_module_are_a_problem(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _results(tmp_path, monkeypatch, {1: 1}, "x = 1")
+    problems: list[str] = []
+    mutate.score("auto", {}, problems)
+    assert problems == []  # written after the module's last change
+    os.utime(tmp_path / (mutate.MODULES["auto"] + ".meta"), (0, 0))  # as if run before it changed
+    mutate.score("auto", {}, problems)
+    assert problems == [
+        "auto: its results are older than modecfg/linkers/auto.py: run `make mutate MODULE=auto`"
+    ]

@@ -123,6 +123,10 @@ def score(module: str, equivalents: dict[str, Equivalent], problems: list[str]) 
     if not meta.exists():
         problems.append(f"{module}: no results ({meta} missing): run `make mutate MODULE={module}`")
         return result
+    if (ROOT / MODULES[module]).stat().st_mtime > meta.stat().st_mtime:
+        problems.append(
+            f"{module}: its results are older than {MODULES[module]}: run `make mutate MODULE={module}`"
+        )
     codes: dict[str, int | None] = json.loads(meta.read_text())["exit_code_by_key"]
     for name, code in sorted(codes.items()):
         result.total += 1
