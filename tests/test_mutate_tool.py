@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import tomllib
 from pathlib import Path
 
@@ -52,6 +51,8 @@ def _results(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, codes: dict[int, i
     meta = tmp_path / (mutate.MODULES["auto"] + ".meta")
     meta.parent.mkdir(parents=True)
     meta.write_text(json.dumps({"exit_code_by_key": {f"{NAME}{n}": code for n, code in codes.items()}}))
+    monkeypatch.setattr(mutate, "SOURCES", tmp_path / "sources.json")  # run on auto.py as it is
+    mutate.SOURCES.write_text(json.dumps({"auto": mutate.source_digest("auto")}))
 
 
 def test_the_score_counts_timeouts_and_type_errors_as_caught_untested_code_as_not(
@@ -86,15 +87,19 @@ def test_a_stale_equivalent_entry_is_a_problem_not_a_kill(
     assert "a test kills it" in problems[1] and "no such mutant" in problems[2]
 
 
-def test_results_older_than_their_module_are_a_problem(
+def test_results_of_another_version_of_the_module_are_a_problem(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _results(tmp_path, monkeypatch, {1: 1}, "x = 1")
-    problems: list[str] = []
-    mutate.score("auto", {}, problems)
-    assert problems == []  # written after the module's last change
-    os.utime(tmp_path / (mutate.MODULES["auto"] + ".meta"), (0, 0))  # as if run before it changed
-    mutate.score("auto", {}, problems)
-    assert problems == [
-        "auto: its results are older than modecfg/linkers/auto.py: run `make mutate MODULE=auto`"
-    ]
+    mutate.SOURCES.unlink()
+    said = "auto: its results are of another modecfg/linkers/auto.py: run `make mutate MODULE=auto`"
+    for recorded, problems_said in (
+        (None, [said]),  # no record of the code they ran on
+        ({"auto": "0" * 64}, [said]),  # the module changed since
+        ({"auto": mutate.source_digest("auto")}, []),  # the code as it is (its mtime does not matter)
+    ):
+        if recorded is not None:
+            mutate.SOURCES.write_text(json.dumps(recorded))
+        problems: list[str] = []
+        mutate.score("auto", {}, problems)
+        assert problems == problems_said

@@ -21,6 +21,7 @@ Each module must reach ``THRESHOLD``; the exit status is 1 when one does not.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import subprocess
@@ -33,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 MUTANTS = ROOT / "mutants"
 EQUIVALENT = ROOT / "tests" / "mutation-equivalent.txt"
 TIMES = MUTANTS / "modecfg-times.json"
+SOURCES = MUTANTS / "modecfg-sources.json"  # module -> SHA-256 of the source its results are of
 THRESHOLD = 0.90
 
 MODULES = {
@@ -123,9 +125,10 @@ def score(module: str, equivalents: dict[str, Equivalent], problems: list[str]) 
     if not meta.exists():
         problems.append(f"{module}: no results ({meta} missing): run `make mutate MODULE={module}`")
         return result
-    if (ROOT / MODULES[module]).stat().st_mtime > meta.stat().st_mtime:
+    ran_on = json.loads(SOURCES.read_text()).get(module) if SOURCES.exists() else None
+    if ran_on != source_digest(module):
         problems.append(
-            f"{module}: its results are older than {MODULES[module]}: run `make mutate MODULE={module}`"
+            f"{module}: its results are of another {MODULES[module]}: run `make mutate MODULE={module}`"
         )
     codes: dict[str, int | None] = json.loads(meta.read_text())["exit_code_by_key"]
     for name, code in sorted(codes.items()):
@@ -155,6 +158,10 @@ def score(module: str, equivalents: dict[str, Equivalent], problems: list[str]) 
     problems += [f"{name}: listed as equivalent, no such mutant" for name in equivalents
                  if name.startswith(prefix) and name not in codes]  # fmt: skip
     return result
+
+
+def source_digest(module: str) -> str:
+    return hashlib.sha256((ROOT / MODULES[module]).read_bytes()).hexdigest()
 
 
 def run(module: str, jobs: int) -> float:
@@ -215,10 +222,14 @@ def main(argv: list[str] | None = None) -> int:
     if not args.report:
         MUTANTS.mkdir(exist_ok=True)
         for module in modules:
+            digest = source_digest(module)  # what this run's mutants are made of
             seconds = run(module, args.jobs)
             times = json.loads(TIMES.read_text()) if TIMES.exists() else {}
             times[module] = seconds
             TIMES.write_text(json.dumps(times, indent=1))
+            sources = json.loads(SOURCES.read_text()) if SOURCES.exists() else {}
+            sources[module] = digest
+            SOURCES.write_text(json.dumps(sources, indent=1))
     return report(modules)
 
 

@@ -135,9 +135,10 @@ def test_an_item_without_equals_is_an_error_naming_the_variable() -> None:
     assert info.value.origin is not None and info.value.origin.source == "THEANO_FLAGS"
 
 
-def test_an_item_without_a_name_is_an_error() -> None:
+@pytest.mark.parametrize("flags", ["floatX=float32, =float32", "=float32", "floatX=float32,=float32"])
+def test_an_item_without_a_name_is_an_error(flags: str) -> None:
     with pytest.raises(FlagSyntaxError, match="no name before '='") as info:
-        parse("floatX=float32, =float32", source="THEANO_FLAGS")
+        parse(flags, source="THEANO_FLAGS")
     assert str(info.value) == "THEANO_FLAGS: item '=float32' has no name before '='"
     assert info.value.origin == modecfg.Origin(Layer.ENV, "THEANO_FLAGS")
 
