@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import modecfg
+from modecfg.config import edit
 from modecfg.config.edit import default_rc_file, set_flag, unset_flag
 from modecfg.config.origin import Layer, Origin
 from modecfg.config.sources import RC_FILE_LIMIT
@@ -307,9 +308,9 @@ def test_an_edit_of_a_name_no_flag_has_says_why_and_what_to_write(
     tmp_path: Path, name: str, says: str
 ) -> None:
     rc = _rc(tmp_path, "[global]\nfloatX = float64\n")
-    for edit in (lambda: set_flag(name, "1", str(rc)), lambda: unset_flag(name, str(rc))):
+    for attempt in (lambda: set_flag(name, "1", str(rc)), lambda: unset_flag(name, str(rc))):
         with pytest.raises(modecfg.UnknownFlagError) as info:
-            edit()
+            attempt()
         assert str(info.value) == says
     assert rc.read_text() == "[global]\nfloatX = float64\n"
 
@@ -363,3 +364,83 @@ def test_a_file_that_cannot_be_opened_says_why_and_that_nothing_changed(tmp_path
         set_flag("floatX", "float32", str(rc))
     assert str(info.value).endswith("; nothing was changed") and "cannot be read (" in str(info.value)
     assert info.value.origin == Origin(Layer.RC, str(rc))
+
+
+# -- errors say where ------------------------------------------------------------------------------
+
+
+def test_a_bad_value_names_the_file_it_was_for(tmp_path: Path) -> None:
+    rc = _rc(tmp_path, "[global]\nfloatX = float64\n")
+    with pytest.raises(modecfg.FlagValueError) as info:
+        set_flag("floatX", "float33", str(rc))
+    assert info.value.origin == Origin(Layer.RC, str(rc))
+    assert str(info.value).startswith(f"floatX='float33' (from {info.value.origin}): ")
+
+
+def test_a_write_that_fails_names_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rc = _rc(tmp_path, "[global]\nfloatX = float64\n")
+
+    def denied(*args: object, **kwargs: object) -> object:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(edit.tempfile, "mkstemp", denied)
+    with pytest.raises(modecfg.RcFileError) as info:
+        set_flag("floatX", "float32", str(rc))
+    assert str(info.value) == f"cannot write {rc} (Permission denied); nothing was changed"
+    assert info.value.origin == Origin(Layer.RC, str(rc))
+
+
+def test_a_file_not_writable_by_you_is_named_with_its_owner_and_mode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rc = _rc(tmp_path, "[global]\nfloatX = float64\n")
+    rc.chmod(0o444)
+    real_access = os.access
+    monkeypatch.setattr(
+        edit.os, "access", lambda p, mode: False if str(p) == str(rc) else real_access(p, mode)
+    )
+    with pytest.raises(modecfg.RcFileError) as info:
+        unset_flag("floatX", str(rc))
+    assert str(info.value) == (
+        f"{rc} is not writable by you (owner uid {os.getuid()}, mode 444): nothing was changed"
+    )
+    assert info.value.origin == Origin(Layer.RC, str(rc))
+
+
+# -- unset -----------------------------------------------------------------------------------------
+
+
+def test_unset_without_a_file_edits_the_file_that_sets_the_flag_and_keeps_a_backup(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = _rc(tmp_path, "\ufeff[global]\ndevice = cpu\n", "a")
+    second = _rc(tmp_path, "\ufeff[global]\nfloatX = float64\ndevice = cpu\n", "b")
+    monkeypatch.setenv("MODECFGRC", f"{first}{os.pathsep}{second}")
+    done = unset_flag("floatX")
+    assert done == (str(second), "floatX", None, True, f"{second}.bak", 2)
+    assert second.read_bytes() == "\ufeff[global]\ndevice = cpu\n".encode()  # its byte order mark kept
+    assert first.read_bytes() == "\ufeff[global]\ndevice = cpu\n".encode()
+
+
+# -- the write itself ------------------------------------------------------------------------------
+
+
+def test_the_new_file_is_written_beside_the_old_one_and_renamed_over_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rc = _rc(tmp_path, "[global]\nfloatX = float64\n")
+    renames: list[tuple[str, str]] = []
+    real_replace = os.replace
+
+    def replace(src: str, dst: str) -> None:
+        renames.append((src, dst))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(edit.os, "replace", replace)
+    set_flag("floatX", "float32", str(rc))
+    assert [dst for _, dst in renames] == [f"{rc}.bak", str(rc)]
+    for src, dst in renames:  # a rename in one directory: atomic, never a copy across file systems
+        name = os.path.basename(src)
+        assert os.path.dirname(src) == str(tmp_path)
+        assert name.startswith(f".{os.path.basename(dst)}.") and name.endswith(".tmp")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rc", "rc.bak"]
