@@ -116,7 +116,7 @@ def _ini_set(text: str, path: str, spec: Flag, value: str) -> tuple[str, int]:
     if found:
         for number in found:
             line = lines[number - 1]
-            body = line.rstrip("\r\n")
+            body = line.rstrip()  # blanks after the value stay where they are, as the line ending does
             ending = line[len(body) :]
             m = _VALUE.match(body)
             assert m is not None, (path, number)  # the reader read this line as name = value

@@ -113,13 +113,17 @@ def test_a_value_with_a_percent_sign_reads_back_as_written(tmp_path: Path, value
 
 
 @pytest.mark.parametrize(
-    "old", ["cpuX", "cpu\r", "cpu  "], ids=["ends in X", "ends in CR", "trailing blanks"]
+    "old, after",
+    [("cpuX", ""), ("cpu\r", "\r"), ("cpu  ", "  "), ("cpu \t", " \t")],
+    ids=["ends in X", "ends in CR", "trailing blanks", "blank and tab"],
 )
-def test_set_replaces_the_whole_old_value(tmp_path: Path, old: str) -> None:
+def test_set_replaces_the_whole_old_value_and_keeps_what_follows_it(
+    tmp_path: Path, old: str, after: str
+) -> None:
     rc = _rc(tmp_path, f"[global]\ncxx = {old}\nfloatX = float64\n")
     set_flag("cxx", "g++", str(rc))
-    assert rc.read_text().startswith("[global]\ncxx = g++") and _read(rc, "cxx") == "g++"
-    assert rc.read_text().endswith("\nfloatX = float64\n")
+    assert rc.read_bytes() == f"[global]\ncxx = g++{after}\nfloatX = float64\n".encode()
+    assert _read(rc, "cxx") == "g++"
 
 
 def test_a_file_with_crlf_line_endings_keeps_them_everywhere(tmp_path: Path) -> None:
@@ -161,7 +165,7 @@ def test_a_new_section_follows_a_blank_line_once(tmp_path: Path) -> None:
 
 def test_a_new_flag_goes_after_its_section_s_last_setting_before_the_blank_lines(tmp_path: Path) -> None:
     text = (
-        "# top\n[global]\nfloatX = float64\n\n# about traceback\n\n"
+        "# top\n[global]\nfloatX = float64\n\n  ; about traceback\n\n"
         "[traceback]\nlimit = 3\n\n\n[other]\nx = 1\n"
     )
     rc = _rc(tmp_path, text)
