@@ -44,7 +44,9 @@ def test_a_malformed_equivalent_list_is_refused_with_its_line(tmp_path: Path, te
 NAME = "modecfg.linkers.auto.x_f__mutmut_"  # mutants of a function f of linkers/auto.py
 
 
-def _results(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, codes: dict[int, int], line: str) -> None:
+def _results(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, codes: dict[int, int | None], line: str
+) -> None:
     """A run's results for auto.py (exit code per mutant number); each mutant writes ``line``."""
     monkeypatch.setattr(mutate, "MUTANTS", tmp_path)
     monkeypatch.setattr(mutate, "mutated_line", lambda mutant: line)
@@ -103,3 +105,7 @@ def test_results_of_another_version_of_the_module_are_a_problem(
         problems: list[str] = []
         mutate.score("auto", {}, problems)
         assert problems == problems_said
+    _results(tmp_path / "never", monkeypatch, {1: None}, "x = 1")  # generated, never run: only unchecked
+    mutate.SOURCES.unlink()
+    problems = []
+    assert mutate.score("auto", {}, problems).unchecked == 1 and problems == []
