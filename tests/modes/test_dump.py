@@ -506,7 +506,9 @@ def test_a_captured_value_is_described_by_dtype_shape_range_and_bad_values(value
     assert dump_module._describe_value(value) == says
 
 
-def test_the_summary_says_what_a_dump_does_not_hold(tmp_path: Path) -> None:
+def _log_dump_as_written(tmp_path: Path, name: str, captured_x: dict[str, Any], **data: Any) -> Path:
+    """A dump of log(x) at x = -1, its data part rewritten as another writer could have: x captured
+    as ``captured_x`` (no array), the other fields of ``data`` replaced."""
     x = pt.vector("x")
     fn = modecfg.function([x], pt.log(x), mode="NanGuardMode")
     with (
@@ -514,12 +516,18 @@ def test_the_summary_says_what_a_dump_does_not_hold(tmp_path: Path) -> None:
         pytest.raises(modecfg.NanGuardError) as info,
     ):
         fn(np.array([-1.0]))
-    data = json.loads(parts(info.value.dump_path)[dump_module.DATA])
-    data.update(finding=None, bad_outputs=[], flags={}, lines=[])
-    data["captured"][0] = {"role": "input", "name": "x", "type": "Vector(float64)", "updated": False,
-                           "missing": "a builtins.object is not data: not captured"}  # fmt: skip
-    new = {dump_module.DATA: json.dumps(data).encode()}
-    bare = rebuild(info.value.dump_path, tmp_path / "bare.npz", replace=new, drop=("input-0.npy",))
+    written = json.loads(parts(info.value.dump_path)[dump_module.DATA])
+    written.update(data)
+    written["captured"][0] = {"role": "input", "name": "x", "updated": False, **captured_x}
+    new = {dump_module.DATA: json.dumps(written).encode()}
+    return rebuild(info.value.dump_path, tmp_path / name, replace=new, drop=("input-0.npy",))
+
+
+def test_the_summary_says_what_a_dump_does_not_hold(tmp_path: Path) -> None:
+    missing = {"type": "Vector(float64)", "missing": "a builtins.object is not data: not captured"}
+    bare = _log_dump_as_written(
+        tmp_path, "bare.npz", missing, finding=None, bad_outputs=[], flags={}, lines=[]
+    )
     dump = modecfg.load_dump(bare)
     text = dump.summary()
     assert "bad values in: (none recorded)\n" in text
@@ -580,20 +588,9 @@ def test_a_generator_of_any_numpy_bit_generator_comes_back_with_its_state(tmp_pa
 
 
 def test_a_random_state_in_a_dump_comes_back_with_its_state(tmp_path: Path) -> None:
-    x = pt.vector("x")
-    fn = modecfg.function([x], pt.log(x), mode="NanGuardMode")
-    with (
-        modecfg.config.override({"NanGuardMode.dump_dir": str(tmp_path)}),
-        pytest.raises(modecfg.NanGuardError) as info,
-    ):
-        fn(np.array([-1.0]))
     _, state = dump_module._as_data(np.random.RandomState(7))  # an op's input may be one
-    data = json.loads(parts(info.value.dump_path)[dump_module.DATA])
-    data["captured"][0] = {"role": "input", "name": "x", "type": "RandomStateType", "updated": False,
-                           "generator": json.loads(json.dumps(state))}  # fmt: skip
-    new = {dump_module.DATA: json.dumps(data).encode()}
-    made = rebuild(info.value.dump_path, tmp_path / "rs.npz", replace=new, drop=("input-0.npy",))
-    dump = modecfg.load_dump(made)
+    generator = {"type": "RandomStateType", "generator": json.loads(json.dumps(state))}
+    dump = modecfg.load_dump(_log_dump_as_written(tmp_path, "rs.npz", generator))
     back = dump.inputs["x"]
     assert isinstance(back, np.random.RandomState)
     assert back.randint(0, 1000, 5).tolist() == np.random.RandomState(7).randint(0, 1000, 5).tolist()
@@ -601,19 +598,6 @@ def test_a_random_state_in_a_dump_comes_back_with_its_state(tmp_path: Path) -> N
 
 
 # -- where dumps go ----------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def unwritable(tmp_path: Path) -> Path:
-    """A directory this process cannot write in (for root: a read-only one of the system's)."""
-    place = tmp_path / "read-only"
-    place.mkdir(mode=0o500)
-    if not os.access(place, os.W_OK):
-        return place
-    system = Path("/proc/sys")
-    if system.is_dir() and not os.access(system, os.W_OK):
-        return system
-    pytest.skip("no directory this process cannot write in")
 
 
 def test_validate_says_where_dumps_could_go_and_creates_nothing(tmp_path: Path, unwritable: Path) -> None:

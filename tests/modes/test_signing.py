@@ -190,19 +190,6 @@ def test_a_key_removed_while_it_is_made_is_said(config_home: Path, monkeypatch: 
     )
 
 
-@pytest.fixture
-def unwritable(tmp_path: Path) -> Path:
-    """A directory this process cannot write in (for root: a read-only one of the system's)."""
-    place = tmp_path / "read-only"
-    place.mkdir(mode=0o500)
-    if not os.access(place, os.W_OK):
-        return place
-    system = Path("/proc/sys")
-    if system.is_dir() and not os.access(system, os.W_OK):
-        return system
-    pytest.skip("no directory this process cannot write in")
-
-
 def test_a_key_that_cannot_be_made_in_an_unwritable_directory_is_said_before_a_dump(
     unwritable: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
