@@ -414,7 +414,11 @@ def cmd_profile(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from modecfg.profiles.session import all_stats, reports
 
     _script_arguments(args, ("--json", "--trace", "--html"))
-    modecfg.config.set("profile", True, source="modecfg profile")
+    cfg = modecfg.config
+    # The flag, not an override: threads the script starts compile profiled too. Put back after,
+    # as it was and where from, for a caller of main() in a process that goes on (tests, notebooks).
+    assigned = [c for c in cfg.explain("profile").layers if c.origin.layer is modecfg.Layer.ASSIGNMENT]
+    cfg.set("profile", True, source="modecfg profile")
     before = len(all_stats())  # report the script's functions only
     code = 0
     try:
@@ -424,6 +428,11 @@ def cmd_profile(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except Exception as exc:
         err.write(f"error: {args.script} raised {type(exc).__name__}: {exc}\n")
         code = 2
+    finally:
+        if assigned:
+            cfg._assign("profile", assigned[-1].value, assigned[-1].origin)
+        else:
+            cfg.reset("profile")
     found = reports(since=before)
     for stats in all_stats()[before:]:  # printed here: not again at exit
         stats.fct_callcount = 0
@@ -431,7 +440,6 @@ def cmd_profile(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if not found:
         out.write("no function was profiled (did the script compile any?)\n")
         return code or 1
-    cfg = modecfg.config
     n_apply, n_ops = int(cfg.profiling.n_apply), int(cfg.profiling.n_ops)
     for report in found:
         out.write(report.text(n_apply, n_ops) + "\n\n")

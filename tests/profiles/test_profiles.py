@@ -232,6 +232,28 @@ def test_after_a_double_dash_every_word_is_the_scripts(tmp_path: Path) -> None:
     assert not (tmp_path / "x.json").exists()
 
 
+def test_profile_called_from_python_leaves_the_flag_as_it_found_it(tmp_path: Path) -> None:
+    from modecfg.cli import main
+
+    script = tmp_path / "s.py"
+    script.write_text("import modecfg\nassert modecfg.config.profile\n")
+    for script_fails in (False, True):
+        if script_fails:
+            script.write_text("raise RuntimeError('boom')\n")
+        assert modecfg.config.origin("profile").layer is modecfg.Layer.DEFAULT
+        code = main(["profile", str(script)], io.StringIO(), io.StringIO())
+        assert code == (2 if script_fails else 1)  # 1: ran, saw the flag on, compiled nothing
+        assert modecfg.config.profile is False  # later compiles in this process are not profiled
+        assert modecfg.config.origin("profile").layer is modecfg.Layer.DEFAULT
+    modecfg.config.set("profile", False, source="the notebook's first cell")
+    try:
+        main(["profile", str(script)], io.StringIO(), io.StringIO())
+        assert modecfg.config.profile is False
+        assert modecfg.config.origin("profile").source == "the notebook's first cell"
+    finally:
+        modecfg.config.reset("profile")
+
+
 def test_an_output_path_that_cannot_be_written_stops_before_the_script_runs(tmp_path: Path) -> None:
     from modecfg.cli import main
 
