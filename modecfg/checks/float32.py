@@ -238,15 +238,16 @@ class _Walker:
             )
         if is_cast:
             return Reason.EXPLICIT_CAST, "cast to float32 (or config.floatX) instead of float64"
-        if ints:
+        if ints and getattr(op, "dtype", None) != WIDE:  # asked for float64: said below, whatever its inputs
             operand = ints[0]
             name = getattr(operand, "name", None)
             roots = [] if name else _named_int_roots(operand)
             if name or not roots:
                 what = name or (f"(made by {operand.owner.op})" if operand.owner is not None else "")
+                operand_is = " ".join(filter(None, [_dtype(operand), "operand", what]))
                 return (
                     Reason.INT_FLOAT_UPCAST,
-                    f"cast the {_dtype(operand)} operand {what} to float32 before this operation: "
+                    f"cast the {operand_is} to float32 before this operation: "
                     f"pt.cast({name or '...'}, 'float32'), or make it float32 where it is created",
                 )
             names = ", ".join(roots)
@@ -372,8 +373,11 @@ def check_float32(target: Any) -> Findings:
         if index in walker.weak and index not in walker.confirmed:
             continue
         var, node = raw["variable"], raw["node"]
-        if node is None and var.owner is None:
-            node = next((n for n in order if var in n.inputs), None)
+        if node is None and var.owner is None:  # a root that never meets float32: its first use,
+            users = [n for n in order if var in n.inputs]  # preferably one computing in float64
+            node = next(
+                (n for n in users if any(_is_wide(o) for o in n.outputs)), users[0] if users else None
+            )
         shown = node if node is not None else var
         source = source_line(var) if var.owner is None else None
         source = source or (source_line(node) if node is not None else None)

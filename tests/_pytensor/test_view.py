@@ -4,6 +4,7 @@ every direction and every scope (issue 21)."""
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 import textwrap
@@ -16,6 +17,9 @@ import pytest
 
 import modecfg
 from modecfg import config
+from modecfg._pytensor import install, uninstall
+from modecfg._pytensor.view import ADOPTED, _is_pytensors_source, _same
+from modecfg.config.origin import Layer
 from modecfg.errors import FlagValueError
 from tests.fresh import run_json
 
@@ -248,8 +252,6 @@ def test_asyncio_tasks_each_see_their_own_change_flags() -> None:
 def test_uninstall_leaves_pytensor_config_usable_with_the_values_in_effect() -> None:
     from pytensor.configparser import PyTensorConfigParser
 
-    from modecfg._pytensor import install, uninstall
-
     config.floatX = "float32"
     config.exception_verbosity = "high"
     uninstall()
@@ -342,8 +344,6 @@ def test_a_model_s_logp_and_gradient_are_bitwise_plain_pytensor_s_on_the_same_li
     draws are bitwise those of plain PyTensor with the same linker (PyTensor's default picks
     numba, modecfg's linker=auto picks cvm for that graph, hence other draws without pinning)."""
     from pytensor.compile.mode import Mode
-
-    from modecfg._pytensor import install, uninstall
 
     def compile_logp() -> object:
         mu, log_tau = pt.scalar("mu"), pt.scalar("log_tau")
@@ -444,3 +444,80 @@ def test_change_flags_checks_its_values_when_entered_or_called_as_pytensor_does(
             raise AssertionError("entered")
     assert config.floatX == "float64" and config.origin("floatX").layer != "override"
     assert never_called.__name__ == "never_called"
+
+
+# -- what PyTensor held before the view (modecfg imported after it, inside a block) -------------
+
+
+@pytest.fixture
+def pytensor_alone() -> Iterator[object]:
+    """PyTensor's config as PyTensor's own (the view off) until the test installs it again."""
+    uninstall()
+    try:
+        yield pytensor.config
+    finally:
+        install()  # a second install is a no-op
+        for name in ("floatX", "cast_policy", "exception_verbosity"):
+            config.reset(name)
+
+
+def test_a_value_pytensor_was_given_before_the_view_is_adopted_with_an_origin_that_says_so(
+    pytensor_alone: object,
+) -> None:
+    pc = pytensor.config
+    pc.floatX = "float32"  # PyTensor's own assignment: a notebook's first cell, PyMC
+    pc.exception_verbosity = "low"  # PyTensor's default: nothing to adopt
+    install()
+    assert (pc.floatX, config.floatX) == ("float32", "float32")
+    origin = config.origin("floatX")
+    assert (origin.layer, origin.source) == (Layer.ASSIGNMENT, ADOPTED)
+    assert config.origin("exception_verbosity").layer is Layer.DEFAULT
+
+
+def test_a_block_open_when_the_view_came_ends_through_modecfg(pytensor_alone: object) -> None:
+    pc = pytensor.config
+    block = pc.change_flags(cast_policy="numpy+floatX")
+    block.__enter__()
+    install()
+    assert (pc.cast_policy, config.cast_policy) == ("numpy+floatX", "numpy+floatX")
+    assert config.origin("cast_policy").source == ADOPTED
+    block.__exit__(None, None, None)
+    # back to what PyTensor had before the block: its default, so the adopted value is dropped
+    assert (pc.cast_policy, config.cast_policy) == ("custom", "custom")
+    assert config.origin("cast_policy").layer is Layer.DEFAULT
+
+
+def test_a_block_open_when_the_view_came_puts_back_pytensors_earlier_assignment(
+    pytensor_alone: object,
+) -> None:
+    pc = pytensor.config
+    pc.floatX = "float32"
+    block = pc.change_flags(floatX="float16")
+    block.__enter__()
+    install()
+    assert config.floatX == "float16"
+    block.__exit__(None, None, None)
+    assert (pc.floatX, config.floatX) == ("float32", "float32")
+    origin = config.origin("floatX")
+    assert (origin.layer, origin.source) == (Layer.ASSIGNMENT, ADOPTED)
+
+
+def test_which_sources_pytensor_reads_itself(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A value from one of these is what PyTensor started with, not a change made on its side."""
+    monkeypatch.delenv("PYTENSORRC", raising=False)
+    assert _is_pytensors_source("PYTENSOR_FLAGS")
+    assert _is_pytensors_source("/home/u/.pytensorrc") and _is_pytensors_source("/home/u/.pytensorrc.txt")
+    for other in ("THEANO_FLAGS", "MODECFG_FLAGS", "/home/u/.theanorc", "/home/u/pytensorrc", "", None):
+        assert not _is_pytensors_source(other)
+    monkeypatch.setenv("PYTENSORRC", os.pathsep.join(["/etc/site.rc", "/home/u/my.rc"]))
+    assert _is_pytensors_source("/etc/site.rc") and _is_pytensors_source("/home/u/my.rc")
+    assert not _is_pytensors_source("/home/u/.pytensorrc")  # PYTENSORRC replaces the default files
+    assert not _is_pytensors_source("/etc/site")
+
+
+def test_values_are_the_same_as_pytensor_shows_them() -> None:
+    assert _same("float32", "float32") and _same(3, "3") and _same(None, "None")
+    assert not _same("float32", "float64") and not _same(3, 4)
+    array = np.zeros(3)
+    assert _same(array, array)  # == gives an array: the object itself decides
+    assert not _same(array, np.zeros(3))

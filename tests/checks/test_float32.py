@@ -6,7 +6,9 @@ import subprocess
 import sys
 import textwrap
 import warnings
+from html import escape
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -25,6 +27,9 @@ LINES = {
     for i, text in enumerate(Path(__file__).read_text().splitlines(), 1)
     if text.lstrip().startswith('"') and "# case: " in text
 }
+
+SOURCE = Path(__file__).read_text().splitlines()
+MARKED = {text.rsplit("# report: ", 1)[1]: i for i, text in enumerate(SOURCE, 1) if "# report: " in text}
 
 
 @pytest.fixture(autouse=True)
@@ -403,3 +408,197 @@ def test_the_printed_fixes_applied_to_a_float64_seeded_gradient_leave_no_finding
     assert check_float32([fixed_cost, fixed_gw]) == []
     assert check_float32(fixed_step) == []
     assert float(fixed_step(np.ones((3, 5), "float32"), np.ones(3, "float32"))) == 1.0
+
+
+# -- the report, word for word ------------------------------------------------------------------
+
+
+def _graphs() -> dict[str, Any]:
+    from pytensor.tensor.shape import shape_i, specify_shape
+
+    f = pt.vector("f")
+    i = pt.vector("i", dtype="int32")
+    d = pt.dvector("d")
+    n = f.shape[0]
+    twice = d * 2
+    return {
+        "uint": pt.vector("u", dtype="uint32") + f,  # report: uint
+        "output": [pt.dvector("d_out")],  # report: output
+        "root": (1 - pt.ivector("y")) * 2 + f,  # report: root
+        "roots": (pt.ivector("a") + pt.ivector("b")) + f,  # report: roots
+        "unnamed": pt.ivector() + f,  # report: unnamed
+        "made": (pt.ivector() * 2) + f,  # report: made
+        "mean64": d.mean() + f,  # report: mean64
+        "acc": pt.sum(f, acc_dtype="float64", dtype="float64"),  # report: acc
+        "shape_i": f * shape_i(f, 0),  # report: shape_i
+        "specify": f * specify_shape(pt.ivector("k"), (3,)).shape[0],  # report: specify
+        "sizes": f * (n * 2 + n),  # report: sizes
+        "via64": f * pt.floor(pt.cast(n, "float64")).astype("int64"),  # report: via64
+        "diamond": (twice + twice * 3) + f,  # report: diamond
+        "size": [pt.cast(f.shape[0], "float64")],  # report: size
+        "isum": f * i.sum(),  # report: isum
+        "constant": f * np.float64(2.0),  # report: constant
+        "shared": f * pytensor.shared(np.ones(3), name="w64"),  # report: shared
+        "cast": pt.cast(f, "float64") * 2,  # report: cast
+        "mean": i.mean(),  # report: mean
+        "mean32": pt.cast(i.mean(), "float32") * f,  # report: mean32
+        "down": pt.cast(d.mean(), "float32") * f,  # report: down
+        "sizediv": f * (f.sum() / pt.cast(f.shape[0], "float64")),  # report: sizediv
+    }
+
+
+CAST_ONE = (
+    "cast the {0} to float32 before this operation: pt.cast({1}, 'float32'), "
+    "or make it float32 where it is created"
+)
+FROM = (
+    "the {0} operand is computed from {1}: declare {1} float32 where it is created "
+    "(e.g. pt.vector('{2}', dtype='float32')), or cast it first: pt.cast({2}, 'float32')"
+)
+INPUT = "declare the input {0} as float32: pt.vector(dtype='float32'), or floatX"
+SHAPES = "shapes and sizes are int64: cast them before the arithmetic, e.g. pt.cast(x.shape[0], 'float32')"
+MEAN = (
+    "the mean (or a division by a size) of integers is float64: take the mean of a float32 array "
+    "(x.astype('float32').mean()) or pass dtype='float32'"
+)
+CONSTANT = (
+    "make the constant float32: np.float32(...) for a scalar, np.asarray(..., dtype='float32') for an array"
+)
+FOLLOW = "{} float64 variable(s) follow from it downstream"
+SHARED = "create the shared variable w64 from a float32 array: pytensor.shared(value.astype('float32'))"
+
+# case -> (the line where float64 enters: its mark, or the variable's), the report after the location
+REPORTS: dict[str, tuple[str, list[str]]] = {
+    "uint": ("uint", ["integer/float mixing that upcasts: Add(uint32, float32) -> float64",
+                      "fix: " + CAST_ONE.format("uint32 operand u", "u")]),
+    "output": ("output", ["float64 input: input() -> float64", "fix: " + INPUT.format("d_out")]),
+    "root": ("root", ["integer/float mixing that upcasts: Add(int32, float32) -> float64",
+                      "fix: " + FROM.format("int32", "y", "y")]),
+    "roots": ("roots", ["integer/float mixing that upcasts: Add(int32, float32) -> float64",
+                        "fix: " + FROM.format("int32", "b, a", "b")]),
+    "unnamed": ("unnamed", ["integer/float mixing that upcasts: Add(int32, float32) -> float64",
+                            "fix: " + CAST_ONE.format("int32 operand", "...")]),
+    "made": ("made", ["integer/float mixing that upcasts: Add(int32, float32) -> float64",
+                      "fix: " + CAST_ONE.format("int32 operand (made by Mul)", "...")]),
+    "mean64": ("d = pt.dvector", ["float64 input: Add(float64, float32) -> float64",
+                                  "fix: " + INPUT.format("d"), FOLLOW.format(4)]),
+    "acc": ("acc", ["explicit cast: Sum{axes=None}(float32) -> float64",
+                    "fix: Sum{axes=None} was asked for float64 (a dtype= or acc_dtype= argument): "
+                    "ask for float32"]),
+    "shape_i": ("shape_i", ["integer mean or division by a shape or size: Mul(float32, int64) -> float64",
+                            "fix: " + SHAPES]),
+    "specify": ("specify", ["integer mean or division by a shape or size: Mul(float32, int64) -> float64",
+                            "fix: " + SHAPES]),
+    "sizes": ("sizes", ["integer mean or division by a shape or size: Mul(float32, int64) -> float64",
+                        "fix: " + SHAPES]),
+    "via64": ("via64", ["integer mean or division by a shape or size: Mul(float32, int64) -> float64",
+                        "fix: " + SHAPES]),
+    "diamond": ("d = pt.dvector", ["float64 input: Add(float64, float32) -> float64",
+                                   "fix: " + INPUT.format("d"), FOLLOW.format(4)]),
+    "size": ("size", ["integer mean or division by a shape or size: Cast{float64}(int64) -> float64",
+                      "fix: " + MEAN]),
+    "isum": ("isum", ["integer/float mixing that upcasts: Mul(float32, int64) -> float64",
+                      "fix: " + FROM.format("int64", "i", "i")]),
+    "constant": ("constant", ["float64 constant: Mul(float32, float64) -> float64", "fix: " + CONSTANT,
+                              FOLLOW.format(2)]),
+    "shared": ("shared", ["float64 shared variable: Mul(float32, float64) -> float64", "fix: " + SHARED,
+                          FOLLOW.format(1)]),
+    "cast": ("cast", ["explicit cast: Cast{float64}(float32) -> float64",
+                      "fix: cast to float32 (or config.floatX) instead of float64",
+                      FOLLOW.format(1)]),
+    "mean": ("mean", ["integer mean or division by a shape or size: Cast{float64}(int64) -> float64",
+                      "fix: " + MEAN, FOLLOW.format(2)]),
+    # the mean of integers is float64 even when cast back down before it meets float32
+    "mean32": ("mean32", ["integer mean or division by a shape or size: Cast{float64}(int64) -> float64",
+                          "fix: " + MEAN, FOLLOW.format(2)]),
+    # a float64 input cast down before it meets float32: said at its first float64 computation
+    "down": ("d = pt.dvector", ["float64 input: Sum{axes=None}(float64) -> float64",
+                                "fix: " + INPUT.format("d"), FOLLOW.format(2)]),
+    "sizediv": ("sizediv", ["integer mean or division by a shape or size: Cast{float64}(int64) -> float64",
+                            "fix: " + MEAN, FOLLOW.format(3)]),
+}  # fmt: skip
+
+
+def _line(mark: str) -> int:
+    if mark in MARKED:
+        return MARKED[mark]
+    return next(i for i, text in enumerate(SOURCE, 1) if mark in text)
+
+
+@pytest.mark.parametrize("case", list(REPORTS))
+def test_the_report_says_where_what_and_how_to_fix_it_word_for_word(case: str) -> None:
+    mark, body = REPORTS[case]
+    findings = check_float32(_graphs()[case])
+    assert len(findings) == 1, str(findings)
+    line = _line(mark)
+    where = f"{__file__}:{line}: {SOURCE[line - 1].strip()}"
+    assert str(findings).splitlines() == [where, *("  " + text for text in body)]
+    assert str(findings) == str(findings[0])
+
+
+def test_an_output_that_is_a_float64_input_is_reported_as_the_input() -> None:
+    d = pt.dvector("d")
+    (finding,) = check_float32([d, d * pt.vector("f")])
+    assert finding.variable is d and finding.reason is Reason.FLOAT64_INPUT
+    (alone,) = check_float32(d)
+    assert (alone.node, alone.op, alone.input_dtypes) == (None, "input", ())
+
+
+def test_an_unsigned_integer_too_wide_for_float32_upcasts_and_a_narrow_one_does_not() -> None:
+    f = pt.vector("f")
+    for dtype in ("uint32", "uint64", "int32", "int64"):
+        (finding,) = check_float32(pt.vector("u", dtype=dtype) + f)
+        assert finding.reason is Reason.INT_FLOAT_UPCAST and finding.input_dtypes == (dtype, "float32")
+    for dtype in ("uint8", "uint16", "int8", "int16"):
+        assert check_float32(pt.vector("u", dtype=dtype) + f) == []
+
+
+def test_several_origins_are_listed_in_graph_order_and_shown_as_a_table() -> None:
+    f = pt.vector("f")
+    findings = check_float32((f * np.float64(2.0) + pt.dvector("d")) * pt.ivector("j"))
+    assert [x.reason for x in findings] == [Reason.FLOAT64_CONSTANT, Reason.FLOAT64_INPUT]
+    assert str(findings) == "\n".join(str(x) for x in findings)
+    html = findings._repr_html_()
+    assert "float32 check: 2 place(s) where float64 enters" in html
+    for x in findings:
+        assert x.source is not None and escape(str(x.source)) in html and escape(x.source.code) in html
+        what = f"{x.reason}: {x.op}({', '.join(x.input_dtypes)}) -> float64"
+        assert escape(x.fix) in html and escape(what) in html
+    assert "(no line recorded)" not in html
+
+
+def test_no_finding_reads_as_such_in_text_and_in_a_notebook() -> None:
+    findings = check_float32(pt.vector("f") * 2)
+    assert findings == [] and str(findings) == "no float64 enters this graph"
+    assert findings._repr_html_() == "<p><b>float32 check</b>: no float64 enters this graph</p>"
+
+    class Printer:
+        text_seen = ""
+
+        def text(self, text: str) -> None:
+            self.text_seen += text
+
+    printer = Printer()
+    findings._repr_pretty_(printer, False)  # IPython's display
+    assert printer.text_seen == "no float64 enters this graph"
+
+
+def test_a_finding_without_a_recorded_line_says_so() -> None:
+    f = pt.vector("f")
+    (finding,) = check_float32(f * np.float64(2.0))
+    anonymous = finding._replace(source=None)
+    assert str(anonymous).splitlines()[0] == "(no line recorded)"
+    html = modecfg.checks.float32.Findings([anonymous])._repr_html_()
+    assert "(no line recorded)" in html
+
+
+def test_a_random_draw_asked_for_float64_is_said_as_asked_not_as_integer_mixing() -> None:
+    rng = pytensor.shared(np.random.default_rng(0))
+    f = pt.vector("f")
+    draw = pt.random.normal(0, 1, size=3, rng=rng, dtype="float64")
+    (finding,) = check_float32(f * draw)
+    assert finding.reason is Reason.EXPLICIT_CAST and finding.variable is draw
+    asked = "was asked for float64 (a dtype= or acc_dtype= argument): ask for float32"
+    assert finding.fix == f"{draw.owner.op} {asked}"
+    # the generator is no tensor: shown by its kind, beside the dtypes of the others
+    assert finding.input_dtypes[0] == type(rng).__name__ and "int64" in finding.input_dtypes
