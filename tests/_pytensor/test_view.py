@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,14 +18,17 @@ import pytest
 
 import modecfg
 from modecfg import config
-from modecfg._pytensor import install, uninstall
-from modecfg._pytensor.view import ADOPTED, _is_pytensors_source, _same
 from modecfg.config.origin import Layer
 from modecfg.errors import FlagValueError
 from tests.fresh import run_json
 
 pytensor = pytest.importorskip("pytensor")
 pt = pytest.importorskip("pytensor.tensor")
+
+# After PyTensor: a private module of the view imported before PyTensor would import PyTensor
+# from inside itself, and the view could not attach (modecfg says so, and runs PyTensor as it is).
+from modecfg._pytensor import install, uninstall  # noqa: E402
+from modecfg._pytensor.view import ADOPTED, _is_pytensors_source, _same  # noqa: E402
 
 HERE = str(Path(__file__))
 
@@ -413,13 +417,32 @@ def test_a_typo_on_pytensor_config_is_a_warning_with_the_did_you_mean(
     from modecfg._pytensor import view
 
     monkeypatch.setattr(view, "_said", set())  # said once a name and process: this test's own
-    with pytest.warns(modecfg.UnknownFlagWarning, match=r"pytensor\.config\.floatx .*did you mean floatX\?"):
+    with pytest.warns(modecfg.UnknownFlagWarning) as said:
         pytensor.config.floatx = "float32"
+    assert [str(w.message) for w in said] == [
+        "pytensor.config.floatx is no flag of modecfg or PyTensor; did you mean floatX? (kept as a plain "
+        "attribute of pytensor.config, which nothing reads)"
+    ]
     try:
         assert config.floatX == "float64"  # nothing set, as in PyTensor; the attribute is kept
         assert pytensor.config.floatx == "float32"
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            pytensor.config.floatx = "float16"  # said once a name
+            assert not hasattr(pytensor.config, "floatxx_never_assigned")  # a read says nothing
     finally:
         object.__delattr__(pytensor.config, "floatx")
+    with pytest.warns(modecfg.UnknownFlagWarning) as said:
+        pytensor.config.my_library_note = 1
+    assert [str(w.message) for w in said] == [
+        "pytensor.config.my_library_note is no flag of modecfg or PyTensor (kept as a plain "
+        "attribute of pytensor.config, which nothing reads)"
+    ]
+    object.__delattr__(pytensor.config, "my_library_note")
+    hint = r"traceback__limt is .*; did you mean traceback\.limit or traceback\.compile_limit\? \(kept"
+    with pytest.warns(modecfg.UnknownFlagWarning, match=hint):
+        pytensor.config.traceback__limt = 3  # PyTensor's __ spelling, looked up as the dotted name
+    object.__delattr__(pytensor.config, "traceback__limt")
     with pytest.warns(modecfg.ObsoleteFlagWarning, match=r"lib__cnmem is obsolete.*does nothing"):
         pytensor.config.lib__cnmem = 0.5
     object.__delattr__(pytensor.config, "lib__cnmem")
@@ -521,3 +544,35 @@ def test_values_are_the_same_as_pytensor_shows_them() -> None:
     array = np.zeros(3)
     assert _same(array, array)  # == gives an array: the object itself decides
     assert not _same(array, np.zeros(3))
+
+
+def test_a_view_installed_again_answers_as_the_first_did() -> None:
+    """uninstall() and install() (modecfg.unwire()/wire(), a test's teardown) give the same view:
+    every read path, the parameters PyTensor's C keys ask, the flags left to PyTensor."""
+    import configparser as stdlib
+
+    from pytensor.configparser import PyTensorConfigParser
+
+    from modecfg._pytensor.view import ViewParam, _Own, _TakingTurns
+
+    uninstall()
+    install()
+    pc = pytensor.config
+    assert type(pc).__name__ == "ConfigView"
+    params = pc._config_var_dict
+    floatx = params["floatX"]
+    assert isinstance(floatx, ViewParam) and floatx.name == "floatX" and floatx.in_c_key is True
+    assert floatx.__get__(None, type(pc)) is floatx.original  # on the class: the parameter itself
+    assert not isinstance(params["compiledir"], ViewParam)  # fixed per process: PyTensor's own
+    assert isinstance(params["cxx"], ViewParam)  # fixed by modecfg, scoped by PyTensor (cxx="")
+    assert isinstance(type(pc).__dict__["gcc_version_str"], _TakingTurns) and pc.gcc_version_str
+    assert isinstance(type(pc).__dict__["device"], _Own) and pc.device == config.device
+    plain = pc.get_config_hash()
+    with config.override(floatX="float16"):
+        assert pc.floatX == "float16" and floatx.__get__(pc, type(pc)) == "float16"
+        assert pc.get_config_hash() != plain
+    floatx.__set__(pc, "float32")
+    assert (config.floatX, config.origin("floatX").layer) == ("float32", Layer.ASSIGNMENT)
+    other = PyTensorConfigParser({}, stdlib.ConfigParser(), stdlib.RawConfigParser())
+    with pytest.raises(Exception, match="registered on a different instance"):
+        floatx.__get__(other, type(other))  # PyTensor's own safeguard, kept

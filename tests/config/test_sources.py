@@ -137,3 +137,14 @@ def test_an_indented_line_continues_the_option_above_until_a_blank_line_or_a_hea
     assert _values(after_blank) == {"cxxflags": "-O2", "floatX": "float32"}
     after_header = "[global]\ncxxflags = -O2\n[traceback]\n  limit = 3\n"
     assert _values(after_header) == {"cxxflags": "-O2", "limit": "3"}
+
+
+def test_a_malformed_header_is_said_as_written_with_a_hint_only_where_one_helps() -> None:
+    with pytest.raises(RcFileError) as info:
+        read_ini("[global\nfloatX = float32\n", "rc", {})
+    assert str(info.value) == "rc:1: malformed section header '[global'"
+    with pytest.raises(RcFileError) as info:
+        read_ini("[floatX] = float32\n", "rc", {})
+    assert str(info.value) == (
+        "rc:1: malformed section header '[floatX] = float32'; did you mean 'floatX = float32' under [global]?"
+    )
