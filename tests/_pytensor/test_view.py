@@ -576,3 +576,14 @@ def test_a_view_installed_again_answers_as_the_first_did() -> None:
     other = PyTensorConfigParser({}, stdlib.ConfigParser(), stdlib.RawConfigParser())
     with pytest.raises(Exception, match="registered on a different instance"):
         floatx.__get__(other, type(other))  # PyTensor's own safeguard, kept
+
+
+def test_print_of_pytensor_config_lists_every_flag_with_the_value_in_this_context() -> None:
+    """``print(theano.config)``, the tutorials' first look at the configuration."""
+    with config.override(floatX="float16"):
+        text = str(pytensor.config)
+    block = text[text.index("floatX (") :].split("\n\n", 2)
+    assert block[0].startswith("floatX (") and "Doc:  Default floating-point precision" in block[0]
+    assert block[1].startswith("Note: float16 support is experimental") and "    Value:  float16" in block[1]
+    assert str(pytensor.config._config_var_dict["floatX"]) == block[0].split("\n", 1)[0]
+    assert text.count("\n    Value:  ") == len(pytensor.config._config_var_dict)  # every parameter
