@@ -109,3 +109,14 @@ def test_results_of_another_version_of_the_module_are_a_problem(
     mutate.SOURCES.unlink()
     problems = []
     assert mutate.score("auto", {}, problems).unchecked == 1 and problems == []
+
+
+def test_a_rerun_of_survivors_takes_those_no_test_killed_and_only_on_the_same_source(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _results(tmp_path, monkeypatch, {1: 1, 2: 0, 3: 36, 4: 37, 5: 33, 6: None, 7: -24}, "x = 1")
+    assert mutate.left_over("auto") == [f"{NAME}2", f"{NAME}5", f"{NAME}6"]
+    mutate.SOURCES.write_text(json.dumps({"auto": "0" * 64}))  # the module changed since: all run again
+    assert mutate.left_over("auto") is None
+    mutate.SOURCES.unlink()
+    assert mutate.left_over("auto") is None

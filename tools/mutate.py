@@ -3,6 +3,7 @@
     make mutate                  # every core module (about an hour on 2 cores)
     make mutate MODULE=store     # one module (names: the keys of MODULES below)
     python tools/mutate.py --report   # the table of the last run, without running anything
+    python tools/mutate.py --survivors store   # after adding tests: rerun what survived only
 
 mutmut (https://github.com/boxed/mutmut) makes the mutants: small semantic changes (an operator,
 a comparison, a constant, a string, an argument dropped, a call's result replaced by None). It
@@ -164,17 +165,30 @@ def source_digest(module: str) -> str:
     return hashlib.sha256((ROOT / MODULES[module]).read_bytes()).hexdigest()
 
 
-def run(module: str, jobs: int) -> float:
+def left_over(module: str) -> list[str] | None:
+    """The mutants of ``module`` no test has killed yet (survived, untested, not run), when its
+    results are of its source as it is now; None when they are not (then all must run)."""
+    meta = MUTANTS / (MODULES[module] + ".meta")
+    ran_on = json.loads(SOURCES.read_text()).get(module) if SOURCES.exists() else None
+    if not meta.exists() or ran_on != source_digest(module):
+        return None
+    codes: dict[str, int | None] = json.loads(meta.read_text())["exit_code_by_key"]
+    return sorted(name for name, code in codes.items() if code not in KILLED and code not in TIMEOUT)
+
+
+def run(module: str, jobs: int, names: list[str] | None = None) -> float:
+    """Run mutmut on every mutant of ``module``, or on ``names`` only; the seconds it took."""
     # mutmut runs mypy (type_check_command) by name: this interpreter's, from its environment.
     path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
     env = {**os.environ, "MODECFG_TEST_CACHE": str(ROOT / ".cache"), "PATH": path}
     start = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "mutmut", "run", "--max-children", str(jobs), dotted(MODULES[module]) + ".*"],
+        [sys.executable, "-m", "mutmut", "run", "--max-children", str(jobs),
+         *(names if names is not None else [dotted(MODULES[module]) + ".*"])],
         cwd=ROOT,
         env=env,
         check=True,
-    )
+    )  # fmt: skip
     return time.perf_counter() - start
 
 
@@ -214,6 +228,9 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"modules to mutate (default: all): {', '.join(MODULES)}")  # fmt: skip
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="mutants run at once")
     parser.add_argument("--report", action="store_true", help="print the last run's table, run nothing")
+    parser.add_argument("--survivors", action="store_true",
+                        help="rerun only the mutants no test killed last time (after adding tests; a module "
+                             "whose source changed since runs in full)")  # fmt: skip
     args = parser.parse_args(argv)
     modules = args.modules or list(MODULES)
     unknown = [name for name in modules if name not in MODULES]
@@ -222,11 +239,15 @@ def main(argv: list[str] | None = None) -> int:
     if not args.report:
         MUTANTS.mkdir(exist_ok=True)
         for module in modules:
+            names = left_over(module) if args.survivors else None
+            if names == []:
+                continue
             digest = source_digest(module)  # what this run's mutants are made of
-            seconds = run(module, args.jobs)
-            times = json.loads(TIMES.read_text()) if TIMES.exists() else {}
-            times[module] = seconds
-            TIMES.write_text(json.dumps(times, indent=1))
+            seconds = run(module, args.jobs, names)
+            if names is None:  # the time of a whole run is what the table shows
+                times = json.loads(TIMES.read_text()) if TIMES.exists() else {}
+                times[module] = seconds
+                TIMES.write_text(json.dumps(times, indent=1))
             sources = json.loads(SOURCES.read_text()) if SOURCES.exists() else {}
             sources[module] = digest
             SOURCES.write_text(json.dumps(sources, indent=1))
