@@ -587,3 +587,49 @@ def test_print_of_pytensor_config_lists_every_flag_with_the_value_in_this_contex
     assert block[1].startswith("Note: float16 support is experimental") and "    Value:  float16" in block[1]
     assert str(pytensor.config._config_var_dict["floatX"]) == block[0].split("\n", 1)[0]
     assert text.count("\n    Value:  ") == len(pytensor.config._config_var_dict)  # every parameter
+
+
+@pytest.fixture
+def added_flag() -> Iterator[str]:
+    """A flag PyTensor declares after the view is attached (``config.add`` at a later import, as
+    PyTensor's own modules and libraries do), taken away again after the test."""
+    from modecfg._pytensor import view
+    from modecfg.config.flags import FLAGS
+    from modecfg.config.store import _STORES
+
+    name = "modecfgtest_added_late"
+    yield name
+    current = view.view()
+    assert current is not None
+    for table in (current.known, current.flags, current.originals):
+        table.pop(name, None)
+    current.names.pop(name, None)
+    pytensor.config._config_var_dict.pop(name, None)
+    if name in type(pytensor.config).__dict__:
+        delattr(type(pytensor.config), name)
+    FLAGS.pop(name, None)
+    for store in list(_STORES):
+        store.sections[()].__dict__.pop(name, None)
+        for table in (store.listeners, store.override_listeners, store.holders, store.candidates):
+            table.pop(name, None)
+
+
+def test_a_flag_pytensor_declares_after_the_view_is_answered_by_modecfg(added_flag: str) -> None:
+    from pytensor.configparser import EnumStr
+
+    from modecfg._pytensor.view import ViewParam
+
+    pytensor.config.add(added_flag, "a flag declared late (test)", EnumStr("a", ["b", "c"]), in_c_key=False)
+    assert config[added_flag] == "a" == getattr(pytensor.config, added_flag)
+    assert config.explain(added_flag).adopted  # adopted from PyTensor's declaration
+    assert isinstance(pytensor.config._config_var_dict[added_flag], ViewParam)
+    with config.override(**{added_flag: "b"}):
+        assert getattr(pytensor.config, added_flag) == "b"
+    with pytensor.config.change_flags(**{added_flag: "c"}):
+        assert config[added_flag] == "c"
+    setattr(pytensor.config, added_flag, "b")  # an assignment through PyTensor is modecfg's
+    assert (config[added_flag], config.origin(added_flag).layer) == ("b", Layer.ASSIGNMENT)
+    with pytest.raises(FlagValueError, match="'d'"):
+        setattr(pytensor.config, added_flag, "d")
+    config.reset(added_flag)
+    assert getattr(pytensor.config, added_flag) == "a"
