@@ -251,3 +251,70 @@ def test_theanos_constructor_spelling_reaches_modecfgs_guard() -> None:
         pytensor.function([x], pt.log(x), mode=strict)(np.array([0.0]))
     f2 = pickle.loads(pickle.dumps(fn))  # the checks travel with the function
     np.testing.assert_array_equal(f2(np.array([0.0])), [-np.inf])
+
+
+@pytest.fixture(scope="module")
+def small() -> dict[str, object]:
+    x = pt.dvector("x")
+    y = pt.dvector()  # unnamed: shown as PyTensor shows it
+    with modecfg.config.override(**{"NanGuardMode.max_dumps": 0}):
+        return {
+            "log": modecfg.function([x, y], pt.log(x) * y, mode="NanGuardMode"),  # line: small log
+            "mul": modecfg.function([x, y], x * y, mode="NanGuardMode"),  # line: small mul
+            "y": y,
+        }
+
+
+def _said(fn: object, *args: object) -> tuple[modecfg.NanGuardError, list[str]]:
+    with pytest.raises(modecfg.NanGuardError) as info:
+        fn(*(np.asarray(a, dtype="float64") for a in args))  # type: ignore[operator]
+    return info.value, str(info.value).splitlines()
+
+
+def _at(mark: str) -> str:
+    line = next(i for i, t in enumerate(Path(__file__).read_text().splitlines(), 1) if t.endswith(mark))
+    code = Path(__file__).read_text().splitlines()[line - 1].strip()
+    return f"{__file__}:{line}: {code}"
+
+
+def test_the_guards_message_counts_the_bad_values_and_names_the_operation_and_its_inputs(small: dict) -> None:
+    error, lines = _said(small["log"], [0, 0, 1], [1, 1, 1])
+    assert lines[:5] == [
+        "NanGuardMode: bad values in output 0",
+        "the first input or operation with one, re-running the call without rewrites:",
+        "  Inf in Log (2 of 3 values)",
+        f"    created at {_at('# line: small log')}",
+        "    operation: Log on inputs float64(3,)",
+    ]
+    error, lines = _said(small["mul"], [1e6, 1e6, 1], [1e5, 1e5, 1])
+    assert lines[2:5] == [
+        "  big in Mul (2 of 3 values)",
+        f"    created at {_at('# line: small mul')}",
+        "    operation: Mul on inputs float64(3,), float64(3,)",
+    ]
+    bad = error.bad
+    assert bad is not None
+    assert "\n".join(f"  {line}" for line in bad.describe().splitlines()) == "\n".join(lines[2:5])
+    at = _said(small["mul"], [1e6, 1e5, 1], [1e5, 1e5, 1])[1]  # 1e10 is the threshold, not past it
+    assert at[2] == "  big in Mul (1 of 3 values)"
+    html = bad._repr_html_()
+    assert "first bad value: big" in html and "#a00" in html and "big in Mul (2 of 3 values)" in html
+
+    class Printer:
+        said = ""
+
+        def text(self, text: str) -> None:
+            self.said += text
+
+    printer = Printer()
+    bad._repr_pretty_(printer, False)
+    assert printer.said == bad.describe()
+
+
+def test_a_bad_unnamed_input_is_named_as_pytensor_shows_it(small: dict) -> None:
+    error, lines = _said(small["log"], [1, 1, 1], [np.nan, 1, np.inf])
+    assert error.bad is not None and error.bad.where == f"input {small['y']}"
+    assert lines[2] == f"  NaN in input {small['y']} (1 of 3 values)" and "None" not in lines[2]
+    with modecfg.config.override(**{"NanGuardMode.nan_is_error": False}):
+        error, lines = _said(small["log"], [np.e, 1, np.e], [np.nan, 1, np.inf])
+    assert lines[2] == f"  Inf in input {small['y']} (1 of 3 values)"

@@ -370,6 +370,22 @@ def test_the_one_pass_check_sees_one_bad_value_anywhere_in_a_large_array() -> No
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("threshold", [1.0, 3.0, 1e10])
+def test_one_value_just_past_the_threshold_among_small_ones_is_big(dtype: str, threshold: float) -> None:
+    """The one-pass check's bound must not let through a value between the threshold and 1.5 times
+    it (a sum of squares up to twice the threshold's square would)."""
+    limits = _Limits(True, True, True, threshold, _clean_sum(threshold))
+    for over in (1.001, 1.2, 1.4, 1.45):
+        for size in (1, 2, 7, 1000):
+            value = np.zeros(size, dtype=dtype)
+            value[size // 2] = threshold * over
+            assert bad_kind(value, limits) == "big", (over, size)
+            assert bad_kind(-value, limits) == "big"
+    at = np.array([threshold, -threshold, 0.0], dtype=dtype)
+    assert bad_kind(at, limits) == ""  # at the threshold is not past it
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_a_tiny_threshold_is_not_fooled_by_squares_that_underflow(dtype: str) -> None:
     value = np.full(3, 1e-30 if dtype == "float32" else 1e-170, dtype=dtype)  # squares: 0
     threshold = 1e-35 if dtype == "float32" else 1e-175
