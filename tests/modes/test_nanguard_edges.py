@@ -411,3 +411,22 @@ def test_a_failure_looking_inside_an_op_from_graph_still_gives_the_guards_error(
     fn = modecfg.function([v], op(v), mode="NanGuardMode")
     with pytest.raises(modecfg.NanGuardError, match=r"NaN in OpFromGraph\{inline=False\} \(1 of 1 values\)"):
         fn(np.array([-1.0]))
+
+
+def test_a_guard_mode_changed_by_including_or_clone_keeps_its_checks_and_linker() -> None:
+    """PyMC and PyTensor's own code derive modes with ``including``/``excluding``/``clone``."""
+    from modecfg.modes.nanguard import GuardLinker
+
+    base = modecfg.NanGuardMode(nan_is_error=False, inf_is_error=True, linker="cvm")
+    for derived in (base.excluding("fusion"), base.including("fast_run"),
+                    base.clone(link_kwargs={"allow_gc": False})):  # fmt: skip
+        linker = derived.linker
+        assert isinstance(linker, GuardLinker) and linker.checks == (False, True, None)
+        assert type(linker.inner) is type(base.linker.inner)
+    assert base.clone(link_kwargs={"allow_gc": False}).linker.allow_gc is False
+    assert base.clone(link_kwargs={"allow_gc": True}).linker.allow_gc is True
+    x = pt.dvector("x")
+    f = modecfg.function([x], pt.log(x), mode=base.excluding("fusion"))
+    assert np.isnan(f(np.array([-1.0, 1.0]))[0])  # NaN is no error for this mode
+    with pytest.raises(modecfg.NanGuardError, match="Inf in"):
+        f(np.array([0.0, 1.0]))
