@@ -393,7 +393,7 @@ def test_a_tiny_threshold_is_not_fooled_by_squares_that_underflow(dtype: str) ->
 
 
 def test_a_failure_looking_inside_an_op_from_graph_still_gives_the_guards_error(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Looking inside is a nicety: if it fails, the OpFromGraph itself is named."""
     from modecfg.modes import nanguard
@@ -409,8 +409,16 @@ def test_a_failure_looking_inside_an_op_from_graph_still_gives_the_guards_error(
     a, v = pt.vector("a"), pt.vector("v")
     op = OpFromGraph([a], [pt.log(a)])
     fn = modecfg.function([v], op(v), mode="NanGuardMode")
-    with pytest.raises(modecfg.NanGuardError, match=r"NaN in OpFromGraph\{inline=False\} \(1 of 1 values\)"):
-        fn(np.array([-1.0]))
+    with caplog.at_level("DEBUG", logger="modecfg.nanguard"):
+        with pytest.raises(
+            modecfg.NanGuardError, match=r"NaN in OpFromGraph\{inline=False\} \(1 of 1 values\)"
+        ):
+            fn(np.array([-1.0]))
+    said = [r.getMessage() for r in caplog.records if r.name.startswith("modecfg")]
+    assert (
+        "could not look inside OpFromGraph{inline=False}: RuntimeError('the inner graph cannot be run here')"
+        in said
+    )
 
 
 def test_a_guard_mode_changed_by_including_or_clone_keeps_its_checks_and_linker() -> None:
@@ -430,3 +438,33 @@ def test_a_guard_mode_changed_by_including_or_clone_keeps_its_checks_and_linker(
     assert np.isnan(f(np.array([-1.0, 1.0]))[0])  # NaN is no error for this mode
     with pytest.raises(modecfg.NanGuardError, match="Inf in"):
         f(np.array([0.0, 1.0]))
+
+
+class _DeviceArray:
+    """An array of another library (the JAX linker returns jax.Array): numpy through __array__."""
+
+    def __init__(self, data: np.ndarray) -> None:
+        self.data = data
+        self.dtype, self.shape = data.dtype, data.shape
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return self.data if dtype is None else self.data.astype(dtype)
+
+
+def test_arrays_of_other_libraries_are_checked_and_rerun_as_numpy() -> None:
+    from modecfg.modes.nanguard import _host
+
+    limits = _Limits(True, True, True, 1e10, _clean_sum(1e10))
+    assert bad_kind(_DeviceArray(np.array([1.0, np.nan])), limits) == "NaN"
+    assert bad_kind(_DeviceArray(np.array([1.0, 2.0])), limits) == ""
+    host = _host(_DeviceArray(np.array([1.0, 2.0])))
+    assert type(host) is np.ndarray and host.tolist() == [1.0, 2.0]
+    for kept in (np.float32(1.0), np.arange(3), [1.0], "text", None):
+        assert _host(kept) is kept  # numpy values and what is no array stay as they are
+
+    class OnlyArray:  # __array__ without a dtype: not an array the guard re-runs as numpy
+        def __array__(self) -> np.ndarray:
+            return np.zeros(1)
+
+    only = OnlyArray()
+    assert _host(only) is only and bad_kind(only, limits) == ""
