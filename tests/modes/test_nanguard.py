@@ -318,3 +318,28 @@ def test_a_bad_unnamed_input_is_named_as_pytensor_shows_it(small: dict) -> None:
     with modecfg.config.override(**{"NanGuardMode.nan_is_error": False}):
         error, lines = _said(small["log"], [np.e, 1, np.e], [np.nan, 1, np.inf])
     assert lines[2] == f"  Inf in input {small['y']} (1 of 3 values)"
+
+
+def test_warn_writes_the_updates_says_so_and_dumps_the_first_bad_call_only(tmp_path: Path) -> None:
+    x = pt.dvector("x")
+    w = pytensor.shared(np.zeros(2), name="w")
+    step = modecfg.function([x], x.sum(), updates=[(w, w + pt.log(x))], mode="NanGuardMode")
+    with modecfg.config.override(NanGuardMode__action="warn", **{"NanGuardMode.dump_dir": str(tmp_path)}):
+        said = []
+        for _ in range(2):
+            with pytest.warns(modecfg.modes.nanguard.NanGuardWarning) as record:
+                assert step(np.array([0.0, 1.0])) == 1.0  # the output itself is fine
+            said.append(str(record[0].message).splitlines())
+    assert np.isneginf(w.get_value()[0])  # written, as PyTensor would
+    first, second = said
+    assert first[0] == "NanGuardMode: bad values in update of w"
+    assert first[2] == "  Inf in Log (1 of 2 values)"
+    assert "the updates of w were written (action=warn)" in first
+    assert first[-1].startswith(f"dump: {tmp_path}") and first[-1].endswith(".npz)")
+    assert second[-1] == "no dump: written at the first bad call of this function (action=warn)"
+    assert len(list(tmp_path.glob("*.npz"))) == 1
+    with pytest.raises(modecfg.NanGuardError) as info:  # action=raise again: it is the guard's own error
+        step(np.array([0.0, 1.0]))
+    assert "nothing was updated: w keep their values from before the call" in str(info.value)
+    with pytest.raises(AttributeError):  # the guard's own error has no failing node for PyTensor to show
+        step.vm.position_of_error  # noqa: B018
