@@ -438,6 +438,9 @@ def test_a_guard_mode_changed_by_including_or_clone_keeps_its_checks_and_linker(
     assert np.isnan(f(np.array([-1.0, 1.0]))[0])  # NaN is no error for this mode
     with pytest.raises(modecfg.NanGuardError, match="Inf in"):
         f(np.array([0.0, 1.0]))
+    lenient = modecfg.NanGuardMode(big_is_error=False, linker="cvm")  # the flag says True
+    g = modecfg.function([x], x * 1e6, mode=lenient)
+    assert g(np.array([1e6]))[0] == 1e12
 
 
 class _DeviceArray:
