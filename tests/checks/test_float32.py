@@ -349,7 +349,13 @@ def test_a_gradients_cast_back_alone_is_said_at_the_grad_call_with_its_forward_l
     )
     (said,) = _fold_gradient_seeds([cast])
     assert said.source == call
-    assert said.fix.startswith("the gradient of a cast to float32 at train.py:7 casts back to float64")
+    assert said.fix == (
+        "the gradient of a cast to float32 at train.py:7 casts back to float64, the dtype of what it "
+        "cast: make that float32 (find where float64 enters it), and the gradient follows"
+    )
+    node.tag.modecfg_grad = GradOrigin(call, None)  # the forward line unknown: said without it
+    (unplaced,) = _fold_gradient_seeds([cast])
+    assert unplaced.fix.startswith("the gradient of a cast to float32 casts back to float64, the dtype")
 
 
 def test_a_seed_alone_is_said_at_the_grad_call() -> None:
@@ -362,7 +368,10 @@ def test_a_seed_alone_is_said_at_the_grad_call() -> None:
     node.tag.modecfg_grad = GradOrigin(call, None)
     seed = Finding(None, node, "Second", ("float64",), Reason.FLOAT64_CONSTANT, None, "make it float32", ())
     (said,) = _fold_gradient_seeds([seed])
-    assert said.source == call and said.fix.startswith("the gradient of a float64 cost is float64")
+    assert said.source == call and said.fix == (
+        "the gradient of a float64 cost is float64 from its first step: make the cost float32 "
+        "(find where float64 enters it), and the gradient follows"
+    )
 
 
 def _trained(cost_dtype: str = "float64", y_dtype: str = "int32") -> tuple[object, object, object]:
@@ -589,7 +598,12 @@ def test_a_finding_without_a_recorded_line_says_so() -> None:
     anonymous = finding._replace(source=None)
     assert str(anonymous).splitlines()[0] == "(no line recorded)"
     html = modecfg.checks.float32.Findings([anonymous])._repr_html_()
-    assert "(no line recorded)" in html
+    from modecfg._html import html_table
+
+    what = f"{anonymous.reason}: {anonymous.op}({', '.join(anonymous.input_dtypes)}) -> float64"
+    row = ("(no line recorded)", "", what, anonymous.fix, len(anonymous.consequences))
+    headers = ["where", "code", "what", "fix", "float64 downstream"]
+    assert html == html_table(headers, [row], caption="float32 check: 1 place(s) where float64 enters")
 
 
 def test_a_random_draw_asked_for_float64_is_said_as_asked_not_as_integer_mixing() -> None:
@@ -602,3 +616,47 @@ def test_a_random_draw_asked_for_float64_is_said_as_asked_not_as_integer_mixing(
     assert finding.fix == f"{draw.owner.op} {asked}"
     # the generator is no tensor: shown by its kind, beside the dtypes of the others
     assert finding.input_dtypes[0] == type(rng).__name__ and "int64" in finding.input_dtypes
+
+
+def test_how_an_integer_operand_is_traced_back_to_the_inputs_a_user_can_fix() -> None:
+    f = pt.vector("f")
+    a = pt.ivector("a")
+    two = pt.constant(np.int32(2), name="two")
+
+    def fix(out: Any) -> str:
+        (finding,) = check_float32(out)
+        assert finding.reason is Reason.INT_FLOAT_UPCAST
+        return finding.fix
+
+    # through integer operations only: a float32 it was cast from is no integer input to declare
+    assert fix(pt.cast(f, "int32") + f).startswith("cast the int32 operand (made by Cast{int32}) to float32")
+    assert fix((a + pt.cast(f, "int32")) + f).startswith(
+        "the int32 operand is computed from a: declare a float32"
+    )
+    assert fix((a + two) + f).startswith(
+        "the int32 operand is computed from a: declare a float32"
+    )  # no constant
+
+
+def test_unnamed_and_shape_only_float64_inputs_and_multi_output_origins() -> None:
+    f = pt.vector("f")
+    (unnamed,) = check_float32(pt.dvector() + f)
+    assert (
+        unnamed.fix == "declare the input a float64 value as float32: pt.vector(dtype='float32'), or floatX"
+    )
+    d = pt.dvector("d")
+    used_for_its_shape, shape = check_float32(d.shape[0] * f)
+    assert used_for_its_shape.variable is d and used_for_its_shape.op.startswith("Shape")
+    assert shape.reason is Reason.SHAPE_ARITHMETIC
+    assert check_float32([f]) == [] and check_float32(f) == []  # a float32 input as an output
+    eigenvectors = pt.linalg.eigh(pt.imatrix("m"))[1]
+    (both,) = check_float32(eigenvectors.sum() + f.sum())  # two float64 outputs of one origin
+    assert both.variable is eigenvectors.owner.outputs[0] and eigenvectors in both.consequences
+    assert len(both.consequences) == 3  # the second output, its sum, the sum with f's
+
+
+def test_a_size_cast_to_float64_that_meets_float32_is_an_origin_even_when_cast_back() -> None:
+    f = pt.vector("f")
+    (finding,) = check_float32(pt.cast(f.sum() / pt.cast(f.shape[0], "float64"), "float32") * f)
+    assert finding.reason is Reason.SHAPE_ARITHMETIC and finding.op == "Cast{float64}"
+    assert len(finding.consequences) == 1  # the division, cast back down before it goes on
