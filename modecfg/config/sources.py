@@ -335,6 +335,8 @@ class _Expansion:
             if size > INTERPOLATED_SIZE:
                 raise _TooLarge(f"grows past {INTERPOLATED_SIZE:,} characters when expanded")
         out.append(value[end:])
+        if size + len(value) - end > INTERPOLATED_SIZE:  # the text after the last reference counts too
+            raise _TooLarge(f"grows past {INTERPOLATED_SIZE:,} characters when expanded")
         return "".join(out)
 
 

@@ -148,3 +148,17 @@ def test_a_malformed_header_is_said_as_written_with_a_hint_only_where_one_helps(
     assert str(info.value) == (
         "rc:1: malformed section header '[floatX] = float32'; did you mean 'floatX = float32' under [global]?"
     )
+
+
+def test_an_interpolated_value_may_grow_to_the_limit_and_not_one_character_past_it() -> None:
+    from modecfg.config.sources import INTERPOLATED_SIZE as limit
+
+    a = "x" * (limit - 4)
+    fits = {"%(a)s%%abc": "%abc", "abc%(a)s%%": "abc%", "%(a)s%(b)s": "wyz"}  # each exactly at the limit
+    for value, rest in fits.items():
+        settings = read_ini(f"[global]\na = {a}\nb = wxyz\nc = {value}\n", "rc", {})
+        (c,) = [s for s in settings if s.key == "c"]
+        assert len(str(c.raw)) == limit and str(c.raw).replace("x", "") == rest.replace("x", "")
+    for value in ("%(a)s%%abcd", "abcd%(a)s%%", "%(a)s%(b)s!"):  # one character more
+        with pytest.raises(RcFileError, match=r"^rc:4: c grows past 65,536 characters"):
+            read_ini(f"[global]\na = {a}\nb = wxyz\nc = {value}\n", "rc", {})
