@@ -471,3 +471,47 @@ def test_arrays_of_other_libraries_are_checked_and_rerun_as_numpy() -> None:
 
     only = OnlyArray()
     assert _host(only) is only and bad_kind(only, limits) == ""
+
+
+def test_values_at_the_threshold_beside_an_unchecked_nan_or_inf_are_not_big() -> None:
+    for threshold in (0.5, 1e10):
+        off = {"nan": _Limits(False, True, True, threshold, _clean_sum(threshold)),
+               "inf": _Limits(True, False, True, threshold, _clean_sum(threshold))}  # fmt: skip
+        assert bad_kind(np.array([threshold, np.nan, -threshold]), off["nan"]) == ""
+        assert bad_kind(np.array([threshold, np.inf, -threshold]), off["inf"]) == ""
+        assert bad_kind(np.array([np.nan, np.nan]), off["nan"]) == ""  # nothing else to compare
+        assert bad_kind(np.array([np.inf, -np.inf]), off["inf"]) == ""
+        assert bad_kind(np.array([2 * threshold, np.nan]), off["nan"]) == "big"
+    limits = _Limits(True, True, True, 1e10, _clean_sum(1e10))
+    assert bad_kind(float("nan"), limits) == "NaN" and bad_kind(np.float32("inf"), limits) == "Inf"
+    assert bad_kind(complex(1, np.inf), limits) == "Inf" and bad_kind(3.0, limits) == ""
+
+
+def test_the_count_of_a_kind_counts_that_kind_only() -> None:
+    from modecfg.modes.nanguard import _count
+
+    value = np.array([np.inf, 2e10, 1.0, -np.inf, np.nan])
+    assert (_count(value, "Inf", 1e10), _count(value, "NaN", 1e10), _count(value, "big", 1e10)) == (2, 1, 3)
+
+
+def test_a_guarded_call_copies_nothing_before_it_runs_and_checks_in_a_new_thread() -> None:
+    """Updated inputs are not overwritten in place (so nothing is backed up before a call), and
+    the first guarded call of a fresh thread is checked like any other."""
+    import threading
+
+    x = pt.dvector("x")
+    w = pytensor.shared(np.zeros(2), name="w")
+    step = modecfg.function([x], x.sum(), updates=[(w, w + x)], mode="NanGuardMode")
+    assert step.vm._plan.destroyed == ()
+    errors: list[BaseException] = []
+
+    def first_call_here() -> None:
+        try:
+            step(np.array([np.nan, 1.0]))
+        except modecfg.NanGuardError as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=first_call_here)
+    thread.start()
+    thread.join(60)
+    assert len(errors) == 1 and w.get_value().tolist() == [0.0, 0.0]
