@@ -114,8 +114,11 @@ def test_results_of_another_version_of_the_module_are_a_problem(
 def test_a_rerun_of_survivors_takes_those_no_test_killed_and_only_on_the_same_source(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _results(tmp_path, monkeypatch, {1: 1, 2: 0, 3: 36, 4: 37, 5: 33, 6: None, 7: -24}, "x = 1")
-    assert mutate.left_over("auto") == [f"{NAME}2", f"{NAME}5", f"{NAME}6"]
+    _results(tmp_path, monkeypatch, {1: 1, 2: 0, 3: 36, 4: 37, 5: 33, 6: None, 7: -24, 8: 0}, "x = 1")
+    listed = tmp_path / "equivalent.txt"
+    listed.write_text(f"{NAME}8 | x = 1 | why\n")
+    monkeypatch.setattr(mutate, "EQUIVALENT", listed)
+    assert mutate.left_over("auto") == [f"{NAME}2", f"{NAME}5", f"{NAME}6"]  # not 8: listed as equivalent
     mutate.SOURCES.write_text(json.dumps({"auto": "0" * 64}))  # the module changed since: all run again
     assert mutate.left_over("auto") is None
     mutate.SOURCES.unlink()
