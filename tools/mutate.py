@@ -179,6 +179,18 @@ def left_over(module: str) -> list[str] | None:
     return sorted(name for name in left if codes[name] is None or name not in listed)
 
 
+def drop_truncated() -> list[str]:
+    """Mutated copies left empty by an interrupted run: removed, so that mutmut makes them again
+    (an empty copy would be imported by every test, and the module's mutants measured on nothing)."""
+    dropped = []
+    for path in MODULES.values():
+        copy = MUTANTS / path
+        if copy.exists() and copy.stat().st_size == 0:
+            copy.unlink()
+            dropped.append(path)
+    return dropped
+
+
 def run(module: str, jobs: int, names: list[str] | None = None) -> float:
     """Run mutmut on every mutant of ``module``, or on ``names`` only; the seconds it took."""
     # mutmut runs mypy (type_check_command) by name: this interpreter's, from its environment.
@@ -241,6 +253,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"no core module {', '.join(unknown)}; the modules: {', '.join(MODULES)}")
     if not args.report:
         MUTANTS.mkdir(exist_ok=True)
+        for path in drop_truncated():
+            print(f"{MUTANTS / path} was empty (an interrupted run): mutmut makes it again")
         for module in modules:
             names = left_over(module) if args.survivors else None
             if names == []:
