@@ -127,8 +127,7 @@ def score(module: str, equivalents: dict[str, Equivalent], problems: list[str]) 
         problems.append(f"{module}: no results ({meta} missing): run `make mutate MODULE={module}`")
         return result
     codes: dict[str, int | None] = json.loads(meta.read_text())["exit_code_by_key"]
-    ran_on = json.loads(SOURCES.read_text()).get(module) if SOURCES.exists() else None
-    if ran_on != source_digest(module) and any(code is not None for code in codes.values()):
+    if not ran_on_this_source(module) and any(code is not None for code in codes.values()):
         problems.append(
             f"{module}: its results are of another {MODULES[module]}: run `make mutate MODULE={module}`"
         )
@@ -165,12 +164,17 @@ def source_digest(module: str) -> str:
     return hashlib.sha256((ROOT / MODULES[module]).read_bytes()).hexdigest()
 
 
+def ran_on_this_source(module: str) -> bool:
+    """Whether the last run of ``module`` was made from its source as it is now."""
+    recorded = json.loads(SOURCES.read_text()).get(module) if SOURCES.exists() else None
+    return recorded == source_digest(module)
+
+
 def left_over(module: str) -> list[str] | None:
     """The mutants of ``module`` no test has killed yet (survived, untested, not run), when its
     results are of its source as it is now; None when they are not (then all must run)."""
     meta = MUTANTS / (MODULES[module] + ".meta")
-    ran_on = json.loads(SOURCES.read_text()).get(module) if SOURCES.exists() else None
-    if not meta.exists() or ran_on != source_digest(module):
+    if not meta.exists() or not ran_on_this_source(module):
         return None
     codes: dict[str, int | None] = json.loads(meta.read_text())["exit_code_by_key"]
     listed = read_equivalents(EQUIVALENT)  # survivors known to be equivalent: nothing to learn from a rerun
