@@ -12,6 +12,7 @@ import threading
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -161,6 +162,18 @@ def test_a_parameter_asked_directly_answers_for_the_view() -> None:
     assert config.floatX == "float32"
     assert config.origin("floatX").layer.value == "assignment"
     assert param.name == "floatX" and param.doc and param.in_c_key in (True, False)
+    assert param.apply("float16") == "float16" and param.validate("float16") is True
+    with pytest.raises(ValueError, match="float8"):  # PyTensor's own check, asked through the view
+        param.apply("float8")
+
+
+def test_a_flag_read_on_the_class_is_its_descriptor_not_a_value() -> None:
+    """As with PyTensor's own parameters: ``type(pytensor.config).floatX`` is no value of any context
+    (pydoc, ``inspect.getmembers`` and PyTensor's own tests read the class)."""
+    cls = type(pytensor.config)
+    with config.override(floatX="float16", device="cpu"):
+        for name in ("floatX", "device", "exception_verbosity", "compiledir"):
+            assert getattr(cls, name) != getattr(pytensor.config, name), name
 
 
 def test_the_config_hash_follows_the_context() -> None:
@@ -497,17 +510,47 @@ def test_a_value_pytensor_was_given_before_the_view_is_adopted_with_an_origin_th
     assert config.origin("exception_verbosity").layer is Layer.DEFAULT
 
 
+def _open(block: Any) -> Any:
+    """Enter ``block`` as a ``with`` statement does: its ``__exit__`` is looked up at the entry, so
+    the block ends through PyTensor's own method even if modecfg comes in meanwhile."""
+    exit_ = type(block).__exit__
+    block.__enter__()
+    return lambda: exit_(block, None, None, None)
+
+
 def test_a_block_open_when_the_view_came_ends_through_modecfg(pytensor_alone: object) -> None:
     pc = pytensor.config
-    block = pc.change_flags(cast_policy="numpy+floatX")
-    block.__enter__()
+    end = _open(pc.change_flags(cast_policy="numpy+floatX"))
     install()
     assert (pc.cast_policy, config.cast_policy) == ("numpy+floatX", "numpy+floatX")
     assert config.origin("cast_policy").source == ADOPTED
-    block.__exit__(None, None, None)
+    end()
     # back to what PyTensor had before the block: its default, so the adopted value is dropped
     assert (pc.cast_policy, config.cast_policy) == ("custom", "custom")
     assert config.origin("cast_policy").layer is Layer.DEFAULT
+
+
+def test_a_block_open_when_the_view_came_can_be_entered_again(pytensor_alone: object) -> None:
+    """A change_flags decorator whose function was running when modecfg came is called again later."""
+    pc = pytensor.config
+    block = pc.change_flags(cast_policy="numpy+floatX")
+    end = _open(block)
+    install()
+    end()
+    with block:
+        assert (pc.cast_policy, config.cast_policy) == ("numpy+floatX", "numpy+floatX")
+    assert (pc.cast_policy, config.cast_policy) == ("custom", "custom")
+
+
+def test_a_block_open_when_the_view_came_leaves_a_later_modecfg_assignment_alone(
+    pytensor_alone: object,
+) -> None:
+    pc = pytensor.config
+    end = _open(pc.change_flags(cast_policy="numpy+floatX"))
+    install()
+    config.cast_policy = "numpy+floatX"  # the user's own, after the view: not the block's to undo
+    end()
+    assert config.cast_policy == "numpy+floatX" and config.origin("cast_policy").source == HERE
 
 
 def test_a_block_open_when_the_view_came_puts_back_pytensors_earlier_assignment(
@@ -515,11 +558,10 @@ def test_a_block_open_when_the_view_came_puts_back_pytensors_earlier_assignment(
 ) -> None:
     pc = pytensor.config
     pc.floatX = "float32"
-    block = pc.change_flags(floatX="float16")
-    block.__enter__()
+    end = _open(pc.change_flags(floatX="float16"))
     install()
     assert config.floatX == "float16"
-    block.__exit__(None, None, None)
+    end()
     assert (pc.floatX, config.floatX) == ("float32", "float32")
     origin = config.origin("floatX")
     assert (origin.layer, origin.source) == (Layer.ASSIGNMENT, ADOPTED)
@@ -633,3 +675,12 @@ def test_a_flag_pytensor_declares_after_the_view_is_answered_by_modecfg(added_fl
         setattr(pytensor.config, added_flag, "d")
     config.reset(added_flag)
     assert getattr(pytensor.config, added_flag) == "a"
+    param = pytensor.config._config_var_dict[added_flag]  # declared as PyTensor's add() was told
+    assert (param.doc, param.in_c_key) == ("a flag declared late (test)", False)
+
+
+def test_a_flag_declared_late_is_in_the_c_key_unless_told_otherwise(added_flag: str) -> None:
+    from pytensor.configparser import BoolParam
+
+    pytensor.config.add(added_flag, "a flag declared late (test)", BoolParam(False))
+    assert pytensor.config._config_var_dict[added_flag].in_c_key is True  # PyTensor's default

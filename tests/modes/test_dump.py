@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import platform
 import re
 import socket
 import stat
@@ -57,6 +58,16 @@ def test_the_default_directory_is_private_under_the_users_cache(
     assert stat.S_IMODE(directory.stat().st_mode) == 0o700
 
 
+def test_without_xdg_cache_home_the_default_directory_is_under_home_dot_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert dump_module.dump_directory() == str(tmp_path / ".cache" / "modecfg" / "nanguard")
+    monkeypatch.setenv("XDG_CACHE_HOME", "")  # set but empty: as unset
+    assert dump_module.dump_directory() == str(tmp_path / ".cache" / "modecfg" / "nanguard")
+
+
 def test_a_directory_others_may_write_is_refused_and_the_error_still_comes(
     model: dict, tmp_path: Path
 ) -> None:
@@ -102,12 +113,15 @@ def test_temporary_files_of_killed_writers_are_removed(model: dict, tmp_path: Pa
     dead = 2**22 + 12345  # above Linux's default pid_max: no process has it
     with pytest.raises(ProcessLookupError):
         os.kill(dead, 0)
-    stale = directory / f".nanguard-{dead}-abc.tmp"
-    stale.write_bytes(b"half a dump")
-    ours = directory / f".nanguard-{os.getpid()}-abc.tmp"  # a writer of this process: alive
-    ours.write_bytes(b"")
+    stale = [directory / f".nanguard-{dead + i}-{i}.tmp" for i in range(6)]
+    ours = [
+        directory / f".nanguard-{os.getpid()}-{i}.tmp" for i in range(3)
+    ]  # writers of this process: alive
+    others = [directory / name for name in ("notes.txt", ".nanguard-x.tmp", f".nanguard-{dead}.npz")]
+    for path in (*stale, *ours, *others):  # mixed, in whatever order the directory lists them
+        path.write_bytes(b"half a dump")
     _fail(model, directory)
-    assert not stale.exists() and ours.exists()
+    assert not any(p.exists() for p in stale) and all(p.exists() for p in (*ours, *others))
 
 
 def test_max_dumps_caps_the_dumps_of_a_process_and_the_error_says_so(model: dict, tmp_path: Path) -> None:
@@ -144,6 +158,16 @@ def test_a_dump_is_data_that_numpy_reads_without_pickle(model: dict, tmp_path: P
     np.testing.assert_array_equal(dump.inputs["x"], [-1.0, 1.0, 1.0])
     assert dump.bad is not None and (dump.bad.kind, dump.bad.where, dump.bad.op) == ("NaN", "Log", "Log")
     assert dump.bad.file == __file__ and dump.bad.input_shapes == ((3,),) and dump.bad.n_bad == 1
+    assert (
+        dump.bad.code
+        == 'fn = modecfg.function([x], pt.log(x * w).sum(), updates=[(w, w + 1)], mode="NanGuardMode")'
+    )
+    assert Path(__file__).read_text().splitlines()[(dump.bad.line or 0) - 1].strip() == dump.bad.code
+    assert dump.bad.size == 3 and dump.bad.input_dtypes == ("float64",)
+    assert dump.versions == {
+        "modecfg": modecfg.__version__, "pytensor": pytensor.__version__, "numpy": np.__version__,
+        "python": platform.python_version(), "platform": f"{platform.system()}-{platform.machine()}",
+    }  # fmt: skip
     assert dump.bad_outputs == ("output 0",)
     assert dump.flags["profiling.destination"] == os.devnull  # the suite's, with its origin
     assert dump.origins["profiling.destination"] == "MODECFG_FLAGS"
@@ -619,12 +643,26 @@ def test_validate_says_where_dumps_could_go_and_creates_nothing(tmp_path: Path, 
 def test_a_live_process_s_temporary_file_is_left_alone_and_the_process_too(
     model: dict, tmp_path: Path
 ) -> None:
-    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    # every signal back to its default action (a shell's nohup leaves SIGHUP ignored): any signal ends it
+    child = """if True:
+        import signal, time
+        for s in signal.valid_signals():
+            try:
+                signal.signal(s, signal.SIG_DFL)
+            except (OSError, ValueError):
+                pass
+        print("ready", flush=True)
+        time.sleep(60)
+    """
+    other = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE)
+    assert other.stdout is not None and other.stdout.readline() == b"ready\n"
     try:
         theirs = tmp_path / f".nanguard-{other.pid}-abc.tmp"
         theirs.write_bytes(b"being written")
         _fail(model, tmp_path)
-        assert theirs.exists() and other.poll() is None  # not removed, not signalled
+        assert theirs.exists()  # not removed
+        with pytest.raises(subprocess.TimeoutExpired):  # and not signalled (a signal takes a moment)
+            other.wait(timeout=0.5)
     finally:
         other.kill()
         other.wait()
@@ -680,8 +718,8 @@ def test_a_strided_input_is_captured_with_its_values(tmp_path: Path) -> None:
 def test_a_dump_names_the_host_in_letters_digits_dots_and_underscores(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(socket, "gethostname", lambda: "lab host/7.é")
-    assert dump_module._process_name() == f"lab_host_7._-{os.getpid()}"
+    monkeypatch.setattr(socket, "gethostname", lambda: "Lab host/7.é")
+    assert dump_module._process_name() == f"Lab_host_7._-{os.getpid()}"
     x = pt.vector("x")
     dump = _dump(modecfg.function([x], pt.log(x), mode="NanGuardMode"), tmp_path, np.array([-1.0]))
-    assert dump.process == f"lab_host_7._-{os.getpid()}" and f"-lab_host_7._-{os.getpid()}-" in dump.path
+    assert dump.process == f"Lab_host_7._-{os.getpid()}" and f"-Lab_host_7._-{os.getpid()}-" in dump.path
