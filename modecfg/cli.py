@@ -42,7 +42,10 @@ def _with_pytensors_flags(*, say_held: bool = True) -> None:
     either is said (a HeldFlagWarning), unless the command reports it itself (``validate``)."""
     import importlib.util
 
-    if "pytensor" in sys.modules or importlib.util.find_spec("pytensor") is None:
+    from modecfg._pytensor.load import is_loaded
+    from modecfg._pytensor.load import load as load_pytensor
+
+    if is_loaded() or importlib.util.find_spec("pytensor") is None:
         return
     try:
         modecfg.config.sources  # noqa: B018  (the sources first: a broken one is this command's error)
@@ -54,7 +57,7 @@ def _with_pytensors_flags(*, say_held: bool = True) -> None:
         warnings.simplefilter("ignore")  # PyTensor's own notes on the same names
         if say_held:
             warnings.simplefilter("always", HeldFlagWarning)
-        import pytensor  # noqa: F401
+        load_pytensor()
 
 
 def cmd_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -411,7 +414,7 @@ def cmd_profile(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from modecfg._script import exit_status, run_script
     from modecfg.profiles import ProfileReport
     from modecfg.profiles.render import to_html, to_json, to_trace
-    from modecfg.profiles.session import all_stats, reports
+    from modecfg.profiles.session import all_stats, mark_printed, reports
 
     _script_arguments(args, ("--json", "--trace", "--html"))
     cfg = modecfg.config
@@ -434,9 +437,7 @@ def cmd_profile(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         else:
             cfg.reset("profile")
     found = reports(since=before)
-    for stats in all_stats()[before:]:  # printed here: not again at exit
-        stats.fct_callcount = 0
-        stats.compile_time = 0.0
+    mark_printed(all_stats()[before:])  # printed here: not again at exit
     if not found:
         out.write("no function was profiled (did the script compile any?)\n")
         return code or 1

@@ -50,12 +50,12 @@ def _numpy_blas() -> str:
 def _pytensor_blas() -> str:
     import warnings
 
+    from modecfg._pytensor.blas import ldflags
+
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # PyTensor warns when it finds none: said below
-            import pytensor
-
-            flags = str(pytensor.config.blas__ldflags or "")
+            warnings.simplefilter("ignore")  # PyTensor's own notes at its start-up: said below
+            flags = ldflags()
     except Exception as exc:  # PyTensor itself cannot start with this configuration
         return f"unknown: PyTensor fails to start here ({type(exc).__name__}: {exc})"
     if flags:
@@ -74,12 +74,13 @@ def _integration() -> list[tuple[str, str]]:
     """Each point where modecfg meets PyTensor: on or off, and why (imports PyTensor)."""
     import warnings
 
+    from modecfg._pytensor.load import load
     from modecfg._pytensor.patches import TESTED, contacts, status, version_problem
 
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # what is off is listed here
-            import pytensor  # noqa: F401  (loading it puts the integration points in)
+            load()  # loading PyTensor puts the integration points in
     except Exception as exc:
         return [("PyTensor", f"fails to start with this configuration ({type(exc).__name__}: {exc})")]
     low, high = TESTED

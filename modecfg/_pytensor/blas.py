@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 from modecfg._registry.linkers import runs_c_code
 
-__all__ = ["MESSAGE", "PYTENSOR_TEXT", "Products", "c_has_blas", "no_c_code", "notice", "products"]
+__all__ = ["MESSAGE", "PYTENSOR_TEXT", "Products", "c_has_blas", "ldflags", "no_c_code", "notice", "products"]
 
 PYTENSOR_TEXT = "PyTensor could not link to a BLAS installation"
 MESSAGE = (
@@ -29,14 +29,19 @@ _PRODUCTS = ("Dot", "Gemv", "Gemm", "Ger", "BatchedDot")
 _said = False
 
 
-def c_has_blas() -> bool:
-    """Whether PyTensor's C code links a BLAS (its ``blas__ldflags``, as found or as set): the
-    one place that asks."""
+def ldflags() -> str:
+    """What PyTensor's C code links for BLAS (its ``blas__ldflags``, as found or as set; '' for
+    none): the one place that asks. Imports PyTensor; its warning on finding none is left out."""
     import pytensor
 
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=PYTENSOR_TEXT)
-        return bool(pytensor.config.blas__ldflags)
+        return str(pytensor.config.blas__ldflags or "")
+
+
+def c_has_blas() -> bool:
+    """Whether PyTensor's C code links a BLAS."""
+    return bool(ldflags())
 
 
 C_WITHOUT_BLAS = (

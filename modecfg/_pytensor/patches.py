@@ -537,9 +537,9 @@ def _fixed_flags() -> tuple[str, str]:
 
 
 def _requiring_check() -> tuple[str, str]:
-    from pytensor.misc.ordered_set import OrderedSet
+    from modecfg._pytensor.modebuild import requiring_defect
 
-    if hasattr(OrderedSet, "intersection_update"):
+    if not requiring_defect():
         return "off", "not needed: this PyTensor applies required rewrite tags"
     return "on", "optimizer_requiring is refused at the mode's build, with where it was set"
 

@@ -28,6 +28,7 @@ import numpy as np
 
 from modecfg._locks import fork_safe
 from modecfg._pytensor import marks
+from modecfg._pytensor.graphs import CannotRun, is_scalar_op, run_node, scan_function
 from modecfg._source import source_line
 from modecfg._warn import act, warn
 from modecfg.config import config
@@ -47,15 +48,7 @@ def _describe(values: list[Any]) -> str:
 
 def _inside_scan() -> bool:
     """True while scan builds its inner graph (its placeholders have no values)."""
-    from modecfg._pytensor.state import original
-
-    try:
-        scan = original("scan test values")
-    except KeyError:  # the scan patch is off: scan is PyTensor's own
-        import importlib
-
-        scan = importlib.import_module("pytensor.scan.basic").scan
-    scan_code = scan.__code__
+    scan_code = scan_function().__code__
     frame: Any = sys._getframe(2)
     while frame is not None:
         if frame.f_code is scan_code:
@@ -86,31 +79,6 @@ def _mark_unavailable(node: Any) -> None:
         setattr(out.tag, _UNAVAILABLE, True)
 
 
-def _run(node: Any, values: list[Any]) -> list[Any]:
-    """The outputs of ``node`` on ``values``: Python implementation, else C; None if neither."""
-    from pytensor.graph.utils import MethodNotDefined
-
-    last: Exception | None = None
-    for impl in ("py", None):
-        storage = {var: [value] for var, value in zip(node.inputs, values, strict=True)}
-        computed = {var: [True] for var in node.inputs}
-        for out in node.outputs:
-            storage[out] = [None]
-            computed[out] = [False]
-        try:
-            thunk = node.op.make_thunk(node, storage, computed, [], impl=impl)
-        except (MethodNotDefined, NotImplementedError) as exc:
-            last = exc
-            continue
-        thunk()
-        return [storage[out][0] for out in node.outputs]
-    raise _CannotCompute(str(last))
-
-
-class _CannotCompute(Exception):
-    pass
-
-
 def _report(message: str, mode: str, cause: BaseException | None = None) -> None:
     def error() -> TestValueError:
         made = TestValueError(message)
@@ -125,9 +93,7 @@ def compute_test_values(node: Any, mode: str | None = None) -> None:
     mode = mode or str(config.compute_test_value)
     if mode == "off" or hasattr(node.outputs[0].tag, "test_value"):
         return
-    from pytensor.scalar.basic import ScalarOp
-
-    if isinstance(node.op, ScalarOp):
+    if is_scalar_op(node.op):
         # The scalar graphs inside Elemwise and Composite (built by gradients and
         # rewrites) are inner graphs: nothing to start from.
         _mark_unavailable(node)
@@ -156,8 +122,8 @@ def compute_test_values(node: Any, mode: str | None = None) -> None:
             _report(f"the test value of {var.name or var} does not fit its type {var.type}: {exc}", mode, exc)
             return
     try:
-        outputs = _run(node, values)
-    except _CannotCompute as exc:
+        outputs = run_node(node, values)
+    except CannotRun as exc:
         _mark_unavailable(node)
         kind = type(node.op).__name__
         with _lock:

@@ -22,6 +22,14 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from modecfg._locks import fork_safe
 from modecfg._pytensor import marks
+from modecfg._pytensor.modebuild import (
+    fast_compile_optimizer,
+    make_mode,
+    predefined_optimizer,
+    pytensor_mode,
+    python_vm,
+    requiring_defect,
+)
 from modecfg._registry.linkers import linker_name
 from modecfg._registry.modes import SHAPING_FLAGS, entries, find_mode, mode_names
 from modecfg._warn import warn
@@ -111,51 +119,38 @@ def _check_requiring() -> None:
     """PyTensor 3.0-3.3 cannot apply required tags: its rewrite database calls a method
     its OrderedSet lacks, and every compile fails with an AttributeError. Say so, and where
     the flag was set, before that happens."""
-    from pytensor.misc.ordered_set import OrderedSet
-
-    if hasattr(OrderedSet, "intersection_update"):
+    defect = requiring_defect()
+    if not defect:
         return
-    import pytensor
-
     raise FlagValueError(
         f"optimizer_requiring={config.optimizer_requiring!r} (from {config.origin('optimizer_requiring')}): "
-        f"PyTensor {pytensor.__version__} cannot apply required rewrite tags (its rewrite database "
-        "fails on them); leave optimizer_requiring empty, or use optimizer_including / "
-        "optimizer_excluding",
+        f"{defect}; leave optimizer_requiring empty, or use optimizer_including / optimizer_excluding",
         flag="optimizer_requiring",
         origin=config.origin("optimizer_requiring"),
     )
 
 
 def _build(name: str) -> Any:
-    from pytensor.compile import mode as ptmode
-
     entry = find_mode(name)
     assert entry is not None and entry.builder, name
     if entry.builder == "backend":  # PyTensor's mode of that name: its linker and its rewrites
-        own = getattr(ptmode, entry.name)
-        return ptmode.Mode(linker=own.linker, optimizer=_query(own.provided_optimizer))
-    return _BUILDERS[entry.builder](_query(ptmode.predefined_optimizers[str(config.optimizer)]))
+        linker, rewrites = pytensor_mode(entry.name)
+        return make_mode(linker, _query(rewrites))
+    return _BUILDERS[entry.builder](_query(predefined_optimizer(str(config.optimizer))))
 
 
 def _standard(optimizer: Any) -> Any:
-    from pytensor.compile.mode import Mode
-
     if config.linker == "per_graph" and device_linker() is None and resolved_linker() == "cvm":
         from modecfg.linkers.auto import auto_linker
 
-        return Mode(linker=auto_linker(), optimizer=optimizer)  # a linker for each graph
-    return Mode(linker=resolved_linker(), optimizer=optimizer)
+        return make_mode(auto_linker(), optimizer)  # a linker for each graph
+    return make_mode(resolved_linker(), optimizer)
 
 
 def _fast_compile(_optimizer: Any) -> Any:
     """FAST_COMPILE is PyTensor's fast_compile rewrites on the Python VM, whatever the
     ``optimizer`` flag says (the flag's rewrites are what FAST_RUN uses)."""
-    from pytensor.compile import mode as ptmode
-    from pytensor.link.vm import VMLinker
-
-    fast_compile = ptmode.FAST_COMPILE.provided_optimizer
-    return ptmode.Mode(VMLinker(use_cloop=False, c_thunks=False), _query(fast_compile))
+    return make_mode(python_vm(), _query(fast_compile_optimizer()))
 
 
 def _profile(optimizer: Any) -> Any:

@@ -36,7 +36,7 @@ def function(inputs: Any, outputs: Any = None, mode: Any = None, **kwargs: Any) 
     registered), a PyTensor ``Mode``, or None for the ``mode`` flag. Everything else is
     passed to ``pytensor.function`` as it is.
     """
-    import pytensor
+    from modecfg._pytensor.load import compile_function
 
     built = get_mode(mode)
     _check_backend(built)
@@ -59,10 +59,7 @@ def function(inputs: Any, outputs: Any = None, mode: Any = None, **kwargs: Any) 
             name = f"function compiled at {where.file}:{where.line}" if where else None
         kwargs["profile"] = new_stats(name, describe_linker(built.linker), note)
         memory = bool(config.profile_memory)
-    if memory:  # PyTensor records shapes only when its own profile flag is on too
-        with pytensor.config.change_flags(profile=True, profile_memory=True):
-            return pytensor.function(inputs, outputs, mode=built, **kwargs)
-    return pytensor.function(inputs, outputs, mode=built, **kwargs)
+    return compile_function(inputs, outputs, built, record_shapes=memory, **kwargs)
 
 
 def compiled_with(fn: Any) -> CompiledWith:

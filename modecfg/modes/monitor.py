@@ -13,12 +13,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from pytensor.compile.debug.monitormode import MonitorMode as _PyTensorMonitorMode
-from pytensor.compile.mode import Mode
-from pytensor.link.basic import WrapLinker
-from pytensor.link.c.basic import OpWiseCLinker
-
-from modecfg._pytensor.wrapped import rewrites_for
+from modecfg._pytensor.subclasses import MonitoringMode
 from modecfg.config import config
 
 __all__ = ["MonitorMode", "TheanoCallback", "adapt_callback"]
@@ -68,7 +63,7 @@ def adapt_callback(func: Callback | None, role: str) -> Callback | None:
     )
 
 
-class MonitorMode(_PyTensorMonitorMode):  # type: ignore[misc]
+class MonitorMode(MonitoringMode):
     """PyTensor's MonitorMode, taking callbacks of either signature and modecfg's optimizer."""
 
     def __init__(
@@ -81,18 +76,5 @@ class MonitorMode(_PyTensorMonitorMode):  # type: ignore[misc]
     ) -> None:
         if optimizer == "default":
             optimizer = str(config.optimizer)
-        super().__init__(
-            adapt_callback(pre_func, "pre_func"),
-            adapt_callback(post_func, "post_func"),
-            optimizer=optimizer,
-            linker=linker,
-            db=db,
-        )
-        # PyTensor wraps ``self.eval`` in a local closure (WrapLinkerMany), which cannot
-        # pickle; one wrapper needs no closure: the bound method pickles with the mode.
-        Mode.__setstate__(self, (WrapLinker([OpWiseCLinker()], self.eval), self.provided_optimizer))
-
-    @property
-    def optimizer(self) -> Any:
-        """The rewrites, for the linker the wrapper runs (see :mod:`modecfg._pytensor.wrapped`)."""
-        return rewrites_for(super().optimizer, self, self.linker.linkers[0])
+        pre, post = adapt_callback(pre_func, "pre_func"), adapt_callback(post_func, "post_func")
+        super().__init__(pre, post, optimizer, linker, db)

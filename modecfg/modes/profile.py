@@ -10,27 +10,12 @@ from __future__ import annotations
 import sys
 from typing import IO, Any
 
-from pytensor.compile.debug.profiling import ProfileStats
-from pytensor.compile.maker import FunctionMaker
-from pytensor.compile.mode import Mode
+from modecfg._pytensor.subclasses import ProfilingMode
 
 __all__ = ["ProfileMode"]
 
 
-class _ProfilingMaker(FunctionMaker):  # type: ignore[misc]
-    def __init__(self, inputs: Any, outputs: Any, mode: Any, *args: Any, profile: Any = None,
-                 name: Any = None, **kwargs: Any) -> None:  # fmt: skip
-        if not isinstance(profile, ProfileStats):
-            from modecfg._registry.linkers import linker_name
-            from modecfg.profiles.session import new_stats
-
-            profile = new_stats(name or "ProfileMode", linker_name(mode.linker), "compiled in ProfileMode")
-        super().__init__(inputs, outputs, mode, *args, profile=profile, name=name, **kwargs)
-        compiled = mode.__dict__.setdefault("_modecfg_profiles", [])  # plain list of PyTensor's stats
-        compiled.append(profile)
-
-
-class ProfileMode(Mode):  # type: ignore[misc]
+class ProfileMode(ProfilingMode):
     """FAST_RUN with every compiled function profiled (``fn.profile.summary()``).
 
     A linker that cannot time nodes (numba, jax, c|py, py, c) is replaced by cvm (or vm),
@@ -42,16 +27,7 @@ class ProfileMode(Mode):  # type: ignore[misc]
             from modecfg.modes.device import resolved_linker
 
             linker = resolved_linker()
-        super().__init__(linker=linker, optimizer=optimizer, db=db)
-        from modecfg.profiles.session import timing_mode
-
-        timed, _ = timing_mode(Mode(linker=self.linker, optimizer=self.provided_optimizer))
-        if timed.linker is not self.linker:
-            Mode.__setstate__(self, (timed.linker, self.provided_optimizer))
-
-    @property
-    def function_maker(self) -> type[FunctionMaker]:
-        return _ProfilingMaker
+        super().__init__(linker, optimizer, db)
 
     def print_summary(self, n_apply_to_print: int | None = None, n_ops_to_print: int | None = None,
                       file: IO[str] | None = None) -> None:  # fmt: skip
@@ -63,7 +39,7 @@ class ProfileMode(Mode):  # type: ignore[misc]
         out = file if file is not None else sys.stdout
         n_apply = int(config.profiling.n_apply if n_apply_to_print is None else n_apply_to_print)
         n_ops = int(config.profiling.n_ops if n_ops_to_print is None else n_ops_to_print)
-        reports = [ProfileReport.from_stats(s) for s in self.__dict__.get("_modecfg_profiles", [])]
+        reports = [ProfileReport.from_stats(s) for s in self.profiles()]
         if not reports:
             out.write("ProfileMode: no function compiled with this mode yet\n")
             return

@@ -158,10 +158,10 @@ def test_a_jit_linker_is_profiled_with_one_that_times_nodes(monkeypatch: pytest.
         pytest.skip("numba is not installed")
     import warnings
 
-    from modecfg.profiles import session
+    from modecfg._pytensor import profiling
 
     x = pt.vector("x")
-    monkeypatch.setattr(session, "_said", False)  # as in a fresh process
+    monkeypatch.setattr(profiling, "_said", False)  # as in a fresh process
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         f = modecfg.function([x], pt.exp(x).sum(), mode="NUMBA", profile=True)

@@ -1,0 +1,52 @@
+"""What the layers above ask of PyTensor's graphs: the kind of an op, and one node run alone."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["CannotRun", "is_scalar_op", "run_node", "scan_function"]
+
+
+class CannotRun(Exception):
+    """A node that neither its Python nor its C implementation can run here (the reason)."""
+
+
+def is_scalar_op(op: Any) -> bool:
+    """Whether ``op`` is a scalar op (the inner graphs of Elemwise and Composite are made of them)."""
+    from pytensor.scalar.basic import ScalarOp
+
+    return isinstance(op, ScalarOp)
+
+
+def run_node(node: Any, values: list[Any]) -> list[Any]:
+    """The outputs of ``node`` on ``values``: its Python implementation, else its C one; a
+    :class:`CannotRun` saying why if it has neither."""
+    from pytensor.graph.utils import MethodNotDefined
+
+    last: Exception | None = None
+    for impl in ("py", None):
+        storage = {var: [value] for var, value in zip(node.inputs, values, strict=True)}
+        computed = {var: [True] for var in node.inputs}
+        for out in node.outputs:
+            storage[out] = [None]
+            computed[out] = [False]
+        try:
+            thunk = node.op.make_thunk(node, storage, computed, [], impl=impl)
+        except (MethodNotDefined, NotImplementedError) as exc:
+            last = exc
+            continue
+        thunk()
+        return [storage[out][0] for out in node.outputs]
+    raise CannotRun(str(last))
+
+
+def scan_function() -> Any:
+    """PyTensor's own ``scan`` function (the original, while modecfg's test-value patch wraps it)."""
+    from modecfg._pytensor.state import original
+
+    try:
+        return original("scan test values")
+    except KeyError:  # the scan patch was never on: scan is PyTensor's own
+        from pytensor.scan.basic import scan
+
+        return scan

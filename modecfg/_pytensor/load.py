@@ -1,0 +1,36 @@
+"""Loading PyTensor and compiling with it: what the layers above ask of PyTensor itself.
+
+``import pytensor`` is what puts modecfg's integration in (the import hook hands PyTensor
+its flags and installs the patches), so a layer that needs PyTensor loaded asks here
+rather than importing it.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+__all__ = ["compile_function", "is_loaded", "load"]
+
+
+def is_loaded() -> bool:
+    """Whether PyTensor is imported in this process (asking never imports it)."""
+    return "pytensor" in sys.modules
+
+
+def load() -> None:
+    """Import PyTensor (a no-op once it is); errors of its start-up are the caller's to say."""
+    import pytensor  # noqa: F401
+
+
+def compile_function(
+    inputs: Any, outputs: Any, mode: Any, *, record_shapes: bool = False, **kwargs: Any
+) -> Any:
+    """``pytensor.function(inputs, outputs, mode=mode, **kwargs)``; ``record_shapes``: its profile
+    records the shapes of values too (PyTensor does only while its own profile flags are on)."""
+    import pytensor
+
+    if record_shapes:
+        with pytensor.config.change_flags(profile=True, profile_memory=True):
+            return pytensor.function(inputs, outputs, mode=mode, **kwargs)
+    return pytensor.function(inputs, outputs, mode=mode, **kwargs)

@@ -1,0 +1,77 @@
+"""What profiling needs of PyTensor: its ProfileStats, made and listed, and a mode whose linker
+times nodes.
+
+PyTensor times nodes only on its VM linkers: a mode whose linker cannot (numba, jax, c|py,
+py, c) is profiled with the closest one that can (cvm, else vm), and that is said once.
+PyTensor keeps every ProfileStats made with ``atexit_print`` in a module list; modecfg's
+summary (:mod:`modecfg.profiles.session`) reads it from here.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from typing import Any
+
+from modecfg._locks import fork_safe
+from modecfg._pytensor import marks
+from modecfg._registry.linkers import linker_name, why_unavailable
+from modecfg._warn import warn
+from modecfg.config import config
+from modecfg.errors import ModecfgWarning
+
+__all__ = ["all_stats", "mark_printed", "new_stats", "timing_mode"]
+
+_lock = fork_safe(sys.modules[__name__], "_lock", threading.Lock)
+_said = False
+
+
+def timing_mode(mode: Any) -> tuple[Any, str]:
+    """``mode``, or a copy with a linker that times nodes; and the note saying so."""
+    global _said
+    from pytensor.compile.mode import Mode
+    from pytensor.link.vm import VMLinker
+
+    linker = mode.linker
+    if isinstance(linker, VMLinker) or not hasattr(linker, "accept") or type(mode) is not Mode:
+        return mode, ""  # the VMs time nodes; modes with linkers of their own are left as they are
+    was = linker_name(linker)
+    python_only = was == "py"
+    closest = "vm" if python_only or why_unavailable("cvm", str(config.cxx)) else "cvm"
+    note = f"the {was} linker cannot time nodes: profiled with {closest}"
+    with _lock:
+        first, _said = not _said, True
+    if first:
+        warn(f"{note} (the times are {closest}'s, the graph the same)", ModecfgWarning)
+    if python_only:  # Python implementations, timed: the vm linker with Python thunks
+        return Mode(linker=VMLinker(use_cloop=False, c_thunks=False), optimizer=mode.provided_optimizer), note
+    return Mode(linker=closest, optimizer=mode.provided_optimizer), note
+
+
+def new_stats(name: str | None, linker: str = "", note: str = "") -> Any:
+    """A PyTensor ProfileStats that modecfg prints at exit."""
+    from pytensor.compile.debug.profiling import ProfileStats
+
+    stats = ProfileStats(atexit_print=True, message=name or "<unnamed function>")
+    setattr(stats, marks.PROFILE_NAME, name)
+    setattr(stats, marks.PROFILE_TIMED_BY, linker)
+    setattr(stats, marks.PROFILE_NOTE, note)
+    return stats
+
+
+def all_stats() -> list[Any]:
+    """Every ProfileStats of the process, in creation order (PyTensor keeps the list; none
+    before PyTensor is imported, and asking does not import it)."""
+    if "pytensor" not in sys.modules:
+        return []
+    from pytensor.compile.debug import profiling
+
+    return list(profiling._atexit_print_list)
+
+
+def mark_printed(stats: list[Any]) -> None:
+    """These profiles are reported already: the summary at exit leaves them out (it skips a
+    profile that neither ran nor compiled)."""
+    for one in stats:
+        one.fct_callcount = 0
+        one.compile_time = 0.0
