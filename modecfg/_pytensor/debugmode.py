@@ -173,19 +173,26 @@ def _fixed_make_all() -> Any:
     return fixed
 
 
-_MAKE_ALL = _fixed_make_all()
+_MAKE_ALL: list[Any] = []  # [the fixed make_all, or None]: worked out at the first use, not at import
+
+
+def fixed_make_all() -> Any:
+    """The fixed ``make_all`` (made once, when first asked), or None where PyTensor's is used as it is."""
+    if not _MAKE_ALL:
+        _MAKE_ALL.append(_fixed_make_all())
+    return _MAKE_ALL[0]
 
 
 def fix_in_place() -> bool:
     """Whether modecfg's DebugMode runs the fixed ``make_all`` here (``modecfg doctor``)."""
-    return _MAKE_ALL is not None
+    return fixed_make_all() is not None
 
 
 class _Linker(_dm._Linker):  # type: ignore[misc]
     """DebugMode's linker, restoring 0-d inputs with ``fill`` (where numpy 2 needs it)."""
 
-    if _MAKE_ALL is not None:
-        make_all = _MAKE_ALL
+    def make_all(self, *args: Any, **kwargs: Any) -> Any:
+        return (fixed_make_all() or _dm._Linker.make_all)(self, *args, **kwargs)
 
     def accept(self, fgraph: Any, no_recycling: Any = None, profile: Any = None) -> Any:
         if self.fgraph is not None and self.fgraph is not fgraph:  # PyTensor asserts its own class

@@ -264,9 +264,10 @@ class PyTensorBridge:
     def after_import(self) -> None:
         """PyTensor is loaded: modecfg's integration points go in (those that verify)."""
         from modecfg._pytensor.hooks import hooks
-        from modecfg._pytensor.patches import install
 
         try:
+            from modecfg._pytensor.patches import install  # (it imports the replacements too)
+
             install()
             for callback in hooks.after_import:
                 callback()

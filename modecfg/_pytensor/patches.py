@@ -33,6 +33,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from modecfg._locks import fork_safe
+from modecfg._pytensor import replacements
 from modecfg._pytensor.state import HAND_OFF, Wrapper, is_on, original
 from modecfg._pytensor.state import applied as _applied
 from modecfg._pytensor.state import originals as _originals
@@ -73,16 +74,15 @@ class Patch(NamedTuple):
     name: str
     module: str
     attr: str
-    # in modecfg._pytensor.replacements: for a function or method, the replacement itself, called
-    # as replacement(original, *args) (see state.Wrapper); for an object (kind), a factory
-    # original -> what takes its place
-    replacement: str
+    # for a function or method, the replacement itself, called as replacement(original, *args)
+    # (see state.Wrapper); for an object (kind), a factory original -> what takes its place
+    replacement: Callable[..., Any]
     why: str
     holders: tuple[str, ...] = ()  # other modules binding the same object under the same name
     params: tuple[str, ...] | None = None  # leading parameters the replacement relies on
     kind: type | None = None  # the original's type when it is not a function
     on_demand: bool = False  # applied by enable(), when first needed, not by install()
-    undo: str = ""  # for a change made in place: a function in replacements that takes it back
+    undo: Callable[[Any], None] | None = None  # for a change made in place: what takes it back
     needs: tuple[str, ...] = ()  # patches that must be on first: without them this one breaks PyTensor
 
     @property
@@ -96,8 +96,8 @@ PATCHES: tuple[Patch, ...] = (
         module="pytensor.configdefaults",
         attr="config",
         holders=("pytensor",),
-        replacement="config_view",
-        undo="config_view_off",
+        replacement=replacements.config_view,
+        undo=replacements.config_view_off,
         kind=object,
         why="pytensor.config reads, writes and change_flags are modecfg's configuration (one store, "
         "overrides per thread and task); changed in place, since every PyTensor module holds it",
@@ -107,7 +107,7 @@ PATCHES: tuple[Patch, ...] = (
         module="pytensor.configparser",
         attr="_ChangeFlagsDecorator.__enter__",
         params=("self",),
-        replacement="change_flags_enter",
+        replacement=replacements.change_flags_enter,
         needs=("config view",),
         why="a change_flags object or decorator PyTensor made before modecfg was imported holds "
         "PyTensor's own parameters: entered now, it is a modecfg override, as a new one is",
@@ -117,7 +117,7 @@ PATCHES: tuple[Patch, ...] = (
         module="pytensor.configparser",
         attr="_ChangeFlagsDecorator.__exit__",
         params=("self",),
-        replacement="change_flags_exit",
+        replacement=replacements.change_flags_exit,
         needs=("change_flags made before",),
         why="ends those overrides; a change_flags block open when modecfg was imported puts back "
         "at its end the values modecfg adopted from it",
@@ -134,7 +134,7 @@ PATCHES: tuple[Patch, ...] = (
             "pytensor.link.jax.ops",
         ),
         params=("inputs", "outputs", "mode"),
-        replacement="function",
+        replacement=replacements.function,
         why="a profiled pytensor.function (profile=True or the flag) on numba, jax, c|py, py or c, "
         "which cannot time nodes, is compiled with cvm (or vm) and says so, not empty tables",
     ),
@@ -144,7 +144,7 @@ PATCHES: tuple[Patch, ...] = (
         attr="register_mode",
         holders=("pytensor.compile", "pytensor.compile.debug.debugmode"),
         params=("name", "mode"),
-        replacement="register_mode_unless_taken",
+        replacement=replacements.register_mode_unless_taken,
         why="PyTensor's register_mode refuses every name the mode table answers, DEBUG_MODE "
         "(registered when DebugMode is imported) among them: it checks PyTensor's own entries",
     ),
@@ -154,7 +154,7 @@ PATCHES: tuple[Patch, ...] = (
         attr="predefined_modes",
         holders=("pytensor.compile",),
         kind=dict,
-        replacement="mode_table",
+        replacement=replacements.mode_table,
         needs=("register_mode",),
         why="pytensor.function(mode='NanGuardMode'), get_mode() and the mode flag reach modecfg's "
         "modes; PyTensor's other entries stay",
@@ -164,7 +164,7 @@ PATCHES: tuple[Patch, ...] = (
         module="pytensor.compile.maker",
         attr="FunctionMaker.prepare_fgraph",
         params=("inputs", "outputs", "additional_outputs", "fgraph"),
-        replacement="prepare_fgraph",
+        replacement=replacements.prepare_fgraph,
         why="every compile keeps the graph as written (error locations, the NaN guard), checks it "
         "for float64 under floatX=float32, and carries user lines through the rewrites",
     ),
@@ -180,7 +180,7 @@ PATCHES: tuple[Patch, ...] = (
             "pytensor.compile.debug.debugmode",
         ),
         params=("fgraph", "node", "thunk", "exc_info", "storage_map"),
-        replacement="raise_with_op",
+        replacement=replacements.raise_with_op,
         why="errors of compiled functions name the line of user code that made the failing node",
     ),
     Patch(
@@ -188,7 +188,7 @@ PATCHES: tuple[Patch, ...] = (
         module="pytensor.compile.debug.profiling",
         attr="_atexit_print_fn",
         params=(),
-        replacement="atexit_print",
+        replacement=replacements.atexit_print,
         why="profiles are summarized at exit by modecfg, to profiling.destination",
     ),
     Patch(
@@ -204,7 +204,7 @@ PATCHES: tuple[Patch, ...] = (
             "pytensor.scan.op",
         ),
         params=("cost", "wrt"),
-        replacement="grad",
+        replacement=replacements.grad,
         why="nodes a gradient adds name the grad call and the user's expression they differentiate "
         "(their own traces stop inside PyTensor)",
     ),
@@ -213,7 +213,7 @@ PATCHES: tuple[Patch, ...] = (
         module="pytensor.link.vm",
         attr="VMLinker.accept",
         params=("self", "fgraph", "no_recycling", "profile"),
-        replacement="vm_accept",
+        replacement=replacements.vm_accept,
         why="linker=per_graph: the cvm linker of modecfg's default mode hands each graph to the linker "
         "chosen for it (numba for a scan, ...)",
     ),
@@ -223,7 +223,7 @@ PATCHES: tuple[Patch, ...] = (
         attr="Op.__call__",
         params=("self",),
         on_demand=True,
-        replacement="op_call",
+        replacement=replacements.op_call,
         why="compute_test_value: each node is evaluated as the graph is written (on once the "
         "flag is first touched)",
     ),
@@ -239,7 +239,7 @@ PATCHES: tuple[Patch, ...] = (
             "pytensor.tensor.pad",
         ),
         on_demand=True,
-        replacement="scan",
+        replacement=replacements.scan,
         why="compute_test_value: scan's outputs get their values when scan returns (on once the "
         "flag is first touched)",
     ),
@@ -250,7 +250,7 @@ _BY_NAME = {p.name: p for p in PATCHES}
 class PatchStatus(NamedTuple):
     """Where one integration point stands: ``state`` is on, off, waiting or failed."""
 
-    patch: Patch
+    patch: Patch | Contact
     state: str
     reason: str
 
@@ -342,9 +342,7 @@ def _verify(patch: Patch) -> tuple[Any, str, Any, Any]:
 
 
 def _apply(patch: Patch, owner: Any, attr: str, raw: Any, obj: Any) -> None:
-    from modecfg._pytensor import replacements
-
-    made = getattr(replacements, patch.replacement)
+    made = patch.replacement
     replacement: Any
     if patch.kind is not None:  # an object: the replacement is a factory of what takes its place
         replacement = made(obj)
@@ -433,6 +431,12 @@ def install(wanted: Callable[[Patch], bool] | None = None) -> list[PatchStatus]:
                 _version_problem = _check_version()
                 if _version_problem:
                     problems.append(_version_problem + "; only the points verified below are on")
+            if not _installed:  # what modecfg relies on without replacing it, checked first
+                problems += [
+                    f"{r.patch.name} ({r.patch.target}): {r.reason}"
+                    for r in contacts()
+                    if r.state == "failed"
+                ]
             todo = [
                 p for p in PATCHES
                 if not p.on_demand and p.name not in _applied and (wanted is None or wanted(p))
@@ -468,10 +472,9 @@ def uninstall() -> None:
             if applied is None:
                 continue
             attr = _BY_NAME[name].attr.rsplit(".", 1)[-1]
-            if _BY_NAME[name].undo:
-                from modecfg._pytensor import replacements
-
-                getattr(replacements, _BY_NAME[name].undo)(applied.replacement)
+            undo = _BY_NAME[name].undo
+            if undo is not None:
+                undo(applied.replacement)
             setattr(applied.owner, attr, applied.raw)
             for holder in _BY_NAME[name].holders:  # those loaded since bound the replacement too
                 module = sys.modules.get(holder)
@@ -556,6 +559,59 @@ def _always() -> tuple[str, str]:
     return "on", "applied whenever modecfg builds that mode"
 
 
+def _missing(pairs: tuple[tuple[str, str], ...]) -> list[str]:
+    """Which ``module.attr`` of ``pairs`` (module, dotted attribute) this PyTensor lacks."""
+    gone = []
+    for module_name, dotted in pairs:
+        try:
+            obj: Any = importlib.import_module(module_name)
+            for part in dotted.split("."):
+                obj = getattr(obj, part)
+        except Exception:
+            gone.append(f"{module_name}.{dotted}")
+    return gone
+
+
+def _subclassed() -> tuple[str, str]:
+    import inspect
+
+    gone = _missing((
+        ("pytensor.compile.debug.monitormode", "MonitorMode.eval"),
+        ("pytensor.compile.mode", "Mode.__setstate__"),
+        ("pytensor.link.basic", "WrapLinker"),
+        ("pytensor.link.c.basic", "OpWiseCLinker"),
+        ("pytensor.compile.maker", "FunctionMaker"),
+        ("pytensor.compile.debug.profiling", "ProfileStats"),
+    ))  # fmt: skip
+    if gone:
+        return "failed", f"this PyTensor has no {', '.join(gone)}"
+    from pytensor.compile.maker import FunctionMaker
+
+    params = inspect.signature(FunctionMaker.__init__).parameters
+    if not {"profile", "name"} <= set(params):
+        return "failed", "FunctionMaker takes no profile or name: ProfileMode cannot make its profiles"
+    return "on", "MonitorMode and ProfileMode derive from PyTensor's classes (modecfg._pytensor.subclasses)"
+
+
+def _profile_list() -> tuple[str, str]:
+    from pytensor.compile.debug import profiling
+
+    if not isinstance(getattr(profiling, "_atexit_print_list", None), list):
+        return "failed", "PyTensor keeps no list of its profiles: modecfg's summary would find none"
+    return "on", "every ProfileStats made for printing at exit is read from PyTensor's own list"
+
+
+def _dump_graph() -> tuple[str, str]:
+    if _missing((("pytensor.compile.executor", "Function"),)) and _missing(
+        (("pytensor.compile.function.types", "Function"),)
+    ):
+        return "failed", "PyTensor's compiled-function class is in neither place modecfg knows"
+    gone = _missing((("pytensor.graph.basic", "clone"), ("pytensor.graph.op", "Op")))
+    if gone:
+        return "failed", f"this PyTensor has no {', '.join(gone)}: dumps hold no graph to replay"
+    return "on", "a dump's graph is a copy PyTensor clones, pickled without compiled inner functions"
+
+
 CONTACTS: tuple[Contact, ...] = (
     Contact(
         "import hand-off",
@@ -592,6 +648,26 @@ CONTACTS: tuple[Contact, ...] = (
         _wrapping_linkers,
     ),
     Contact(
+        "subclassed modes",
+        "PyTensor's MonitorMode, Mode, FunctionMaker, WrapLinker, OpWiseCLinker and ProfileStats",
+        "modecfg's MonitorMode (callbacks of either signature, a linker that pickles) and ProfileMode "
+        "derive from PyTensor's classes and rely on these names",
+        _subclassed,
+    ),
+    Contact(
+        "profile list",
+        "pytensor.compile.debug.profiling._atexit_print_list (read; private)",
+        "modecfg's summary at exit and `modecfg profile` list every profile from PyTensor's own list",
+        _profile_list,
+    ),
+    Contact(
+        "dump graph",
+        "pytensor.graph.basic.clone, pytensor.graph.op.Op, PyTensor's compiled-function class",
+        "a NaN-guard dump's graph part: a clone of the graph as written, pickled without compiled "
+        "inner functions (modecfg._pytensor.dumpgraph)",
+        _dump_graph,
+    ),
+    Contact(
         "fixed flags",
         "pytensor.config's immutable parameters (compiledir, cxx, ...)",
         "PyTensor receives modecfg's values at its import; a later change is a ReadOnlyFlagError",
@@ -601,11 +677,15 @@ CONTACTS: tuple[Contact, ...] = (
 
 
 def contacts() -> list[PatchStatus]:
-    """The integration points that are not patches, each with its state now."""
+    """The integration points that are not patches, each with its state now (a probe that
+    itself fails says so: it never raises)."""
     rows = []
     for contact in CONTACTS:
-        state, reason = contact.probe()
-        rows.append(PatchStatus(contact, state, reason))  # type: ignore[arg-type]
+        try:
+            state, reason = contact.probe()
+        except Exception as exc:
+            state, reason = "failed", f"could not be checked ({type(exc).__name__}: {exc})"
+        rows.append(PatchStatus(contact, state, reason))
     return rows
 
 

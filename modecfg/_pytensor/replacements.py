@@ -13,15 +13,13 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from pytensor.graph.features import Feature
-
 from modecfg._pytensor import blas, gradients, locate, marks
 from modecfg._pytensor.hooks import hooks
 from modecfg._pytensor.modetable import ModeTable
-from modecfg._source import calling_line, user_frame
+from modecfg._source import calling_line
 from modecfg.config import config
 
-__all__ = ["CarryTraces"]
+__all__: list[str] = []  # the patch list (patches.PATCHES) names what it uses
 
 _log = logging.getLogger("modecfg.pytensor")
 
@@ -153,27 +151,6 @@ def register_mode_unless_taken(_original: Any, name: str, mode: Any) -> None:
 # -- the compile hook ----------------------------------------------------------------
 
 
-class CarryTraces(Feature):  # type: ignore[misc]
-    """Gives a rewrite's new variable the user line of the one it replaces.
-
-    Many rewrites (fusion, BLAS) make nodes with no trace. The line goes to
-    ``tag.modecfg_trace`` (``marks.TRACE``), not ``tag.trace``: it is the line of the expression the node
-    computes, good for profiles, but errors re-run the call to find the exact one.
-    Attached for the rewrites of a profiled compile only (a profile is what reads the line):
-    a compiled function's graph does not keep it.
-    """
-
-    def on_change_input(self, fgraph: Any, node: Any, i: int, r: Any, new_r: Any,
-                        reason: Any = None) -> None:  # fmt: skip
-        tag = new_r.tag
-        if getattr(tag, "trace", None) or getattr(tag, marks.TRACE, None):
-            return
-        frame, _ = user_frame(r)
-        frame = frame or getattr(r.tag, marks.TRACE, None)
-        if frame is not None:
-            setattr(tag, marks.TRACE, frame)
-
-
 def prepare_fgraph(prepare: Any, inputs: Any, outputs: Any, additional_outputs: Any, fgraph: Any,
                    *args: Any, **kwargs: Any) -> Any:  # fmt: skip
     """What every compile does with the user's graph before PyTensor rewrites it."""
@@ -192,6 +169,8 @@ def prepare_fgraph(prepare: Any, inputs: Any, outputs: Any, additional_outputs: 
     blas.notice(fgraph, mode)
     # Only a profile reads the lines carried (errors re-run the call instead), and a feature
     # costs every graph event of the rewrites: 1-2% of a warm compile. So only when profiled.
+    from modecfg._pytensor.features import CarryTraces
+
     carry = CarryTraces() if profile else None
     if carry is not None:
         fgraph.attach_feature(carry)

@@ -337,14 +337,85 @@ def test_a_patch_whose_partner_is_off_is_left_off_and_pytensor_still_imports() -
         import json, warnings
         warnings.simplefilter("ignore")
         import modecfg
-        from modecfg._pytensor import replacements
-        del replacements.register_mode_unless_taken  # register_mode cannot be applied
+        from modecfg._pytensor import patches
+        # register_mode does not verify (as if PyTensor's signature had changed)
+        patches.PATCHES = tuple(p._replace(params=("registered",)) if p.name == "register_mode" else p
+                                for p in patches.PATCHES)
+        patches._BY_NAME.update({p.name: p for p in patches.PATCHES})
         import pytensor
         import pytensor.compile.debug.debugmode  # registers DEBUG_MODE
-        from modecfg._pytensor import patches
         rows = {r.patch.name: [r.state, r.reason] for r in patches.status()}
         print(json.dumps({"register": rows["register_mode"], "table": rows["mode table"]}))
         """
     )
-    assert out["register"][0] == "off" and "could not be applied" in out["register"][1]
+    assert out["register"] == [
+        "off",
+        "pytensor.compile.mode.register_mode takes (name, mode), where modecfg expects (registered, ...)",
+    ]
     assert out["table"] == ["off", "left off: it needs register_mode, which is off"]
+
+
+def test_an_integration_that_cannot_load_leaves_pytensor_importable() -> None:
+    """The patch machinery itself failing at PyTensor's import is a warning, never the user's error."""
+    out = _run(
+        """
+        import json, sys, warnings
+        import modecfg
+        sys.modules["modecfg._pytensor.patches"] = None  # its import fails
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            import pytensor
+            x = pytensor.tensor.vector("x")
+        said = [str(w.message) for w in caught if "could not integrate" in str(w.message)]
+        print(json.dumps({"said": said, "dtype": x.dtype}))
+        """
+    )
+    assert out["dtype"] == "float64" and len(out["said"]) == 1
+    assert out["said"][0].startswith("modecfg could not integrate with PyTensor (ModuleNotFoundError(")
+
+
+def test_every_contact_that_replaces_nothing_is_verified_and_on_here() -> None:
+    from modecfg._pytensor.patches import contacts
+
+    rows = {row.patch.name: row for row in contacts()}
+    for name in ("subclassed modes", "profile list", "dump graph", "requiring check", "DebugMode fix"):
+        assert rows[name].state in ("on", "off") and rows[name].state != "failed", (name, rows[name])
+    assert rows["subclassed modes"].state == rows["profile list"].state == rows["dump graph"].state == "on"
+
+
+def test_a_contact_pytensor_no_longer_offers_fails_and_is_said_at_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pytensor.compile.debug import profiling
+
+    from modecfg._pytensor import patches
+
+    monkeypatch.delattr(profiling, "_atexit_print_list")
+    rows = {row.patch.name: row for row in patches.contacts()}
+    assert (rows["profile list"].state, rows["profile list"].reason) == (
+        "failed", "PyTensor keeps no list of its profiles: modecfg's summary would find none"
+    )  # fmt: skip
+    from modecfg.errors import PyTensorIntegrationWarning
+
+    monkeypatch.setattr(patches, "_warned", False)
+    patches.uninstall()
+    try:
+        with pytest.warns(
+            PyTensorIntegrationWarning, match="profile list .*: PyTensor keeps no list of its profiles"
+        ):
+            patches.install()
+    finally:
+        patches.install()  # (a no-op if the one above put everything in)
+    assert all(
+        row.state == "on" for row in patches.status() if not row.patch.on_demand
+    )  # the patches all went in
+
+    def broken() -> tuple[str, str]:
+        raise RuntimeError("the probe itself broke")
+
+    monkeypatch.setattr(patches, "CONTACTS", (patches.CONTACTS[0]._replace(probe=broken),))
+    (row,) = patches.contacts()
+    assert (row.state, row.reason) == (
+        "failed",
+        "could not be checked (RuntimeError: the probe itself broke)",
+    )
