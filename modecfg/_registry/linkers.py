@@ -12,6 +12,7 @@ import sys
 from typing import Any, NamedTuple
 
 __all__ = [
+    "BACKENDS",
     "PREFERENCE",
     "LinkerInfo",
     "best_linker",
@@ -59,6 +60,9 @@ _ROWS: tuple[LinkerInfo, ...] = (
 _BY_NAME = {row.name: row for row in _ROWS}
 PER_GRAPH = "per_graph"  # modecfg's choice of a linker for each graph (opt-in; modecfg/linkers/auto.py)
 _NAMES = ("auto", PER_GRAPH, *_BY_NAME)
+
+# The linkers a library runs (numba, jax, pytorch, mlx): those that need more than a C++ compiler.
+BACKENDS = tuple(row.name for row in _ROWS if row.needs not in ("", "c++"))
 
 # The order 'auto' tries, fastest per step first (see bench/modes_bench.py).
 PREFERENCE = ("cvm", "numba", "vm", "py")  # fastest first: the one fallback order

@@ -30,7 +30,7 @@ from modecfg._pytensor.modebuild import (
     python_vm,
     requiring_defect,
 )
-from modecfg._registry.linkers import linker_name
+from modecfg._registry.linkers import BACKENDS, linker_name
 from modecfg._registry.modes import SHAPING_FLAGS, entries, find_mode, mode_names
 from modecfg._warn import warn
 from modecfg.config import config
@@ -207,7 +207,7 @@ def backend_missing(mode: Any) -> str:
     from modecfg.linkers import why_unavailable
 
     name = describe_linker(mode.linker)
-    if name not in ("numba", "jax", "pytorch", "mlx"):
+    if name not in BACKENDS:
         return ""
     why = why_unavailable(name)
     return f"this mode compiles with the {name} linker, which cannot run here: {why}" if why else ""
