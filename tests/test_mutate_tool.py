@@ -135,3 +135,23 @@ def test_a_mutated_copy_left_empty_by_an_interrupted_run_is_made_again(
         path.write_text(text)
     assert mutate.drop_truncated() == [mutate.MODULES["auto"]]
     assert not empty.exists() and whole.read_text() == "x = 1\n"
+
+
+def test_results_of_a_source_whose_time_alone_changed_are_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """mutmut would make the mutants again (and forget their results) for a source newer than its
+    copy: a checkout restores a file unchanged but dated now. The same digest keeps them; another
+    does not."""
+    import os
+
+    _results(tmp_path, monkeypatch, {1: 1}, "x = 1")
+    copy = tmp_path / mutate.MODULES["auto"]
+    copy.write_text("the mutated copy\n")
+    os.utime(copy, (0, 0))  # older than the source
+    assert mutate.keep_results() == ["auto"]
+    assert copy.stat().st_mtime > (mutate.ROOT / mutate.MODULES["auto"]).stat().st_mtime - 1
+    assert mutate.keep_results() == []  # dated now: nothing to do
+    os.utime(copy, (0, 0))
+    mutate.SOURCES.write_text(json.dumps({"auto": "0" * 64}))  # results of another source: mutmut's to redo
+    assert mutate.keep_results() == [] and copy.stat().st_mtime == 0

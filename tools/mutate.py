@@ -183,6 +183,24 @@ def left_over(module: str) -> list[str] | None:
     return sorted(name for name in left if codes[name] is None or name not in listed)
 
 
+def keep_results() -> list[str]:
+    """mutmut makes a module's mutants again, and forgets their results, when its source is newer
+    than its mutated copy. A source whose digest is the one the results are of only had its time
+    changed (a checkout, an editor saving it unchanged): its copy is dated now, so that mutmut
+    keeps them. The modules so kept."""
+    kept = []
+    for module, path in MODULES.items():
+        copy = MUTANTS / path
+        if (
+            copy.exists()
+            and ran_on_this_source(module)
+            and (ROOT / path).stat().st_mtime > copy.stat().st_mtime
+        ):
+            os.utime(copy)
+            kept.append(module)
+    return kept
+
+
 def drop_truncated() -> list[str]:
     """Mutated copies left empty by an interrupted run: removed, so that mutmut makes them again
     (an empty copy would be imported by every test, and the module's mutants measured on nothing)."""
@@ -259,6 +277,7 @@ def main(argv: list[str] | None = None) -> int:
         MUTANTS.mkdir(exist_ok=True)
         for path in drop_truncated():
             print(f"{MUTANTS / path} was empty (an interrupted run): mutmut makes it again")
+        keep_results()
         for module in modules:
             names = left_over(module) if args.survivors else None
             if names == []:

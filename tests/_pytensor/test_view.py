@@ -567,6 +567,50 @@ def test_a_block_open_when_the_view_came_puts_back_pytensors_earlier_assignment(
     assert (origin.layer, origin.source) == (Layer.ASSIGNMENT, ADOPTED)
 
 
+def test_values_pytensor_was_given_across_its_flags_are_all_adopted(pytensor_alone: object) -> None:
+    """One flag PyTensor never read (no value of its own) does not end the adoption of the others."""
+    from modecfg._pytensor.view import view
+
+    pc = pytensor.config
+    params = pc._config_var_dict
+    order = list(params)
+    assert order.index("floatX") < order.index("cast_policy") < order.index("exception_verbosity")
+    pc.floatX = "float32"
+    pc.exception_verbosity = "high"
+    del params["cast_policy"].val  # between them, one PyTensor never read (as in a fresh process)
+    install()
+    attached = view()
+    assert attached is not None
+    for name, value in (("floatX", "float32"), ("exception_verbosity", "high")):
+        assert (config[name], config.origin(name).source) == (value, ADOPTED), name
+
+
+def test_a_reinstalled_view_keeps_the_users_own_assignment_and_its_line() -> None:
+    config.floatX = "float32"  # the user's, before a reinstall
+    line = _line("# the user's, before a reinstall")
+    uninstall()
+    install()  # PyTensor held float32 meanwhile: modecfg's own value, not one to adopt
+    assert (config.floatX, config.origin("floatX").source, config.origin("floatX").line) == (
+        "float32",
+        HERE,
+        line,
+    )
+
+
+def test_a_view_reinstalled_inside_an_override_adopts_nothing_from_below_it() -> None:
+    config.floatX = "float32"  # the user's, below an override
+    line = _line("# the user's, below an override")
+    with config.override(floatX="float16"):
+        uninstall()  # PyTensor is handed the value below the override: the user's float32
+        install()
+        assert config.floatX == "float16"
+    assert (config.floatX, config.origin("floatX").source, config.origin("floatX").line) == (
+        "float32",
+        HERE,
+        line,
+    )
+
+
 def test_which_sources_pytensor_reads_itself(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """A value from one of these is what PyTensor started with, not a change made on its side."""
     monkeypatch.delenv("PYTENSORRC", raising=False)
