@@ -728,3 +728,15 @@ def test_a_flag_declared_late_is_in_the_c_key_unless_told_otherwise(added_flag: 
 
     pytensor.config.add(added_flag, "a flag declared late (test)", BoolParam(False))
     assert pytensor.config._config_var_dict[added_flag].in_c_key is True  # PyTensor's default
+
+
+def test_only_parameters_left_to_pytensor_that_work_their_default_out_take_turns() -> None:
+    """Left to PyTensor (fixed per process) and worked out at the first read: their first reads take
+    turns; one with a plain default (base_compiledir, cmodule.age_thresh_use) has nothing to race over."""
+    from modecfg._pytensor.view import view
+
+    current = view()
+    assert current is not None
+    assert set(current.taking_turns) == {"gcc_version_str", "compile__timeout", "compiledir"}
+    for plain in ("base_compiledir", "cmodule__age_thresh_use", "compiledir_format"):
+        assert plain in current.params and plain not in current.flags and plain not in current.taking_turns
