@@ -740,3 +740,35 @@ def test_only_parameters_left_to_pytensor_that_work_their_default_out_take_turns
     assert set(current.taking_turns) == {"gcc_version_str", "compile__timeout", "compiledir"}
     for plain in ("base_compiledir", "cmodule__age_thresh_use", "compiledir_format"):
         assert plain in current.params and plain not in current.flags and plain not in current.taking_turns
+
+
+def test_only_pytensors_config_object_can_become_the_view(pytensor_alone: object) -> None:
+    import configparser as stdlib
+
+    from pytensor.configparser import PyTensorConfigParser
+
+    from modecfg._pytensor import view
+
+    with pytest.raises(TypeError) as info:
+        view.attach(object())
+    assert str(info.value) == "not PyTensor's config object: object"
+    half = PyTensorConfigParser({}, stdlib.ConfigParser(), stdlib.RawConfigParser())
+    del half._config_var_dict  # PyTensor's class, without the parameters of one
+    with pytest.raises(TypeError, match="not PyTensor's config object: PyTensorConfigParser"):
+        view.attach(half)
+    assert view.view() is None  # nothing attached by either
+
+
+def test_an_uninstalled_view_leaves_nothing_behind_and_hears_no_more_changes(
+    pytensor_alone: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from modecfg._pytensor.view import ConfigView, _View
+
+    refreshed: list[object] = []
+    monkeypatch.setattr(_View, "refresh", lambda self, names: refreshed.append(names))
+    for name in ("floatX", "device", "gcc_version_str", "compiledir"):
+        assert name not in ConfigView.__dict__, name  # no descriptor of the view is left on the class
+    config.floatX = "float32"
+    with config.override(floatX="float16"):  # an override asks every attached view for a descriptor
+        assert "floatX" not in ConfigView.__dict__
+    assert refreshed == [] and type(pytensor.config).__name__ == "PyTensorConfigParser"
