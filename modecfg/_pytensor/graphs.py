@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["CannotRun", "is_scalar_op", "run_node", "scan_function"]
+__all__ = ["CannotRun", "has_inner_loops", "is_scalar_op", "run_node", "scan_function"]
 
 
 class CannotRun(Exception):
@@ -16,6 +16,14 @@ def is_scalar_op(op: Any) -> bool:
     from pytensor.scalar.basic import ScalarOp
 
     return isinstance(op, ScalarOp)
+
+
+def has_inner_loops(fgraph: Any) -> bool:
+    """Whether a graph has an inner loop (a scan) or an inner function (an OpFromGraph)."""
+    from pytensor.compile.builders import OpFromGraph
+    from pytensor.scan.op import Scan
+
+    return any(isinstance(node.op, Scan | OpFromGraph) for node in fgraph.apply_nodes)
 
 
 def run_node(node: Any, values: list[Any]) -> list[Any]:

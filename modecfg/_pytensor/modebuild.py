@@ -12,6 +12,7 @@ from typing import Any
 __all__ = [
     "fast_compile_optimizer",
     "make_mode",
+    "predefined_linker",
     "predefined_optimizer",
     "pytensor_mode",
     "python_vm",
@@ -32,6 +33,15 @@ def pytensor_mode(name: str) -> tuple[Any, Any]:
 
     own = getattr(ptmode, name)
     return own.linker, own.provided_optimizer
+
+
+def predefined_linker(name: str) -> Any:
+    """A copy of PyTensor's linker of that name (``cvm``, ``vm``, ...): its own object stays as it is."""
+    import copy
+
+    from pytensor.compile.mode import predefined_linkers
+
+    return copy.copy(predefined_linkers[name])
 
 
 def predefined_optimizer(name: str) -> Any:

@@ -27,11 +27,12 @@ theirs.
 
 from __future__ import annotations
 
-import copy
 from typing import Any, NamedTuple
 
 from modecfg._pytensor import marks
 from modecfg._pytensor.blas import products
+from modecfg._pytensor.graphs import has_inner_loops
+from modecfg._pytensor.modebuild import make_mode, predefined_linker
 from modecfg._registry.linkers import PREFERENCE
 from modecfg.linkers import best_linker, why_unavailable
 
@@ -52,11 +53,8 @@ def choose(fgraph: Any, profiled: bool = False) -> Choice:
     if profiled:
         name = "cvm" if not why_unavailable("cvm") else "vm"
         return Choice(name, "the compile is profiled: a profile times each node, which the VM linkers do")
-    from pytensor.compile.builders import OpFromGraph
-    from pytensor.scan.op import Scan
-
     numba = not why_unavailable("numba")
-    loops = any(isinstance(node.op, Scan | OpFromGraph) for node in fgraph.apply_nodes)
+    loops = has_inner_loops(fgraph)
     if loops and numba:
         return Choice("numba", "the graph has an inner loop (scan) or inner function: numba compiles it")
     if numba and not _c_has_blas() and products(fgraph).matrix_matrix:
@@ -100,8 +98,6 @@ def mode_for(fgraph: Any, mode: Any, profile: Any = None) -> Any:
     """
     if not getattr(mode.linker, marks.AUTO, False):
         return mode
-    from pytensor.compile.mode import Mode
-
     choice = choose(fgraph, profiled=bool(profile))
     if profile:  # the profile's header names the linker that timed the nodes
         setattr(profile, marks.PROFILE_TIMED_BY, f"{choice.name} (linker=per_graph)")
@@ -113,7 +109,7 @@ def mode_for(fgraph: Any, mode: Any, profile: Any = None) -> Any:
         getattr(fgraph, "name", None) or "a graph",
         choice.reason,
     )
-    return Mode(linker=choice.name, optimizer=mode.provided_optimizer)
+    return make_mode(choice.name, mode.provided_optimizer)
 
 
 def _log() -> Any:
@@ -130,8 +126,6 @@ def auto_linker() -> Any:
     hands a graph to the linker chosen for it when the mark is there, and without the patch
     the graph simply runs on cvm.
     """
-    from pytensor.compile.mode import predefined_linkers
-
-    linker = copy.copy(predefined_linkers["cvm"])
+    linker = predefined_linker("cvm")
     setattr(linker, marks.AUTO, True)
     return linker
