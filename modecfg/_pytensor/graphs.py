@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["CannotRun", "has_inner_loops", "is_scalar_op", "run_node", "scan_function"]
+__all__ = ["CannotRun", "has_inner_loops", "inner_graph", "is_scalar_op", "run_node", "scan_function"]
 
 
 class CannotRun(Exception):
@@ -24,6 +24,13 @@ def has_inner_loops(fgraph: Any) -> bool:
     from pytensor.scan.op import Scan
 
     return any(isinstance(node.op, Scan | OpFromGraph) for node in fgraph.apply_nodes)
+
+
+def inner_graph(op: Any) -> Any:
+    """The inner graph of an OpFromGraph (as it holds it, perhaps frozen); None for any other op."""
+    from pytensor.compile.builders import OpFromGraph
+
+    return op.fgraph if isinstance(op, OpFromGraph) else None
 
 
 def run_node(node: Any, values: list[Any]) -> list[Any]:

@@ -8,20 +8,21 @@ one pickles. Importing this module imports PyTensor.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from pytensor.compile.debug.monitormode import MonitorMode as _PyTensorMonitorMode
 from pytensor.compile.debug.profiling import ProfileStats
 from pytensor.compile.maker import FunctionMaker
 from pytensor.compile.mode import Mode
-from pytensor.link.basic import WrapLinker
+from pytensor.link.basic import Linker, WrapLinker
 from pytensor.link.c.basic import OpWiseCLinker
 
 from modecfg._pytensor.profiling import new_stats, timing_mode
 from modecfg._pytensor.wrapped import rewrites_for
 from modecfg._registry.linkers import linker_name
 
-__all__ = ["MonitoringMode", "ProfilingMode"]
+__all__ = ["InPlaceSafeMaker", "MonitoringMode", "ProfilingMode", "WrappingLinker", "WrappingMode"]
 
 
 class MonitoringMode(_PyTensorMonitorMode):  # type: ignore[misc]
@@ -66,3 +67,90 @@ class ProfilingMode(Mode):  # type: ignore[misc]
     def profiles(self) -> list[Any]:
         """PyTensor's ProfileStats of each function compiled with this mode, in order."""
         return list(self.__dict__.get("_modecfg_profiles", []))
+
+
+class WrappingLinker(Linker):  # type: ignore[misc]
+    """A linker that runs another one (``inner``) and wraps the thunk it makes (:meth:`wrap`): the
+    NaN guard's. A subclass keeps its own settings in :meth:`settings` (given back to its
+    constructor after the inner linker) and says what a call does in :meth:`wrap`."""
+
+    def __init__(self, inner: Any) -> None:
+        super().__init__()
+        self.inner = inner
+        self.fgraph: Any = None
+
+    def settings(self) -> tuple[Any, ...]:
+        """What the subclass's constructor takes after ``inner``."""
+        return ()
+
+    def wrap(self, thunk: Any, inputs: Any, outputs: Any) -> Any:
+        """The callable that runs in place of the inner linker's ``thunk``."""
+        return thunk
+
+    @property
+    def allow_gc(self) -> Any:
+        return self.inner.allow_gc
+
+    @property
+    def required_rewrites(self) -> Any:
+        return self.inner.required_rewrites
+
+    @property
+    def incompatible_rewrites(self) -> Any:
+        return self.inner.incompatible_rewrites
+
+    def clone(self, allow_gc: bool | None = None) -> Any:
+        return type(self)(self.inner.clone(allow_gc=allow_gc), *self.settings())
+
+    def accept(self, fgraph: Any, no_recycling: Any = None, profile: Any = None) -> Any:
+        accepted = type(self)(
+            copy.copy(self.inner).accept(fgraph, no_recycling=no_recycling, profile=profile), *self.settings()
+        )
+        accepted.fgraph = fgraph
+        return accepted
+
+    def accept_var_updates(self, updated_vars: Any) -> None:
+        """Not passed on: PyTensor's VMs would write the updates inside the call, before the
+        wrapper's check. Without them the Function writes them after the call, once it ended."""
+
+    def make_thunk(self, **kwargs: Any) -> tuple[Any, Any, Any]:
+        thunk, ins, outs = self.inner.make_thunk(**kwargs)[:3]
+        return self.wrap(thunk, ins, outs), ins, outs
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.inner!r})"
+
+
+class InPlaceSafeMaker(FunctionMaker):  # type: ignore[misc]
+    """FunctionMaker with updated inputs kept from being overwritten in place.
+
+    A call a wrapper stops must leave them as they were; not destroying them costs one
+    allocation per update instead of a copy of each before every call.
+    """
+
+    def __init__(self, inputs: Any, outputs: Any, mode: Any, *args: Any, **kwargs: Any) -> None:
+        specs = []
+        for spec in inputs:
+            if getattr(spec, "update", None) is not None and getattr(spec, "mutable", False):
+                spec = copy.copy(spec)
+                spec.mutable = False
+            specs.append(spec)
+        super().__init__(specs, outputs, mode, *args, **kwargs)
+
+
+class WrappingMode(Mode):  # type: ignore[misc]
+    """A Mode whose linker is wrapped (:class:`WrappingLinker`), its updated inputs kept intact, and
+    its rewrites made for the linker it wraps (see :mod:`modecfg._pytensor.wrapped`)."""
+
+    def __init__(self, linker: Any, optimizer: Any, db: Any, wrap: Any) -> None:
+        super().__init__(linker=linker, optimizer=optimizer, db=db)
+        if not isinstance(self.linker, WrappingLinker):
+            Mode.__setstate__(self, (wrap(self.linker), self.provided_optimizer))
+
+    @property
+    def function_maker(self) -> type[FunctionMaker]:
+        return InPlaceSafeMaker
+
+    @property
+    def optimizer(self) -> Any:
+        return rewrites_for(super().optimizer, self, self.linker.inner)

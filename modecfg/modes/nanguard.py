@@ -29,6 +29,7 @@ mode rebuilt from the linker (``Mode(linker=mode.linker, ...)``, as PyMC does).
 from __future__ import annotations
 
 import copy
+import functools
 import logging
 import sys
 import threading
@@ -36,13 +37,11 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
-from pytensor.compile.maker import FunctionMaker
-from pytensor.compile.mode import Mode
-from pytensor.link.basic import Linker
 
 from modecfg._pytensor.gradients import GradOrigin, grad_origin
+from modecfg._pytensor.graphs import inner_graph
 from modecfg._pytensor.locate import untouched
-from modecfg._pytensor.wrapped import rewrites_for
+from modecfg._pytensor.subclasses import WrappingLinker, WrappingMode
 from modecfg._registry.linkers import linker_name
 from modecfg._source import SourceLine, source_line
 from modecfg._warn import act
@@ -241,12 +240,10 @@ def first_bad_value(graph: Any, values: list[Any], limits: _Limits) -> BadValue 
 def _inside(node: Any, values: list[Any], limits: _Limits) -> BadValue | None:
     """For an OpFromGraph that made a bad value: the first node of its inner graph that
     makes one on the same inputs, named as inside it; None for other ops."""
-    from pytensor.compile.builders import OpFromGraph
-
-    if not isinstance(node.op, OpFromGraph):
+    inner = inner_graph(node.op)
+    if inner is None:
         return None  # a scan's inner function runs many times: its outer node is the answer
     try:
-        inner = node.op.fgraph
         # PyTensor 3.3 keeps inner graphs frozen, without creation traces: its nodes cannot be
         # cloned, and those of the unfrozen copy are traced to this very call. Then the line
         # is the one that applied the OpFromGraph.
@@ -419,71 +416,25 @@ def _message(found: BadValue | None, bad_outputs: list[str], dump: str | None, w
     return "\n".join(lines)
 
 
-class GuardLinker(Linker):  # type: ignore[misc]
+class GuardLinker(WrappingLinker):
     """A linker that runs another one and checks every call before its updates are written."""
 
     def __init__(
         self, inner: Any, checks: tuple[bool | None, bool | None, bool | None] = (None, None, None)
     ) -> None:
-        super().__init__()
-        self.inner = inner
+        super().__init__(inner)
         self.checks = checks  # (nan_is_error, inf_is_error, big_is_error): None follows the flag
-        self.fgraph: Any = None
 
-    @property
-    def allow_gc(self) -> Any:
-        return self.inner.allow_gc
+    def settings(self) -> tuple[Any, ...]:
+        return (getattr(self, "checks", (None,) * 3),)  # a guard pickled before there were checks
 
-    @property
-    def required_rewrites(self) -> Any:
-        return self.inner.required_rewrites
-
-    @property
-    def incompatible_rewrites(self) -> Any:
-        return self.inner.incompatible_rewrites
-
-    def clone(self, allow_gc: bool | None = None) -> GuardLinker:
-        return GuardLinker(self.inner.clone(allow_gc=allow_gc), getattr(self, "checks", (None,) * 3))
-
-    def accept(self, fgraph: Any, no_recycling: Any = None, profile: Any = None) -> GuardLinker:
-        accepted = GuardLinker(
-            copy.copy(self.inner).accept(fgraph, no_recycling=no_recycling, profile=profile),
-            getattr(self, "checks", (None,) * 3),  # a guard pickled before there were checks
+    def wrap(self, thunk: Any, inputs: Any, outputs: Any) -> Any:
+        return GuardedVM(
+            thunk, inputs, outputs, _plan(self.fgraph, linker_name(self.inner)), self.settings()[0]
         )
-        accepted.fgraph = fgraph
-        return accepted
-
-    def accept_var_updates(self, updated_vars: Any) -> None:
-        """Not passed on: PyTensor's VMs would write the updates inside the call, before the
-        check. Without them the Function writes them after the call, once the guard let it end."""
-
-    def make_thunk(self, **kwargs: Any) -> tuple[Any, Any, Any]:
-        vm, ins, outs = self.inner.make_thunk(**kwargs)[:3]
-        plan = _plan(self.fgraph, linker_name(self.inner))
-        return GuardedVM(vm, ins, outs, plan, getattr(self, "checks", (None,) * 3)), ins, outs
-
-    def __repr__(self) -> str:
-        return f"GuardLinker({self.inner!r})"
 
 
-class _GuardMaker(FunctionMaker):  # type: ignore[misc]
-    """FunctionMaker with updated inputs kept from being overwritten in place.
-
-    A bad call must leave them as they were; not destroying them costs one allocation
-    per update instead of a copy of each before every call.
-    """
-
-    def __init__(self, inputs: Any, outputs: Any, mode: Any, *args: Any, **kwargs: Any) -> None:
-        specs = []
-        for spec in inputs:
-            if getattr(spec, "update", None) is not None and getattr(spec, "mutable", False):
-                spec = copy.copy(spec)
-                spec.mutable = False
-            specs.append(spec)
-        super().__init__(specs, outputs, mode, *args, **kwargs)
-
-
-class NanGuardMode(Mode):  # type: ignore[misc]
+class NanGuardMode(WrappingMode):
     """The fast linker and rewrites, with NaN / Inf / big checks at the end of each call.
 
     Theano's and PyTensor's spelling: ``NanGuardMode(nan_is_error=True, inf_is_error=True,
@@ -505,16 +456,5 @@ class NanGuardMode(Mode):  # type: ignore[misc]
             from modecfg.modes.device import resolved_linker
 
             linker = resolved_linker()
-        super().__init__(linker=linker, optimizer=optimizer, db=db)
-        checks = tuple(None if c is None else bool(c) for c in (nan_is_error, inf_is_error, big_is_error))
-        if not isinstance(self.linker, GuardLinker):
-            Mode.__setstate__(self, (GuardLinker(self.linker, checks), self.provided_optimizer))  # type: ignore[arg-type]
-
-    @property
-    def function_maker(self) -> type[FunctionMaker]:
-        return _GuardMaker
-
-    @property
-    def optimizer(self) -> Any:
-        """The rewrites, for the linker the guard wraps (see :mod:`modecfg._pytensor.wrapped`)."""
-        return rewrites_for(super().optimizer, self, self.linker.inner)
+        nan, inf, big = (None if c is None else bool(c) for c in (nan_is_error, inf_is_error, big_is_error))
+        super().__init__(linker, optimizer, db, functools.partial(GuardLinker, checks=(nan, inf, big)))
