@@ -155,3 +155,17 @@ def test_results_of_a_source_whose_time_alone_changed_are_kept(
     os.utime(copy, (0, 0))
     mutate.SOURCES.write_text(json.dumps({"auto": "0" * 64}))  # results of another source: mutmut's to redo
     assert mutate.keep_results() == [] and copy.stat().st_mtime == 0
+
+
+def test_the_record_of_which_tests_reach_what_is_made_again_for_a_changed_module(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A function new in a changed module has no test in mutmut's old record (it only adds new
+    tests to it): its mutants would count as untested."""
+    _results(tmp_path, monkeypatch, {1: 1}, "x = 1")
+    stats = tmp_path / "mutmut-stats.json"
+    stats.write_text("{}")
+    assert mutate.drop_stale_stats(["auto"]) is False and stats.exists()  # auto as it was run
+    mutate.SOURCES.write_text(json.dumps({"auto": "0" * 64}))  # auto changed since
+    assert mutate.drop_stale_stats(["auto"]) is True and not stats.exists()
+    assert mutate.drop_stale_stats(["auto"]) is False  # nothing left to drop

@@ -201,6 +201,18 @@ def keep_results() -> list[str]:
     return kept
 
 
+def drop_stale_stats(modules: list[str]) -> bool:
+    """mutmut records once which tests reach which function, and afterwards only adds new tests:
+    a function that is new in a changed module would have no test. When a module to run has
+    changed since its last run, the record is dropped, and mutmut makes it again (the suite, once).
+    Whether it was dropped."""
+    stats = MUTANTS / "mutmut-stats.json"
+    if stats.exists() and any(not ran_on_this_source(module) for module in modules):
+        stats.unlink()
+        return True
+    return False
+
+
 def drop_truncated() -> list[str]:
     """Mutated copies left empty by an interrupted run: removed, so that mutmut makes them again
     (an empty copy would be imported by every test, and the module's mutants measured on nothing)."""
@@ -278,6 +290,8 @@ def main(argv: list[str] | None = None) -> int:
         for path in drop_truncated():
             print(f"{MUTANTS / path} was empty (an interrupted run): mutmut makes it again")
         keep_results()
+        if drop_stale_stats(modules):
+            print("a module changed since its last run: mutmut records again which tests reach what")
         for module in modules:
             names = left_over(module) if args.survivors else None
             if names == []:
