@@ -238,17 +238,10 @@ def test_an_older_dump_that_is_damaged_is_refused_saying_how(tmp_path: Path) -> 
 # -- what the writer puts in each part -----------------------------------------------------------------
 
 
-def test_every_part_is_stored_uncompressed_with_zip64_sizes(a_dump: Path, tmp_path: Path) -> None:
+def test_every_part_is_stored_uncompressed_with_zip64_sizes(guarded: Any, tmp_path: Path) -> None:
     """Parts are stored as they are (an array is read in place), each with ZIP64 sizes in its local
     header: a part of more than 4 GiB is written by streaming, its size unknown beforehand."""
-    x = pt.vector("x")
-    fn = modecfg.function([x], pt.log(x), mode="NanGuardMode")
-    with (
-        modecfg.config.override({"NanGuardMode.dump_dir": str(tmp_path)}),
-        pytest.raises(modecfg.NanGuardError) as info,
-    ):
-        fn(np.array([-1.0]))
-    path = Path(str(info.value.dump_path))
+    path = Path(str(_fail(guarded, tmp_path).dump_path))
     raw = path.read_bytes()
     with zipfile.ZipFile(path) as zf:
         streamed = [i for i in zf.infolist() if i.filename not in (MANIFEST, SIGNATURE)]
@@ -353,14 +346,20 @@ def guarded() -> Any:
     return modecfg.function([x], pt.log(x), mode="NanGuardMode")
 
 
-def _no_dump(guarded: Any, directory: Path) -> str:
+def _fail(guarded: Any, directory: Path) -> modecfg.NanGuardError:
+    """The guard's error for log(-1), its dumps going to ``directory``."""
     with (
         modecfg.config.override({"NanGuardMode.dump_dir": str(directory)}),
         pytest.raises(modecfg.NanGuardError) as info,
     ):
         guarded(np.array([-1.0]))
-    assert info.value.dump_path is None
-    return str(info.value).splitlines()[-1]
+    return info.value
+
+
+def _no_dump(guarded: Any, directory: Path) -> str:
+    error = _fail(guarded, directory)
+    assert error.dump_path is None
+    return str(error).splitlines()[-1]
 
 
 @pytest.mark.parametrize(
