@@ -44,4 +44,4 @@ mutate: $(VENV)/.dev
 	$(BIN)/python tools/mutate.py $(MODULE)
 
 clean:
-	rm -rf $(VENV) .venv-newest .pytest_cache .hypothesis build *.egg-info mutants
+	rm -rf $(VENV) .venv-newest .venv-313 .pytest_cache .hypothesis build *.egg-info mutants

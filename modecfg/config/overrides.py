@@ -7,63 +7,66 @@ inside an override (``asyncio.create_task``, ``contextvars.copy_context().run``)
 keeps the scope, and with it the override, for as long as it lives, as Python's
 context variables promise.
 
-Each entry makes a new scope and counts it in ``Store.holders``; the exit takes the count
-away, unless another context still holds the scope it leaves (a reference count above
-its own tells): then the scope *lingers*, counted, until that context lets it go
-(``Store.sweep``). The ``Overridden`` read descriptor stays on its class while any scope
-holding the flag is counted, so ``config.floatX``, ``config["floatX"]``,
-``config.origin()`` and ``config.overrides()`` agree in every context.
+Each scope holds, under the key ``ALIVE``, a weak reference of its own to the
+:class:`~modecfg.config.store.Held` object of each flag it sets (``Store.holders``): a flag
+is held while some weak reference to its ``Held`` lives, and these live exactly as long as
+the scopes holding them. A block's exit lets its scope go; one a copied context still holds
+stays counted until that context lets it go, with no sweep and no reference count read. On
+any Python the project admits (free-threaded builds, 3.14's borrowed references, an
+interpreter that frees late) a scope is counted at least as long as some context holds it;
+one freed late only keeps its flag's reads on the slower path a little longer. The
+``Overridden`` read descriptor stays on its class while any scope holds the flag, so
+``config.floatX``, ``config["floatX"]``, ``config.origin()`` and ``config.overrides()``
+agree in every context.
 """
 
 from __future__ import annotations
 
 import functools
-import sys
+import weakref
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from modecfg.config.flagstring import format_flags
 from modecfg.config.origin import Origin
-from modecfg.config.store import Change, Store
+from modecfg.config.store import Change, Held, Store
 
 if TYPE_CHECKING:
     from modecfg.config.protocol import ConfigLike
 
-__all__ = ["KEYS", "OWNER", "PARENT", "Items", "Override", "Scope", "make_override", "replace"]
+__all__ = ["ALIVE", "KEYS", "OWNER", "PARENT", "Items", "Override", "Scope", "make_override", "replace"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 PARENT = object()  # key of a scope's parent scope
 OWNER = object()  # key of the Override whose entry made the scope (exits find their own scope by it)
-KEYS = (PARENT, OWNER)  # the keys of a scope that are not flags
-_getrefcount = sys.getrefcount
+ALIVE = object()  # key of the scope's weak references to the Held of its flags
+KEYS = (PARENT, OWNER, ALIVE)  # the keys of a scope that are not flags
+_ref = weakref.ref
 Items = dict[str, tuple[Any, Origin]]  # flag -> (value, where the override was written)
 
 
 Scope = dict[object, Any]
 
 
+def _never(ref: weakref.ref[Held]) -> None:
+    """The callback of a scope's weak references. It is there to make each one a new object
+    (weakref.ref without a callback hands out one shared reference); a Held outlives them."""
+
+
 def replace(store: Store, name: str, item: tuple[Any, Origin]) -> None:
     """Put a copy of this context's scope with ``name`` set to ``item`` in its place (an
     assignment inside an override); the block's exit leaves the copy.
 
-    If another context still holds the scope (copied before the assignment), it lingers,
-    counted, until that context lets it go.
+    A context that still holds the scope (copied before the assignment) keeps what it saw.
     """
     scope = store.scope_var.get()
     assert scope is not None, "replace() is called inside an override"
-    new = dict(scope)
+    new = dict(scope)  # shares the scope's weak references: counted while either lives
     new[name] = item
     store.scope_var.set(new)
     _reopened(scope, new)
-    # Held now by: our local, the argument; more means a context.
-    # (Only now: until the set, a copied context shares this context's variables.)
-    if _getrefcount(scope) > 2:
-        counts = tuple(store.holders[str(k)] for k in scope if k is not PARENT and k is not OWNER)
-        for entries in counts:
-            entries.append(None)
-        store.linger(scope, counts)
 
 
 class Override:
@@ -83,7 +86,7 @@ class Override:
         "_alone",
         "_code",
         "_config",
-        "_counts",
+        "_held",
         "_items",
         "_last",
         "_listening",
@@ -107,7 +110,7 @@ class Override:
         self._alone[PARENT] = None  # the scope when none is active
         self._alone[OWNER] = self
         self._names = tuple(items)
-        self._counts = tuple(store.holders[name] for name in items)
+        self._held = tuple(store.holders[name] for name in items)
         self._listening = tuple(store.override_listeners[name] for name in items)
         self._shadowed = store.shadowed
         self._code = code  # the call site and raw values, for override()'s cache
@@ -128,8 +131,7 @@ class Override:
             scope = {**parent, **self._items}  # type: ignore[dict-item]
             scope[PARENT] = parent
             scope[OWNER] = self
-        for entries in self._counts:
-            entries.append(None)
+        scope[ALIVE] = tuple([_ref(held, _never) for held in self._held])  # before shadowed is read
         shadowed = self._shadowed
         for name in self._names:
             if name not in shadowed:
@@ -164,11 +166,7 @@ class Override:
             var.set(scope[PARENT])
         if self._last is scope:
             self._last = None
-        if _getrefcount(scope) > 2:  # another context holds it (2: our local, the argument)
-            self._store.linger(scope, self._counts)
-        else:
-            for entries in self._counts:
-                entries.pop()
+        # the scope's flags stay held while it lives: a copied context may keep it
 
     def __call__(self, func: F) -> F:
         import inspect
@@ -246,14 +244,14 @@ class Override:
 class _SingleOverride(Override):
     """An Override of one flag, the common case, with a shorter enter and exit."""
 
-    __slots__ = ("_count", "_name", "_one_listening")
+    __slots__ = ("_name", "_one_held", "_one_listening")
 
     def __init__(
         self, config: ConfigLike, store: Store, items: Items, code: Any = None, raw: Any = None
     ) -> None:
         super().__init__(config, store, items, code, raw)
         (self._name,) = self._names
-        (self._count,) = self._counts
+        (self._one_held,) = self._held
         (self._one_listening,) = self._listening
 
     def __enter__(self) -> ConfigLike:
@@ -265,7 +263,7 @@ class _SingleOverride(Override):
             scope = {**parent, **self._items}  # type: ignore[dict-item]
             scope[PARENT] = parent
             scope[OWNER] = self
-        self._count.append(None)
+        scope[ALIVE] = _ref(self._one_held, _never)  # before shadowed is read
         if self._name not in self._shadowed:
             self._store.install(self._name)
         self._last = scope
@@ -286,10 +284,6 @@ class _SingleOverride(Override):
             var.set(scope[PARENT])
         if self._last is scope:
             self._last = None
-        if _getrefcount(scope) > 2:  # another context holds it (2: our local, the argument)
-            self._store.linger(scope, self._counts)
-        else:
-            self._count.pop()
 
 
 def _leave_out_of_order(var: Any, top: Mapping[object, Any] | None, owner: Override) -> Any:
@@ -308,7 +302,7 @@ def _leave_out_of_order(var: Any, top: Mapping[object, Any] | None, owner: Overr
             continue
         own = {name: later[name] for name in later[OWNER]._names}  # assignments inside it included
         new = {**rebuilt, **own} if rebuilt is not None else own
-        new[PARENT], new[OWNER] = rebuilt, later[OWNER]
+        new[PARENT], new[OWNER], new[ALIVE] = rebuilt, later[OWNER], later[ALIVE]  # held while either lives
         _reopened(later, new)
         rebuilt = new
     var.set(rebuilt)
@@ -343,7 +337,7 @@ def _end_elsewhere(owner: Override) -> None:
         else:
             scope[name] = hit
     scope[OWNER] = None  # ended: a block around it left later rebuilds its chain without it
-    owner._store.linger(scope, owner._counts)  # counted until the entering context lets it go
+    # (its flags stay held, by its weak references, until the entering context lets it go)
 
 
 def make_override(config: ConfigLike, store: Store, items: Items, code: Any, raw: Any) -> Override:

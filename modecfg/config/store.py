@@ -21,7 +21,6 @@ Each Config has its own classes, so overrides of one Config never touch another.
 from __future__ import annotations
 
 import contextvars
-import sys
 import weakref
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
@@ -36,10 +35,9 @@ from modecfg.errors import ConfigError, ConfigErrors, ObsoleteFlagWarning
 if TYPE_CHECKING:
     from modecfg.config.protocol import ConfigLike
 
-__all__ = ["Change", "Section", "Store", "View", "caller_origin", "warn_notes"]
+__all__ = ["Change", "Held", "Section", "Store", "View", "caller_origin", "warn_notes"]
 
 _MISSING = object()
-_getrefcount = sys.getrefcount
 
 
 def caller_origin(layer: Layer) -> Origin:
@@ -75,6 +73,24 @@ class View(Protocol):
     override holds (their reads there must then ask the override scopes)."""
 
     def scoped(self, name: str, on: bool) -> None: ...
+
+
+class Held:
+    """Whether some override scope, in any context, holds one flag: each such scope holds a weak
+    reference of its own to the flag's Held (:mod:`modecfg.config.overrides`), so the flag is
+    held while one lives. Nothing is counted by hand and no reference count is read."""
+
+    __slots__ = ("__weakref__", "name")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __bool__(self) -> bool:
+        # The head of the object's list of weak references: O(1), where getweakrefcount walks it.
+        return self.__weakref__ is not None  # type: ignore[attr-defined]
+
+    def __repr__(self) -> str:
+        return f"<Held {self.name}: {weakref.getweakrefcount(self)} scopes>"
 
 
 class _Descriptor:
@@ -113,10 +129,7 @@ class Overridden(_FlagDescriptor):
             hit = scope.get(self.name)
             if hit is not None:
                 return hit[0]
-        live = store.holders[self.name]
-        if live and store.lingering:
-            store.sweep_soon()  # scopes other contexts held may be let go by now
-        if not live:
+        if not store.holders[self.name]:
             store.uninstall(self.name)  # no scope holds it any more: plain reads again
         return store.base(self.name)
 
@@ -207,12 +220,8 @@ class Store:
         self.candidates: dict[str, list[Candidate]] = {}
         self.notes: list[Note] = []
         self.read: list[str] = []
-        # flag -> one entry per live override scope holding it, in any context: a counter made
-        # of a list, since list.append / list.pop are atomic under the GIL (+= is not)
-        self.holders: dict[str, list[None]] = {name: [] for name in FLAGS}
-        # scopes left by their block but still held by another context, with their counts
-        self.lingering: list[tuple[Mapping[object, Any], tuple[list[None], ...]]] = []
-        self._sweep_in = 0
+        # flag -> whether a live override scope holds it, in any context (true while one does)
+        self.holders: dict[str, Held] = {name: Held(name) for name in FLAGS}
         # flag -> what its class held before an Overridden went in (None: nothing)
         self.shadowed: dict[str, object] = {}
         # flag -> subscribers; ``override_listeners`` hear of overrides being entered as well
@@ -280,7 +289,7 @@ class Store:
         """A flag declared after this store was built (adopted from PyTensor): its state, its
         place, its default; a value a source held for it comes with :meth:`settle`."""
         with self.lock:
-            self.holders.setdefault(spec.name, [])
+            self.holders.setdefault(spec.name, Held(spec.name))
             self.listeners.setdefault(spec.name, []).extend(f for f, _ in self.every)
             self.override_listeners.setdefault(spec.name, []).extend(f for f, scoped in self.every if scoped)
             self.place(spec)
@@ -436,33 +445,6 @@ class Store:
                     exc._modecfg_listener = listener  # type: ignore[attr-defined]
                     raise
                 _log_listener_error(listener, change, exc)  # an undo is told to everyone who heard
-
-    # -- scopes that outlive their block ----------------------------------------------
-
-    def linger(self, scope: Mapping[object, Any], counts: tuple[list[None], ...]) -> None:
-        """``scope`` was left but another context holds it: keep it counted until it is let go."""
-        with self.counting:
-            self.lingering.append((scope, counts))
-
-    def sweep_soon(self) -> None:
-        """Sweep at this read or a later one: each read pays a constant share of a sweep."""
-        self._sweep_in -= 1
-        if self._sweep_in <= 0:
-            self.sweep()
-
-    def sweep(self) -> None:
-        """Stop counting lingering scopes that no context holds any more."""
-        with self.counting:
-            kept = []
-            for record in self.lingering:
-                # held by: the record and the argument; more means a context
-                if _getrefcount(record[0]) > 2:
-                    kept.append(record)
-                else:
-                    for entries in record[1]:
-                        entries.pop()
-            self.lingering[:] = kept
-            self._sweep_in = len(kept) // 4  # a read pays for about four checks
 
     # -- the Overridden descriptors -----------------------------------------------------
 

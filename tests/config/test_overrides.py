@@ -6,6 +6,7 @@ import asyncio
 import contextvars
 import gc
 import threading
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
@@ -414,3 +415,109 @@ def test_a_copied_context_keeps_an_override_of_several_flags_after_the_block(cfg
     del ctx
     gc.collect()
     assert (cfg.floatX, cfg.traceback.limit) == ("float64", 8)
+
+
+def _store(cfg: modecfg.Config) -> Any:
+    return cfg._cfg_store  # type: ignore[attr-defined]
+
+
+def _held(store: Any, name: str) -> int:
+    """How many live scopes hold ``name`` (each by a weak reference to its Held), checked against
+    the Held's own answer."""
+    count = weakref.getweakrefcount(store.holders[name])
+    assert bool(store.holders[name]) is (count > 0)
+    return count
+
+
+def test_a_scope_freed_late_stays_counted_until_it_is_freed(cfg: modecfg.Config) -> None:
+    """What an interpreter that frees late (a reference cycle here) does: the scope is counted, its
+    flag read through the descriptor, until it is freed; then the count goes with no read's help."""
+    store = _store(cfg)
+    gc.disable()
+    try:
+        with cfg.override(floatX="float32"):
+            ctx = contextvars.copy_context()
+        cycle: list[object] = [ctx]
+        cycle.append(cycle)
+        del ctx
+        assert cfg.floatX == "float64" and _descriptor_on_class(cfg)
+        assert _held(store, "floatX") == 1
+        assert cycle[0].run(lambda: cfg.floatX) == "float32"  # type: ignore[attr-defined]
+        del cycle
+        assert _held(store, "floatX") == 1  # not freed yet: still counted
+        gc.collect()
+        assert _held(store, "floatX") == 0
+    finally:
+        gc.enable()
+    assert _descriptor_on_class(cfg)
+    assert cfg.floatX == "float64"  # the first read after takes it away
+    assert not _descriptor_on_class(cfg)
+
+
+def test_a_scope_left_with_no_copy_is_not_kept_lingering(cfg: modecfg.Config) -> None:
+    store = _store(cfg)
+    with cfg.override(floatX="float32"), cfg.override(floatX="float16", traceback__limit=3):
+        pass
+    assert _held(store, "floatX") == _held(store, "traceback.limit") == 0
+
+
+def test_the_outer_scope_of_a_copied_inner_one_lingers_with_it(cfg: modecfg.Config) -> None:
+    """A copy made inside a nested block holds the inner scope, and the outer through it."""
+    store = _store(cfg)
+    with cfg.override(floatX="float32"):
+        with cfg.override(traceback__limit=2):
+            ctx = contextvars.copy_context()
+        assert (_held(store, "floatX"), _held(store, "traceback.limit")) == (1, 1)
+    assert _held(store, "floatX") == _held(store, "traceback.limit") == 1  # each by its own scope
+    assert ctx.run(lambda: (cfg.floatX, cfg.traceback.limit)) == ("float32", 2)
+    del ctx
+    gc.collect()
+    assert _held(store, "floatX") == _held(store, "traceback.limit") == 0
+    assert (cfg.floatX, cfg.traceback.limit) == ("float64", 8)
+
+
+def test_threads_entering_and_copying_at_once_leave_every_count_at_zero(cfg: modecfg.Config) -> None:
+    store = _store(cfg)
+    copies: list[contextvars.Context] = []
+    barrier = threading.Barrier(8)
+    wrong: list[object] = []
+
+    def worker(i: int) -> None:
+        barrier.wait(10)
+        for k in range(200):
+            value = ("float16", "float32")[(i + k) % 2]
+            with cfg.override(floatX=value):
+                if k % 50 == 0:
+                    copies.append(contextvars.copy_context())
+                if cfg.floatX != value:
+                    wrong.append((i, k, cfg.floatX))
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert wrong == []
+    assert _held(store, "floatX") == len(copies) == 32
+    assert sorted(c.run(lambda: cfg.floatX) for c in copies) == ["float16"] * 16 + ["float32"] * 16
+    copies.clear()
+    gc.collect()
+    assert _held(store, "floatX") == 0
+    assert cfg.floatX == "float64" and not _descriptor_on_class(cfg)
+
+
+def test_no_module_reads_a_reference_count() -> None:
+    """Scopes are tracked by weak references: nothing in modecfg asks for a reference count,
+    whose meaning changes with the interpreter (free-threaded builds, 3.14's borrowed references)."""
+    import ast
+    from pathlib import Path
+
+    root = Path(modecfg.__file__).parent
+    found = [
+        f"{path.relative_to(root)}:{node.lineno}"
+        for path in sorted(root.rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Attribute | ast.Name)
+        and (node.attr if isinstance(node, ast.Attribute) else node.id) == "getrefcount"
+    ]
+    assert found == []
