@@ -11,9 +11,10 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from modecfg._pytensor import PyTensorBridge, hooks
+from modecfg._pytensor import PyTensorBridge, declared, hooks
 from modecfg._registry.modes import SHAPING_FLAGS
 from modecfg.config import Change, config
+from modecfg.config.flags import set_pytensor_names
 
 __all__ = ["unwire", "wire"]
 
@@ -116,6 +117,7 @@ def wire() -> None:
     global _bridge
     if _bridge is not None:
         return
+    set_pytensor_names(declared.names)
     hooks.before_rewrites.append(_enforce_float32)
     hooks.get_mode = _get_mode
     hooks.print_profiles = _print_profiles

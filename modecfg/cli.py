@@ -166,15 +166,17 @@ def cmd_migrate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.file is not None:
         fmt = args.to or ("toml" if args.file.endswith(".toml") else "ini")
         return _report_migration(migrate_file(args.file), fmt, out, err)
-    # Nothing named: the legacy variables of this environment.
-    for var in ("THEANO_FLAGS", "AESARA_FLAGS"):
+    # Nothing named: the legacy variables and rc files of this environment.
+    from modecfg.config.sources import LEGACY_FLAG_VARS, LEGACY_RC_FILES
+
+    for var in LEGACY_FLAG_VARS:
         if os.environ.get(var):
             return _report_migration(migrate_flags(os.environ[var], source=var), args.to or "flags", out, err)
-    for default in ("~/.theanorc", "~/.theanorc.txt", "~/.aesararc"):
+    for default in LEGACY_RC_FILES:
         path = Path(default).expanduser()
         if path.is_file():
             return _report_migration(migrate_file(path), args.to or "ini", out, err)
-    err.write("nothing to migrate: no THEANO_FLAGS, AESARA_FLAGS, ~/.theanorc or ~/.aesararc\n")
+    err.write(f"nothing to migrate: no {', '.join((*LEGACY_FLAG_VARS, *LEGACY_RC_FILES))}\n")
     return 0
 
 

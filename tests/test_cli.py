@@ -23,7 +23,7 @@ def fresh_config(monkeypatch: pytest.MonkeyPatch) -> None:
     from modecfg.config import _resolution
     from modecfg.config.live import build
 
-    monkeypatch.setattr(modecfg, "config", build(lambda: _resolution(os.environ, None, None)))
+    monkeypatch.setattr(modecfg, "config", build(lambda flags: _resolution(os.environ, None, None, flags)))
 
 
 def _cli(*argv: str) -> tuple[int, str, str]:
@@ -215,6 +215,21 @@ def test_migrate_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("THEANO_FLAGS", "device=gpu,floatX=float32")
     code, out, _ = _cli("migrate")
     assert code == 0 and out == "floatX=float32,device=cuda\n"
+
+
+def test_migrate_finds_a_legacy_rc_file_or_names_every_place_it_looked(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    for var in ("THEANO_FLAGS", "AESARA_FLAGS"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    code, out, err = _cli("migrate")
+    assert (code, out) == (0, "")
+    places = "THEANO_FLAGS, AESARA_FLAGS, ~/.theanorc, ~/.theanorc.txt, ~/.aesararc"
+    assert err == f"nothing to migrate: no {places}\n"
+    (tmp_path / ".aesararc").write_text("[global]\ndevice = gpu\n")
+    code, out, _ = _cli("migrate")
+    assert code == 0 and "device = cuda" in out
 
 
 def test_migrate_a_missing_file_fails_clearly(tmp_path: Path) -> None:

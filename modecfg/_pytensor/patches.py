@@ -612,7 +612,33 @@ def _dump_graph() -> tuple[str, str]:
     return "on", "a dump's graph is a copy PyTensor clones, pickled without compiled inner functions"
 
 
+def _flag_names() -> tuple[str, str]:
+    from modecfg._pytensor import declared
+    from modecfg.config.compat import canonical
+
+    pytensor = sys.modules.get("pytensor")
+    if pytensor is None or not hasattr(pytensor, "config"):
+        return "waiting", "PyTensor is not imported yet"
+    read = declared.names()
+    actual = {canonical(name) for name in pytensor.config._config_var_dict}
+    missed = sorted(actual - read)
+    if missed:
+        shown = ", ".join(missed[:5]) + (f" and {len(missed) - 5} more" if len(missed) > 5 else "")
+        return "failed", (
+            f"PyTensor declares {len(missed)} flags its source does not show as config.add(...): "
+            f"{shown}; before its import their settings are refused as unknown"
+        )
+    return "on", f"the {len(actual)} flags PyTensor declares are all read from its source"
+
+
 CONTACTS: tuple[Contact, ...] = (
+    Contact(
+        "flag names",
+        'the config.add("name", ...) calls in PyTensor\'s modules (parsed, not run)',
+        "a setting naming one of PyTensor's own flags is held until PyTensor's import, any other "
+        "unknown name refused at once, before that import and after it (modecfg._pytensor.declared)",
+        _flag_names,
+    ),
     Contact(
         "import hand-off",
         "sys.meta_path: the loader of the pytensor package",

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from modecfg._lazy import LazyNames as _LazyNames
+from modecfg.config.flags import FlagSet, declared
 from modecfg.config.live import Change, Config, Override, build
 from modecfg.config.origin import Layer, Origin, Setting
 from modecfg.config.resolve import Note, Resolution, gather, resolve, unknown_setting
@@ -44,13 +45,14 @@ def _resolution(
     env: Mapping[str, str],
     rc_files: Sequence[str | os.PathLike[str]] | None,
     assignments: Mapping[str, Any] | None,
+    flags: FlagSet,
 ) -> Resolution:
     settings, errors, read = gather(env, None if rc_files is None else [os.fspath(p) for p in rc_files])
     res = Resolution(errors=errors, read=read)
-    resolve(settings, res)
+    resolve(settings, res, flags)
     if assignments:
         origin = Origin(Layer.ASSIGNMENT, "modecfg.load(assignments=...)")
-        resolve((Setting(name, value, origin) for name, value in assignments.items()), res)
+        resolve((Setting(name, value, origin) for name, value in assignments.items()), res, flags)
     return res
 
 
@@ -66,8 +68,14 @@ def load(
     environment would name. ``assignments`` is the assignment layer. Every problem in
     every source is found before raising: one :class:`~modecfg.errors.ConfigError`, or
     :class:`~modecfg.errors.ConfigErrors` holding them all.
+
+    The Config knows the flags declared when it is made, for good: a later ``import pytensor``
+    never touches it. A setting naming a flag the installed PyTensor declares but that is
+    not adopted yet is held (``Config.held``), before that import and in this Config after it;
+    a name neither declares is an error, before that import and after it alike.
     """
-    return build(_resolution(os.environ if env is None else env, rc_files, assignments))
+    flags = declared()
+    return build(_resolution(os.environ if env is None else env, rc_files, assignments, flags), flags=flags)
 
 
 class Diagnosis(NamedTuple):
@@ -91,12 +99,17 @@ def diagnose(
     A name that no flag has is reported even before PyTensor's flags are adopted (``load``
     and the process-wide configuration hold it until then): import PyTensor first to have
     its flags known (``modecfg validate`` does)."""
-    res = _resolution(os.environ if env is None else env, rc_files, None)
-    errors = [*res.errors, *(unknown_setting(s) for s in res.pending)]
+    flags = declared()
+    res = _resolution(os.environ if env is None else env, rc_files, None, flags)
+    errors = [*res.errors, *(unknown_setting(s, flags) for s in res.pending)]
     return Diagnosis(tuple(errors), tuple(res.notes), tuple(res.read))
 
 
-config: Config = build(lambda: _resolution(os.environ, None, None), process_wide=True)
+def _process_sources(flags: FlagSet) -> Resolution:
+    return _resolution(os.environ, None, None, flags)
+
+
+config: Config = build(_process_sources, process_wide=True)
 
 
 def change_flags(flags: Mapping[str, Any] | None = None, /, **kwargs: Any) -> Override:

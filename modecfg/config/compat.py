@@ -7,11 +7,10 @@ separator, even mixed in one name; case matters except in the option part of an 
 file, which Theano matched without regard to case.
 """
 
-import functools
 import re
 from typing import NamedTuple
 
-from modecfg.config.flags import FLAGS, Flag, on_adopt
+from modecfg.config.flags import Flag, FlagSet, declared
 
 __all__ = ["OBSOLETE", "Lookup", "canonical", "lookup"]
 
@@ -113,65 +112,63 @@ def canonical(name: str) -> str:
     return name.strip().replace("__", ".")
 
 
-@functools.cache
-def _folded() -> dict[tuple[str, str], str]:
-    """(exact prefix, lower-cased rest) -> name, for every split of every known name."""
-    index: dict[tuple[str, str], str] = {}
-    for name in (*FLAGS, *OBSOLETE):
-        parts = name.split(".")
-        for i in range(len(parts)):
-            prefix = ".".join(parts[:i])
-            rest = ".".join(parts[i:]).lower()
-            index.setdefault((prefix, rest), name)
+def _folded(flags: FlagSet) -> dict[tuple[str, str], str]:
+    """(exact prefix, lower-cased rest) -> name, for every split of every known name (kept
+    with the FlagSet: an adoption makes a new one, and with it a new index)."""
+    index: dict[tuple[str, str], str] | None = flags.memo.get("folded")
+    if index is None:
+        index = {}
+        for name in (*flags, *OBSOLETE):
+            parts = name.split(".")
+            for i in range(len(parts)):
+                prefix = ".".join(parts[:i])
+                rest = ".".join(parts[i:]).lower()
+                index.setdefault((prefix, rest), name)
+        flags.memo["folded"] = index
     return index
 
 
-def _forget_names(spec: Flag) -> None:
-    """A flag was adopted: the name indexes are built again when next asked."""
-    _folded.cache_clear()
-    _names.cache_clear()
-
-
-on_adopt(_forget_names)
-
-
-def lookup(name: str, *, section: str | None = None, suggest: bool = True) -> Lookup:
-    """What ``name`` is. With ``section`` (an INI file), ``name`` is the option part.
+def lookup(
+    name: str, *, section: str | None = None, suggest: bool = True, flags: FlagSet | None = None
+) -> Lookup:
+    """What ``name`` is among ``flags`` (None: those declared now). With ``section`` (an INI
+    file), ``name`` is the option part.
 
     ``suggest=False`` skips the did-you-mean search for an unknown name (a source with
     thousands of unknown names is reported without spending seconds on each)."""
+    flags = declared() if flags is None else flags
     written = name if section in (None, "global") else f"{section}.{name}"
     full = canonical(written)
-    found = _exact(full)
+    found = _exact(full, flags)
     if found is None and section is not None:
         prefix = "" if section == "global" else canonical(section)
-        found = _folded().get((prefix, canonical(name).lower()))
+        found = _folded(flags).get((prefix, canonical(name).lower()))
     if found is not None:
-        if found in FLAGS:
-            return Lookup(written, flag=FLAGS[found])
+        if found in flags:
+            return Lookup(written, flag=flags[found])
         return Lookup(written, obsolete=found, message=OBSOLETE[found])
-    return _unknown(written, full, suggest)
+    return _unknown(written, full, suggest, flags)
 
 
-def _exact(full: str) -> str | None:
-    if full in FLAGS or full in OBSOLETE:
+def _exact(full: str, flags: FlagSet) -> str | None:
+    if full in flags or full in OBSOLETE:
         return full
     return None
 
 
-def _unknown(written: str, full: str, suggest: bool = True) -> Lookup:
+def _unknown(written: str, full: str, suggest: bool, flags: FlagSet) -> Lookup:
     if full in _NOT_FLAGS:
         return Lookup(written, message=_NOT_FLAGS[full])
-    if full.startswith("config.") and _exact(full[7:]):
+    if full.startswith("config.") and _exact(full[7:], flags):
         return Lookup(written, message="drop the 'config.' prefix", suggestions=(full[7:],))
     if full.startswith("cudnn."):
         alt = "dnn." + full[6:]
-        return _obsolete_family(written, alt) or Lookup(written, suggestions=_close(alt))
+        return _obsolete_family(written, alt) or Lookup(written, suggestions=_close(alt, flags))
     # A known flag filed under the wrong section ([nvcc] optimizer_including).
     parts = full.split(".")
     for i in range(1, len(parts)):
         rest = ".".join(parts[i:])
-        if rest in FLAGS:
+        if rest in flags:
             where = ".".join(parts[:i])
             home = "[global]" if "." not in rest else f"[{rest.rsplit('.', 1)[0]}]"
             return Lookup(
@@ -185,10 +182,10 @@ def _unknown(written: str, full: str, suggest: bool = True) -> Lookup:
     if not suggest:
         return Lookup(written)
     # A bare option of a dotted flag (cnmem, root, limit).
-    owners = tuple(n for n in (*FLAGS, *OBSOLETE) if "." in n and n.rsplit(".", 1)[1] == full)
+    owners = tuple(n for n in (*flags, *OBSOLETE) if "." in n and n.rsplit(".", 1)[1] == full)
     if owners:
         return Lookup(written, suggestions=owners[:4])
-    return Lookup(written, suggestions=_close(full))
+    return Lookup(written, suggestions=_close(full, flags))
 
 
 def _obsolete_family(written: str, full: str) -> Lookup | None:
@@ -198,16 +195,18 @@ def _obsolete_family(written: str, full: str) -> Lookup | None:
     return None
 
 
-@functools.cache
-def _names() -> tuple[list[str], dict[str, str]]:
-    names = [*FLAGS, *OBSOLETE]
-    return names, {n.lower(): n for n in names}
+def _names(flags: FlagSet) -> tuple[list[str], dict[str, str]]:
+    found: tuple[list[str], dict[str, str]] | None = flags.memo.get("names")
+    if found is None:
+        names = [*flags, *OBSOLETE]
+        found = flags.memo["names"] = (names, {n.lower(): n for n in names})
+    return found
 
 
-def _close(full: str) -> tuple[str, ...]:
+def _close(full: str, flags: FlagSet) -> tuple[str, ...]:
     import difflib
 
-    names, lowered = _names()
+    names, lowered = _names(flags)
     if full.lower() in lowered:
         return (lowered[full.lower()],)
     return tuple(difflib.get_close_matches(full, names, n=3, cutoff=0.75))

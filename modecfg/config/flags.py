@@ -24,7 +24,7 @@ PyTensor's declarations are known: only then is it adopted or reported unknown.
 
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
@@ -37,13 +37,17 @@ if TYPE_CHECKING:
 __all__ = [
     "FLAGS",
     "Flag",
+    "FlagSet",
     "Lazy",
     "Range",
     "adopt",
     "declarations_complete",
+    "declared",
     "flag",
+    "may_be_pytensors",
     "on_adopt",
     "on_complete",
+    "set_pytensor_names",
 ]
 
 
@@ -217,7 +221,52 @@ def _strip_none(tp: Any) -> Any:
     return tp
 
 
-FLAGS: dict[str, Flag] = {}
+FLAGS: dict[str, Flag] = {}  # the flags declared in this process so far (grows at PyTensor's import)
+
+
+class FlagSet(Mapping[str, Flag]):
+    """The flags declared at one moment, as a value: read-only, and never changed by a later
+    adoption (which makes a new FlagSet). Each Config reads, resolves and looks names up
+    against its own, so one made by ``load()`` before ``import pytensor`` is the same object
+    after it. Two FlagSets are equal only if they are the same object (one moment's)."""
+
+    __slots__ = ("_flags", "memo")
+
+    def __init__(self, flags: Mapping[str, Flag]) -> None:
+        self._flags = dict(flags)
+        self.memo: dict[str, Any] = {}  # tables derived from these names (modecfg.config.compat)
+
+    def __getitem__(self, name: str) -> Flag:
+        return self._flags[name]
+
+    def get(self, name: str, default: Flag | None = None) -> Flag | None:  # type: ignore[override]
+        return self._flags.get(name, default)  # a plain dict's get: a hot path
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._flags
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._flags)
+
+    def __len__(self) -> int:
+        return len(self._flags)
+
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        adopted = sum(1 for f in self._flags.values() if f.adopted)
+        return f"<FlagSet of {len(self)} flags, {adopted} adopted from PyTensor>"
+
+
+_declared: list[FlagSet] = []  # the FlagSet of FLAGS as it is now, once asked for
+
+
+def declared() -> FlagSet:
+    """The flags declared now, as a value (see :class:`FlagSet`)."""
+    if not _declared:
+        _declared.append(FlagSet(FLAGS))
+    return _declared[0]
 
 
 def flag(name: str, type: Any, default: Any, doc: str, **kwargs: Any) -> Flag:
@@ -226,7 +275,24 @@ def flag(name: str, type: Any, default: Any, doc: str, **kwargs: Any) -> Flag:
         raise RuntimeError(f"flag {name!r} declared twice")
     spec = Flag(name, type, default, " ".join(doc.split()), **kwargs)
     FLAGS[name] = spec
+    _declared.clear()
     return spec
+
+
+_pytensor_names: list[Callable[[], frozenset[str]]] = []
+
+
+def set_pytensor_names(names: Callable[[], frozenset[str]]) -> None:
+    """Tell this layer how to learn the names the installed PyTensor declares without importing
+    it (:mod:`modecfg._pytensor.declared`; wired at ``import modecfg``)."""
+    _pytensor_names[:] = [names]
+
+
+def may_be_pytensors(name: str) -> bool:
+    """Whether the installed PyTensor declares a flag ``name`` (dotted): a setting naming it is
+    held until PyTensor's import adopts the flag, not refused. The same answer before and
+    after that import: it reads PyTensor's source, it does not ask what was imported."""
+    return bool(_pytensor_names) and name in _pytensor_names[0]()
 
 
 _on_adopt: list[Callable[[Flag], None]] = []
@@ -243,6 +309,7 @@ def adopt(spec: Flag) -> bool:
     if spec.name in FLAGS:
         return False
     FLAGS[spec.name] = spec
+    _declared.clear()  # a new FlagSet: those handed out stay as they were
     for hook in tuple(_on_adopt):
         hook(spec)
     return True

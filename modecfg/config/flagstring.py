@@ -137,7 +137,8 @@ def parse(text: str, source: str = "<flags>", layer: Layer = Layer.ENV) -> list[
         key = _strip(chars[:eq])
         if not key:
             raise FlagSyntaxError(f"{source}: item {_strip(chars)!r} has no name before '='", origin=origin)
-        settings.append(Setting(key, _strip(chars[eq + 1 :]), origin))
+        value = chars[eq + 1 :]
+        settings.append(Setting(key, _strip(value), origin, quoted=any(q for _, q in value)))
     return settings
 
 

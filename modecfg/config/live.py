@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from modecfg.config.compat import canonical, lookup
-from modecfg.config.flags import FLAGS, Flag
+from modecfg.config.flags import Flag, FlagSet, declared
 from modecfg.config.flagstring import format_flags
 from modecfg.config.origin import DEFAULT_ORIGIN, Layer, Origin, Setting
 from modecfg.config.overrides import Override, make_override, replace
@@ -77,13 +77,13 @@ class Config(Section):
         self.reset(name)
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and canonical(name) in FLAGS
+        return isinstance(name, str) and canonical(name) in self._cfg_store.flags
 
     def __iter__(self) -> Iterator[str]:
-        return iter(FLAGS)
+        return iter(self._cfg_store.flags)
 
     def __len__(self) -> int:
-        return len(FLAGS)
+        return len(self._cfg_store.flags)
 
     def __repr__(self) -> str:
         return f"<modecfg Config: {self.to_flags() or 'all defaults'}>"
@@ -92,7 +92,8 @@ class Config(Section):
         """In a notebook: the flags some layer set in this context, with where each came from."""
         from modecfg._html import html_table
 
-        rows = [(n, repr(self[n]), str(self.origin(n))) for n in FLAGS if not self.is_default(n)]
+        flags = self._cfg_store.flags
+        rows = [(n, repr(self[n]), str(self.origin(n))) for n in flags if not self.is_default(n)]
         if not rows:
             return "<p><b>modecfg configuration</b>: every flag at its default</p>"
         return html_table(["flag", "value", "from"], rows, caption=f"modecfg configuration: {len(rows)} set")
@@ -171,6 +172,12 @@ class Config(Section):
         """Obsolete flags and values met while reading the sources."""
         self._cfg_store.ready_up()
         return tuple(self._cfg_store.notes)
+
+    @property
+    def flags(self) -> FlagSet:
+        """The flags this configuration knows. The process-wide one follows PyTensor's import
+        (it adopts PyTensor's flags); one from ``load()`` keeps those it was made with."""
+        return self._cfg_store.flags
 
     def is_default(self, name: str) -> bool:
         return self.origin(name).layer is Layer.DEFAULT
@@ -277,7 +284,7 @@ class Config(Section):
         items: dict[str, tuple[Any, Origin]] = {}
         for name, given in pairs.items():
             raw, where = (given, origin) if origin is not None else given
-            spec = FLAGS.get(name) or self._spec(name)
+            spec = self._cfg_store.flags.get(name) or self._spec(name)
             if spec.fixed and spec.name not in blockable:
                 raise ReadOnlyFlagError(
                     f"{spec.name} cannot be overridden for a block: PyTensor uses one value per "
@@ -305,7 +312,7 @@ class Config(Section):
     def _assign(self, name: str, value: Any, origin: Origin) -> None:
         store = self._cfg_store
         store.ready_up()
-        info = lookup(name)
+        info = lookup(name, flags=store.flags)
         if info.flag is None:
             if info.obsolete is not None:
                 from modecfg._warn import warn
@@ -351,7 +358,7 @@ class Config(Section):
         """
         return format_flags(
             (spec.name, self[spec.name])
-            for spec in FLAGS.values()
+            for spec in self._cfg_store.flags.values()
             if all or self.origin(spec.name).layer is not Layer.DEFAULT
         )
 
@@ -367,7 +374,7 @@ class Config(Section):
         included) and always the four that shape every compile, as name -> (value, where it
         came from). Plain Python values (an object's text where the value is one), so the
         record pickles and unpickles where modecfg is not installed."""
-        names = [n for n in FLAGS if n in _ALWAYS_RECORDED or not self.is_default(n)]
+        names = [n for n in self._cfg_store.flags if n in _ALWAYS_RECORDED or not self.is_default(n)]
         record = {}
         for name in names:
             value = self[name]
@@ -378,14 +385,14 @@ class Config(Section):
 
     def as_dict(self) -> dict[str, Any]:
         """Every flag's value in this context, by dotted name."""
-        return {name: self[name] for name in FLAGS}
+        return {name: self[name] for name in self._cfg_store.flags}
 
     def model(self) -> BaseModel:
         """A typed pydantic snapshot of every value in this context."""
         from modecfg.config.schema import flags_model
 
         nested: dict[str, Any] = {}
-        for spec in FLAGS.values():
+        for spec in self._cfg_store.flags.values():
             node = nested
             for part in spec.section:
                 node = node.setdefault(part, {})
@@ -397,10 +404,11 @@ class Config(Section):
     def _spec(self, name: str) -> Flag:
         if not isinstance(name, str):
             raise TypeError(f"flag names are strings, not {type(name).__name__}")
-        spec = FLAGS.get(canonical(name))
+        flags = self._cfg_store.flags
+        spec = flags.get(canonical(name))
         if spec is not None:
             return spec
-        info = lookup(name)
+        info = lookup(name, flags=flags)
         if info.flag is not None:
             return info.flag
         if info.obsolete is not None:
@@ -412,16 +420,24 @@ _RESERVED = {n for n in dir(Config) if not n.startswith("_")}
 _ALWAYS_RECORDED = frozenset({"floatX", "mode", "linker", "optimizer"})
 
 
-def build(loader: Callable[[], Resolution] | Resolution, *, process_wide: bool = False) -> Config:
-    """A Config with its own classes. ``loader`` is a Resolution, or a callable run at first use;
-    ``process_wide``: the configuration of this process's own sources (one per process)."""
+def build(
+    loader: Callable[[FlagSet], Resolution] | Resolution,
+    *,
+    flags: FlagSet | None = None,
+    process_wide: bool = False,
+) -> Config:
+    """A Config with its own classes. ``loader`` is a Resolution (made against ``flags``), or a
+    callable run at first use with the flags to resolve against; ``flags`` (None: those
+    declared now) are the Config's for good, unless it is ``process_wide``: the configuration
+    of this process's own sources (one per process), which adopts PyTensor's at its import."""
+    flags = declared() if flags is None else flags
     root_cls = type("Config", (Config,), {"__module__": Config.__module__})
     root: Config = object.__new__(root_cls)
     root.__dict__["_cfg_root"] = root
     root.__dict__["_cfg_prefix"] = ""
-    store = Store(root, None if isinstance(loader, Resolution) else loader, process_wide=process_wide)
+    store = Store(root, None if isinstance(loader, Resolution) else loader, flags, process_wide=process_wide)
     root.__dict__["_cfg_store"] = store
-    for spec in FLAGS.values():
+    for spec in flags.values():
         if not spec.section and spec.attr in _RESERVED:
             raise RuntimeError(f"flag {spec.name!r} clashes with a Config method")
         store.place(spec)

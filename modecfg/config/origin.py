@@ -80,6 +80,7 @@ class Setting(NamedTuple):
     origin: Origin
     section: str | None = None
     typed: bool = False  # a typed value (TOML): its type must match the flag's
+    quoted: bool = False  # a flag string's value written (partly) in quotes: its text is meant as it is
 
     @property
     def name(self) -> str:

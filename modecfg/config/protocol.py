@@ -26,6 +26,9 @@ class ConfigLike(Protocol):
 
     def origin(self, name: str) -> Origin: ...
 
+    @property
+    def flags(self) -> Mapping[str, Any]: ...  # a FlagSet (modecfg.config.flags imports this module)
+
     def validated(self, name: str, value: Any, origin: Origin | None = None) -> Any: ...
 
     def set(self, name: str, value: Any, *, source: str | None = None) -> None: ...

@@ -5,18 +5,18 @@
 ``resolve(settings)`` turns each into a typed :class:`Candidate` for its flag; the last
 candidate of a flag wins. Problems are collected, not raised, so that one pass reports
 them all; obsolete flags become notes for :class:`~modecfg.errors.ObsoleteFlagWarning`.
-A name no declaration knows yet, read before PyTensor's declarations are adopted, is held
-(``pending``), not refused: it may be a flag of the installed PyTensor.
+A name that none of the flags resolved against has, but that the installed PyTensor declares
+(read from its source, never imported), is held (``pending``), not refused: PyTensor's import
+adopts it. The same sources give the same result before and after that import.
 """
 
-import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from modecfg.config import sources
-from modecfg.config.compat import lookup
-from modecfg.config.flags import FLAGS, Flag, declarations_complete
+from modecfg.config.compat import canonical, lookup
+from modecfg.config.flags import Flag, FlagSet, declared, may_be_pytensors
 from modecfg.config.origin import Layer, Origin, Setting
 from modecfg.config.schema import validate
 from modecfg.errors import ConfigError, FlagValueError, UnknownFlagError, shown
@@ -86,15 +86,19 @@ def gather(
     return settings, errors, read
 
 
-def resolve(settings: Iterable[Setting], into: Resolution | None = None) -> Resolution:
-    """Typed candidates for every setting; problems and notes collected in the result."""
+def resolve(
+    settings: Iterable[Setting], into: Resolution | None = None, flags: FlagSet | None = None
+) -> Resolution:
+    """Typed candidates for every setting among ``flags`` (None: those declared now); problems
+    and notes collected in the result."""
     res = into if into is not None else Resolution()
+    flags = declared() if flags is None else flags
     for setting in settings:
         try:
             # did-you-mean costs a millisecond a name: a file of 50,000 unknown names took a minute
-            found = candidate(setting, res.notes, suggest=len(res.errors) + len(res.pending) < _SUGGESTED)
+            found = candidate(setting, res.notes, len(res.errors) + len(res.pending) < _SUGGESTED, flags)
         except UnknownFlagError as exc:
-            if _maybe_pytensors(exc):
+            if may_be_pytensors(canonical(exc.flag or "")):
                 res.pending.append(setting)
             else:
                 res.errors.append(exc)
@@ -111,31 +115,18 @@ def resolve(settings: Iterable[Setting], into: Resolution | None = None) -> Reso
 _SUGGESTED = 50  # unknown names that get a did-you-mean in one pass; the rest are named only
 
 
-def unknown_setting(setting: Setting) -> UnknownFlagError:
+def unknown_setting(setting: Setting, flags: FlagSet | None = None) -> UnknownFlagError:
     """The error of a held setting, judged now (no flag has its name)."""
-    info = lookup(setting.key, section=setting.section)
+    info = lookup(setting.key, section=setting.section, flags=flags)
     return unknown_flag(info.written, setting.origin, info.suggestions, info.message)
 
 
-def _maybe_pytensors(exc: UnknownFlagError) -> bool:
-    """Whether an unknown name may be a flag of the installed PyTensor that modecfg adopts at
-    PyTensor's import (reading the configuration never imports PyTensor): not once PyTensor's
-    declarations are known, nor for a name that looks like a typo of a known one."""
-    if exc.suggestions or declarations_complete() is not None:
-        return False
-    return _pytensor_installed()
-
-
-@functools.cache
-def _pytensor_installed() -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec("pytensor") is not None
-
-
-def candidate(setting: Setting, notes: list[Note], suggest: bool = True) -> tuple[Flag, Candidate] | None:
+def candidate(
+    setting: Setting, notes: list[Note], suggest: bool = True, flags: FlagSet | None = None
+) -> tuple[Flag, Candidate] | None:
     """The flag and typed value of one setting; None for an obsolete flag (noted)."""
-    info = lookup(setting.key, section=setting.section, suggest=suggest)
+    flags = declared() if flags is None else flags
+    info = lookup(setting.key, section=setting.section, suggest=suggest, flags=flags)
     origin = setting.origin
     if info.flag is None:
         if info.obsolete is not None:
@@ -149,8 +140,8 @@ def candidate(setting: Setting, notes: list[Note], suggest: bool = True) -> tupl
         if legacy is not None:
             raw, message = legacy
             notes.append(Note(spec.name, message, origin))
-    if origin.layer is Layer.ENV and isinstance(raw, str):
-        _check_swallowed(spec, raw, origin)
+    if origin.layer is Layer.ENV and isinstance(raw, str) and not setting.quoted:
+        _check_swallowed(spec, raw, origin, flags)
     try:
         value = validate(spec, raw, toml=setting.typed)
     except ValueError as exc:
@@ -193,11 +184,11 @@ def value_error(spec: Flag, raw: object, origin: Origin | None, reason: str) -> 
 _FLAG_LIKE = r"\s([A-Za-z_][\w.]*)="  # compiled on first use (start-up)
 
 
-def _check_swallowed(spec: Flag, raw: str, origin: Origin) -> None:
+def _check_swallowed(spec: Flag, raw: str, origin: Origin, flags: FlagSet) -> None:
     """A flag string value that holds another flag: a space was used instead of a comma."""
     for m in re.finditer(_FLAG_LIKE, raw):
         name = m.group(1).replace("__", ".")
-        if name in FLAGS and spec.choices() == ():
+        if name in flags and spec.choices() == ():
             raise FlagValueError(
                 f"{spec.name}={raw!r} (from {origin}) contains {name}=..., which looks like a "
                 "second flag; flags are separated by commas, not spaces",

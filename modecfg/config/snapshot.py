@@ -24,7 +24,6 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
-from modecfg.config.flags import FLAGS
 from modecfg.config.flagstring import format_flags
 from modecfg.config.origin import Layer, Origin
 from modecfg.config.store import process_wide
@@ -63,7 +62,7 @@ class Snapshot(NamedTuple):
         checked = self._checked(cfg)
         scoped: dict[str, tuple[Any, Origin]] = {}
         for name, value, origin in checked:
-            if FLAGS[name].fixed:
+            if cfg.flags[name].fixed:
                 if cfg[name] != value:
                     cfg.set(name, value, source=_where(origin, self.process))
             else:
@@ -98,7 +97,7 @@ class Snapshot(NamedTuple):
                     f"a snapshot from {process} holds {_short(entry)}, not a (flag, value, origin) triple"
                 )
             name, value, origin = entry
-            if name not in FLAGS:
+            if name not in cfg.flags:
                 raise FlagValueError(f"a snapshot from {process} sets unknown flag {name!r}", flag=name)
             if not isinstance(origin, Origin):
                 raise FlagValueError(
@@ -140,7 +139,7 @@ def _where(origin: Origin, process: str) -> str:
 def take(config: ConfigLike) -> Snapshot:
     values = tuple(
         (spec.name, _plain(config[spec.name]), config.origin(spec.name))
-        for spec in FLAGS.values()
+        for spec in config.flags.values()
         if config.origin(spec.name).layer is not Layer.DEFAULT
     )
     import socket

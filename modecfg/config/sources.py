@@ -26,6 +26,8 @@ from modecfg.errors import RcFileError
 __all__ = [
     "DEFAULT_RC_FILES",
     "ENV_FLAG_VARS",
+    "LEGACY_FLAG_VARS",
+    "LEGACY_RC_FILES",
     "RC_PATH_VARS",
     "RcFile",
     "env_settings",
@@ -36,10 +38,13 @@ __all__ = [
     "read_toml",
 ]
 
-# Lowest precedence first: the more specific variable wins.
-ENV_FLAG_VARS = ("THEANO_FLAGS", "AESARA_FLAGS", "PYTENSOR_FLAGS", "MODECFG_FLAGS")
+# Lowest precedence first: the more specific variable wins. The legacy ones (Theano's, Aesara's)
+# are what `modecfg migrate` turns into the modern form.
+LEGACY_FLAG_VARS = ("THEANO_FLAGS", "AESARA_FLAGS")
+ENV_FLAG_VARS = (*LEGACY_FLAG_VARS, "PYTENSOR_FLAGS", "MODECFG_FLAGS")
 RC_PATH_VARS = ("THEANORC", "AESARARC", "PYTENSORRC", "MODECFGRC")
-DEFAULT_RC_FILES = ("~/.theanorc", "~/.theanorc.txt", "~/.aesararc", "~/.pytensorrc", "~/.modecfg.toml")
+LEGACY_RC_FILES = ("~/.theanorc", "~/.theanorc.txt", "~/.aesararc")
+DEFAULT_RC_FILES = (*LEGACY_RC_FILES, "~/.pytensorrc", "~/.modecfg.toml")
 
 
 def env_settings(env: Mapping[str, str]) -> Iterator[Setting]:

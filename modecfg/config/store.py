@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
 from modecfg._locks import Lock, RLock, fork_safe
 from modecfg._source import first_user_frame
-from modecfg.config.flags import FLAGS, Flag, Lazy, on_adopt, on_complete
+from modecfg.config.flags import Flag, FlagSet, Lazy, declared, on_adopt, on_complete
 from modecfg.config.origin import Layer, Origin, Setting
 from modecfg.config.resolve import Candidate, Note, Resolution, resolve
 from modecfg.errors import ConfigError, ConfigErrors, ObsoleteFlagWarning
@@ -188,14 +188,15 @@ class Section:
 
     def __dir__(self) -> list[str]:
         prefix = self._cfg_prefix
-        names = {n[len(prefix) :].split(".")[0] for n in FLAGS if n.startswith(prefix)}
+        flags = self._cfg_root._cfg_store.flags
+        names = {n[len(prefix) :].split(".")[0] for n in flags if n.startswith(prefix)}
         return sorted(names)
 
     def __repr__(self) -> str:
         prefix = self._cfg_prefix
         items = ", ".join(
             f"{n[len(prefix) :]}={self._cfg_root[n]!r}"
-            for n in FLAGS
+            for n in self._cfg_root._cfg_store.flags
             if n.startswith(prefix) and "." not in n[len(prefix) :]
         )
         return f"<config section {prefix[:-1]}: {items}>"
@@ -205,9 +206,17 @@ class Store:
     """The values of one Config below its overrides, and who wants to hear of changes."""
 
     def __init__(
-        self, root: Section, loader: Callable[[], Resolution] | None, *, process_wide: bool = False
+        self,
+        root: Section,
+        loader: Callable[[FlagSet], Resolution] | None,
+        flags: FlagSet,
+        *,
+        process_wide: bool = False,
     ) -> None:
         self.root: ConfigLike = root  # a Config: the facade over this store
+        # The flags of this store. Only the process-wide store follows PyTensor's import (a
+        # new FlagSet at each adoption); an independent one keeps those it was made with.
+        self.flags = flags
         self.loader = loader
         self.ready = loader is None
         self.lock = fork_safe(self, "lock", RLock)  # sources, assignment
@@ -221,12 +230,12 @@ class Store:
         self.notes: list[Note] = []
         self.read: list[str] = []
         # flag -> whether a live override scope holds it, in any context (true while one does)
-        self.holders: dict[str, Held] = {name: Held(name) for name in FLAGS}
+        self.holders: dict[str, Held] = {name: Held(name) for name in flags}
         # flag -> what its class held before an Overridden went in (None: nothing)
         self.shadowed: dict[str, object] = {}
         # flag -> subscribers; ``override_listeners`` hear of overrides being entered as well
-        self.listeners: dict[str, list[Listener]] = {name: [] for name in FLAGS}
-        self.override_listeners: dict[str, list[Listener]] = {name: [] for name in FLAGS}
+        self.listeners: dict[str, list[Listener]] = {name: [] for name in flags}
+        self.override_listeners: dict[str, list[Listener]] = {name: [] for name in flags}
         self.guards: list[Guard] = []
         self.every: list[tuple[Listener, bool]] = []  # subscribers of every flag, adopted ones too
         # an override() call site (code id ^ instruction offset) -> the Override it made
@@ -237,7 +246,6 @@ class Store:
         # settings naming no flag declared when the sources were read (see settle)
         self.pending: list[Setting] = []
         self.sections[()] = root
-        _STORES.add(self)
         if process_wide:
             if _PROCESS_WIDE:
                 raise RuntimeError("a process has one process-wide configuration")
@@ -287,8 +295,10 @@ class Store:
 
     def adopt(self, spec: Flag) -> None:
         """A flag declared after this store was built (adopted from PyTensor): its state, its
-        place, its default; a value a source held for it comes with :meth:`settle`."""
+        place, its default; a value a source held for it comes with :meth:`settle`. Only the
+        process-wide store adopts: an independent Config keeps the flags it was made with."""
         with self.lock:
+            self.flags = declared()
             self.holders.setdefault(spec.name, Held(spec.name))
             self.listeners.setdefault(spec.name, []).extend(f for f, _ in self.every)
             self.override_listeners.setdefault(spec.name, []).extend(f for f, scoped in self.every if scoped)
@@ -303,9 +313,9 @@ class Store:
             held, self.pending = self.pending, []
             if not held:
                 return []
-            res = resolve(held)
+            res = resolve(held, flags=self.flags)
             for name, found in res.candidates.items():
-                spec = FLAGS[name]
+                spec = self.flags[name]
                 self.candidates[name] = [*self.candidates.get(name, ()), *found]
                 self.sections[spec.section].__dict__[spec.attr] = self.candidates[name][-1].value
         for name, found in res.candidates.items():
@@ -316,7 +326,7 @@ class Store:
 
     def base(self, name: str) -> Any:
         """The value below the overrides: assigned, from a source, or the default."""
-        spec = FLAGS[name]
+        spec = self.flags[name]
         try:
             return self.sections[spec.section].__dict__[spec.attr]
         except KeyError:
@@ -336,7 +346,7 @@ class Store:
             if self.ready:
                 return
             assert self.loader is not None
-            res = self.loader()
+            res = self.loader(self.flags)
             if res.errors:  # the user's mistake: its traceback starts here, not inside the parser
                 error = res.errors[0] if len(res.errors) == 1 else ConfigErrors(res.errors)
                 raise error.with_traceback(None) from None
@@ -356,7 +366,7 @@ class Store:
         self.notes = list(res.notes)
         self.read = list(res.read)
         self.pending = list(res.pending)
-        for spec in FLAGS.values():
+        for spec in self.flags.values():
             ns = self.sections[spec.section]
             found = self.candidates.get(spec.name)
             if found:
@@ -413,9 +423,9 @@ class Store:
     ) -> Callable[[], None]:
         """``names`` None: every flag, those adopted later included."""
         every = names is None
-        lists = [self.listeners[n] for n in (FLAGS if names is None else names)]
+        lists = [self.listeners[n] for n in (self.flags if names is None else names)]
         if overrides:
-            lists += [self.override_listeners[n] for n in (FLAGS if names is None else names)]
+            lists += [self.override_listeners[n] for n in (self.flags if names is None else names)]
         for found in lists:
             found.append(listener)
         entry = (listener, overrides)
@@ -453,7 +463,7 @@ class Store:
         with self.counting:
             if name in self.shadowed:
                 return
-            spec = FLAGS[name]
+            spec = self.flags[name]
             cls = type(self.sections[spec.section])
             previous = cls.__dict__.get(spec.attr)
             # Descriptor first, record second: entering reads ``shadowed`` unlocked.
@@ -473,7 +483,7 @@ class Store:
         with self.counting:
             if self.holders[name] or name not in self.shadowed:
                 return
-            spec = FLAGS[name]
+            spec = self.flags[name]
             cls = type(self.sections[spec.section])
             previous = self.shadowed.pop(name)
             if previous is None:
@@ -489,7 +499,6 @@ class Store:
                 self.shadowed[name] = previous
 
 
-_STORES: weakref.WeakSet[Store] = weakref.WeakSet()  # every Config's store: adopted flags reach all
 _PROCESS_WIDE: list[Store] = []  # the store of the configuration read from this process's sources
 
 
@@ -499,34 +508,40 @@ def process_wide() -> ConfigLike:
     return _PROCESS_WIDE[0].root
 
 
-def _adopt_everywhere(spec: Flag) -> None:
-    for store in list(_STORES):
+def _adopt(spec: Flag) -> None:
+    """A flag adopted from PyTensor joins the process-wide configuration (and that one only)."""
+    for store in _PROCESS_WIDE:
         store.adopt(spec)
 
 
-def _settle_everywhere() -> None:
-    """PyTensor's flags are adopted: every store resolves what it held. Nothing may raise here
-    (it happens inside ``import pytensor``): what is still wrong is warned about."""
+def _settle() -> None:
+    """PyTensor's flags are adopted: the process-wide store resolves what it held."""
+    for store in _PROCESS_WIDE:
+        settle_and_warn(store)
+
+
+def settle_and_warn(store: Store) -> None:
+    """``store`` resolves what it held. Nothing may raise here (it happens inside ``import
+    pytensor``): what is still wrong is warned about, five names one by one, the rest in a line."""
     from modecfg._warn import warn
     from modecfg.errors import HeldFlagWarning
 
-    for store in list(_STORES):
-        errors = store.settle()
-        for error in errors[:_SAID_HELD]:
-            warn(str(error), HeldFlagWarning)
-        if len(errors) > _SAID_HELD:
-            origins = [getattr(e, "origin", None) for e in errors[_SAID_HELD:]]
-            sources = ", ".join(sorted({str(o.source) for o in origins if o is not None})) or "the sources"
-            more = len(errors) - _SAID_HELD
-            warn(f"and {more:,} more names no flag has, in {sources} (modecfg validate lists them all)",
-                 HeldFlagWarning)  # fmt: skip
+    errors = store.settle()
+    for error in errors[:_SAID_HELD]:
+        warn(str(error), HeldFlagWarning)
+    if len(errors) > _SAID_HELD:
+        origins = [getattr(e, "origin", None) for e in errors[_SAID_HELD:]]
+        sources = ", ".join(sorted({str(o.source) for o in origins if o is not None})) or "the sources"
+        more = len(errors) - _SAID_HELD
+        warn(f"and {more:,} more names no flag has, in {sources} (modecfg validate lists them all)",
+             HeldFlagWarning)  # fmt: skip
 
 
 _SAID_HELD = 5  # names no flag has said one by one at PyTensor's import; the rest in one line
 
 
-on_adopt(_adopt_everywhere)
-on_complete(_settle_everywhere)
+on_adopt(_adopt)
+on_complete(_settle)
 
 
 def _log_listener_error(listener: Listener, change: Change, exc: BaseException) -> None:

@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytensor
 import pytest
@@ -59,24 +60,85 @@ def test_a_pytensor_only_flag_in_the_environment_is_held_then_adopted(order: str
     assert done.returncode == 0, done.stderr
 
 
-def test_a_name_no_flag_has_is_held_and_said_at_pytensor_s_import() -> None:
+def test_a_name_neither_declares_is_refused_before_pytensor_s_import_as_after() -> None:
+    """load() used to hold bogus_thing before ``import pytensor`` (then warn the independent
+    Config at that import) and raise after it: the same call now raises the same error both times."""
     done = _run(
         """
-        import warnings
+        import json, sys
         import modecfg
-        modecfg.config.floatX  # the sources are read now; PyTensor's flags are not known yet
-        assert [s.key for s in modecfg.config.held] == ["bogus_thing"]
-        with warnings.catch_warnings(record=True) as seen:
-            warnings.simplefilter("always")
+        said = []
+        for _ in range(2):
+            try:
+                modecfg.load(env={"PYTENSOR_FLAGS": "bogus_thing=3,floatx=float32"}, rc_files=[])
+            except modecfg.ConfigErrors as exc:
+                said.append([str(e) for e in exc.errors])
             import pytensor
-        held = [w for w in seen if issubclass(w.category, modecfg.HeldFlagWarning)]
-        assert len(held) == 1, [str(w.message) for w in seen]
-        assert "unknown flag 'bogus_thing' (from PYTENSOR_FLAGS)" in str(held[0].message)
-        assert modecfg.config.held == ()
+        try:
+            modecfg.config.floatX
+        except modecfg.UnknownFlagError as exc:
+            said.append(str(exc))
+        print(json.dumps(said))
         """,
         PYTENSOR_FLAGS="bogus_thing=3",
     )
     assert done.returncode == 0, done.stderr
+    import json
+
+    before, after, process_wide = json.loads(done.stdout)
+    expected = [
+        "unknown flag 'bogus_thing' (from PYTENSOR_FLAGS)",
+        "unknown flag 'floatx' (from PYTENSOR_FLAGS); did you mean floatX?",
+    ]
+    assert before == after == expected
+    assert process_wide == "unknown flag 'bogus_thing' (from PYTENSOR_FLAGS)"
+
+
+def test_a_config_loaded_before_pytensor_s_import_is_not_touched_by_it() -> None:
+    """Its flags are a value (a FlagSet): the import adopts PyTensor's flags into a new one, which
+    the process-wide Config takes; the independent Config keeps its own and what it held."""
+    done = _run(
+        """
+        import sys, warnings
+        import modecfg
+        cfg = modecfg.load(env={"PYTENSOR_FLAGS": "gcc_version_str=mine"}, rc_files=[])
+        flags = cfg.flags
+        assert [s.key for s in cfg.held] == ["gcc_version_str"] and "gcc_version_str" not in cfg
+        heard = []
+        cfg.subscribe(heard.append)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            import pytensor
+        assert cfg.flags is flags and len(cfg) == len(flags) and "gcc_version_str" not in cfg
+        assert [s.key for s in cfg.held] == ["gcc_version_str"] and heard == []
+        assert "gcc_version_str" in modecfg.config and modecfg.config.flags is not flags
+        after = modecfg.load(env={"PYTENSOR_FLAGS": "gcc_version_str=mine"}, rc_files=[])
+        assert after.gcc_version_str == "mine" and after.held == () and after.flags is modecfg.config.flags
+        print("ok")
+        """,
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
+def test_the_names_pytensor_declares_are_read_from_its_source_exactly() -> None:
+    """The reading that decides, without importing PyTensor, which unknown names are held."""
+    from modecfg._pytensor import declared, patches
+    from modecfg.config.compat import canonical
+
+    assert declared.names() == {canonical(n) for n in pytensor.config._config_var_dict}
+    (row,) = [r for r in patches.contacts() if r.patch.name == "flag names"]
+    assert row.state == "on", row.reason
+
+
+def test_a_file_that_does_not_parse_or_declares_otherwise_gives_no_names(tmp_path: Path) -> None:
+    from modecfg._pytensor.declared import declared_in
+
+    (tmp_path / "a.py").write_text('config.add("alpha__beta", "doc", None)\nother.add("nope", 1)\n')
+    (tmp_path / "b.py").write_text("config.add(\n")  # config.add( but no Python
+    (tmp_path / "c.py").write_bytes(b"\xff\xfe config.add(")
+    (tmp_path / "d.py").write_text('name = "x"\nconfig.add(name, "doc", None)\n')  # not a literal
+    assert declared_in(tmp_path / "a.py") == {"alpha.beta"}
+    assert [declared_in(tmp_path / f) for f in ("b.py", "c.py", "d.py", "missing.py")] == [set()] * 4
 
 
 def test_validate_reports_a_name_no_flag_has_and_accepts_an_adopted_one() -> None:

@@ -680,8 +680,8 @@ def added_flag() -> Iterator[str]:
     """A flag PyTensor declares after the view is attached (``config.add`` at a later import, as
     PyTensor's own modules and libraries do), taken away again after the test."""
     from modecfg._pytensor import view
-    from modecfg.config.flags import FLAGS
-    from modecfg.config.store import _STORES
+    from modecfg.config import flags
+    from modecfg.config.store import _PROCESS_WIDE
 
     name = "modecfgtest_added_late"
     yield name
@@ -693,8 +693,10 @@ def added_flag() -> Iterator[str]:
     pytensor.config._config_var_dict.pop(name, None)
     if name in type(pytensor.config).__dict__:
         delattr(type(pytensor.config), name)
-    FLAGS.pop(name, None)
-    for store in list(_STORES):
+    flags.FLAGS.pop(name, None)
+    flags._declared.clear()
+    for store in _PROCESS_WIDE:
+        store.flags = flags.declared()
         store.sections[()].__dict__.pop(name, None)
         for table in (store.listeners, store.override_listeners, store.holders, store.candidates):
             table.pop(name, None)

@@ -12,7 +12,7 @@ from pytensor.configparser import parse_config_string  # the oracle: imported on
 import modecfg
 from modecfg.config.flagstring import format_flags, parse, parse_flags, unwrap_quotes
 from modecfg.config.origin import Layer
-from modecfg.errors import ConfigError, FlagSyntaxError
+from modecfg.errors import ConfigError, FlagSyntaxError, FlagValueError
 
 
 def test_simple_items_split_on_commas() -> None:
@@ -361,3 +361,14 @@ def test_a_path_naming_no_user_is_a_flag_value_error() -> None:
 
     with pytest.raises(FlagValueError, match="starts with ~ and names no user or home directory"):
         modecfg.load(env={}, assignments={"base_compiledir": "~no_such_user_here"})
+
+
+def test_a_quoted_value_holding_name_equals_is_a_value_not_a_second_flag() -> None:
+    """Hypothesis found it: base_compiledir='/tmp/ device=' came back from to_flags() refused as
+    "looks like a second flag"; only unquoted text is a comma forgotten."""
+    cfg = modecfg.load(env={"MODECFG_FLAGS": "base_compiledir='/tmp/ device=x'"})
+    assert str(cfg.base_compiledir) == "/tmp/ device=x"
+    with pytest.raises(FlagValueError, match="looks like a second flag"):
+        modecfg.load(env={"MODECFG_FLAGS": "base_compiledir=/tmp/x device=cuda"})
+    with pytest.raises(FlagValueError, match="looks like a second flag"):
+        modecfg.load(env={"MODECFG_FLAGS": "'base_compiledir=/tmp/x device=cuda'"})  # all of it quoted

@@ -430,7 +430,7 @@ def test_repr_is_the_flag_string() -> None:
 def test_a_broken_source_raises_at_first_read_and_at_every_read_after() -> None:
     calls = []
 
-    def loader() -> Resolution:
+    def loader(flags: object) -> Resolution:
         calls.append(1)
         res = Resolution()
         res.errors.append(modecfg.FlagValueError("floatX='x' (from THEANO_FLAGS): not a valid choice"))

@@ -172,9 +172,9 @@ def test_a_lazy_config_tells_what_its_sources_set_when_first_read() -> None:
     from modecfg.config.origin import Origin, Setting
     from modecfg.config.resolve import Resolution, resolve
 
-    def loader() -> Resolution:
+    def loader(flags: Any) -> Resolution:
         res = Resolution()
-        resolve([Setting("floatX", "float32", Origin(Layer.ENV, "THEANO_FLAGS"))], res)
+        resolve([Setting("floatX", "float32", Origin(Layer.ENV, "THEANO_FLAGS"))], res, flags)
         return res
 
     cfg = build(loader)

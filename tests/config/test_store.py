@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import logging
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytensor  # noqa: F401  (its flags are adopted: what was held for them can resolve)
 import pytest
 
 import modecfg
 from modecfg.config import Change, Config
+from modecfg.config import flags as flags_module
 from modecfg.config import store as store_module
 from modecfg.config.flags import FLAGS, Flag, Lazy
 from modecfg.config.live import build
@@ -25,18 +26,25 @@ RC = Origin(Layer.RC, "/home/u/.theanorc", 3)
 
 def _held(*settings: Setting, candidates: dict[str, list[Candidate]] | None = None) -> Config:
     """A Config whose sources named flags not declared when they were read (PyTensor's, before
-    its import): they are held until PyTensor's declarations are adopted."""
+    its import): the process-wide one holds them until PyTensor's declarations are adopted."""
     res = Resolution()
     res.candidates.update(candidates or {})
     res.pending.extend(settings)
-    return build(res)
+    cfg = build(res)
+    _SETTLED[:] = [cfg]
+    return cfg
+
+
+_SETTLED: list[Config] = []  # the Configs the next _pytensor_imported() settles
 
 
 def _pytensor_imported() -> list[str]:
-    """What happens at the end of ``import pytensor``: held names resolved in every Config."""
+    """What happens to the process-wide Config at the end of ``import pytensor`` (here to the
+    last one _held made): held names resolved, what is still unknown warned about."""
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
-        store_module._settle_everywhere()
+        for cfg in _SETTLED:
+            store_module.settle_and_warn(cfg._cfg_store)  # type: ignore[attr-defined]
     return [str(w.message) for w in seen if issubclass(w.category, HeldFlagWarning)]
 
 
@@ -196,14 +204,18 @@ LAZY = Flag("test_adopted_lazy", int, Lazy(lambda c: c.test_adopted_plain * 2, "
 
 
 @pytest.fixture
-def adopt(monkeypatch: pytest.MonkeyPatch) -> Callable[[Config, Flag], None]:
-    """Declare a flag in an existing Config as PyTensor's import does (for this test only)."""
+def adopt(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[Config, Flag], None]]:
+    """Declare a flag in an existing Config as PyTensor's import does in the process-wide one
+    (for this test only)."""
 
     def adopt(cfg: Config, spec: Flag) -> None:
         monkeypatch.setitem(FLAGS, spec.name, spec)
+        flags_module._declared.clear()  # a new FlagSet, as flags.adopt makes
         cfg._cfg_store.adopt(spec)
 
-    return adopt
+    yield adopt
+    monkeypatch.undo()
+    flags_module._declared.clear()
 
 
 def test_a_flag_adopted_after_a_config_was_read_has_its_default_there(

@@ -12,7 +12,17 @@ import numpy as np
 import pytest
 
 import modecfg
+from modecfg.debug import testvalues
 from modecfg.debug.testvalues import TestValueWarning
+
+
+@pytest.fixture(autouse=True)
+def _nothing_said_yet(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts with no operation type said to have no implementation: "said once per
+    type" must not depend on which tests ran before in the process (mutmut runs the suite twice
+    in one process, and the second run found the type said already)."""
+    monkeypatch.setattr(testvalues, "_said", set())
+
 
 pytensor = pytest.importorskip("pytensor")
 pt = pytest.importorskip("pytensor.tensor")
