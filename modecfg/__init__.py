@@ -12,7 +12,7 @@ in one place, :mod:`modecfg._wiring`, when modecfg is imported.
 
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
-from modecfg._lazy import LazyNames as _LazyNames
+from modecfg._lazy import attach as _attach
 from modecfg._wiring import wire as _wire
 from modecfg.config import (
     Config,
@@ -57,21 +57,29 @@ from modecfg.errors import (
     UntrustedDumpError,
 )
 
-if _TYPE_CHECKING:
-    from modecfg import checks, linkers, modes, profiles
-    from modecfg._pytensor.debugmode import DebugMode
-    from modecfg.checks import check_float32
-    from modecfg.config.explain import Explanation
-    from modecfg.config.migrate import Migration, migrate_file, migrate_flags
-    from modecfg.config.snapshot import Snapshot
-    from modecfg.modes import register_mode
-    from modecfg.modes.build import get_mode
-    from modecfg.modes.compiling import compiled_with, function
-    from modecfg.modes.dump import Dump, load_dump
-    from modecfg.modes.monitor import MonitorMode
-    from modecfg.modes.nanguard import NanGuardMode
-    from modecfg.modes.profile import ProfileMode
-    from modecfg.modes.replaying import replay
+if _TYPE_CHECKING:  # the names handed out on first use, each written here once (modecfg._lazy)
+    from modecfg import checks as checks
+    from modecfg import linkers as linkers
+    from modecfg import modes as modes
+    from modecfg import profiles as profiles
+    from modecfg import workers as workers
+    from modecfg._pytensor.debugmode import DebugMode as DebugMode
+    from modecfg.checks import check_float32 as check_float32
+    from modecfg.config.explain import Explanation as Explanation
+    from modecfg.config.migrate import Migration as Migration
+    from modecfg.config.migrate import migrate_file as migrate_file
+    from modecfg.config.migrate import migrate_flags as migrate_flags
+    from modecfg.config.snapshot import Snapshot as Snapshot
+    from modecfg.modes import register_mode as register_mode
+    from modecfg.modes.build import get_mode as get_mode
+    from modecfg.modes.compiling import compiled_with as compiled_with
+    from modecfg.modes.compiling import function as function
+    from modecfg.modes.dump import Dump as Dump
+    from modecfg.modes.dump import load_dump as load_dump
+    from modecfg.modes.monitor import MonitorMode as MonitorMode
+    from modecfg.modes.nanguard import NanGuardMode as NanGuardMode
+    from modecfg.modes.profile import ProfileMode as ProfileMode
+    from modecfg.modes.replaying import replay as replay
 
 _wire()
 
@@ -82,14 +90,11 @@ __all__ = [
     "Config",
     "ConfigError",
     "ConfigErrors",
-    "DebugMode",
     "DeviceFallbackWarning",
     "DeviceUnavailableError",
     "Diagnosis",
-    "Dump",
     "DumpError",
     "DumpWarning",
-    "Explanation",
     "FlagSyntaxError",
     "FlagValueError",
     "Float64Error",
@@ -98,22 +103,17 @@ __all__ = [
     "ImportAssignmentWarning",
     "Layer",
     "LinkerUnavailableError",
-    "Migration",
     "ModecfgError",
     "ModecfgWarning",
-    "MonitorMode",
     "NanGuardError",
-    "NanGuardMode",
     "NanGuardWarning",
     "ObsoleteFlagWarning",
     "Origin",
     "Override",
     "ProfileError",
-    "ProfileMode",
     "PyTensorIntegrationWarning",
     "RcFileError",
     "ReadOnlyFlagError",
-    "Snapshot",
     "TestValueError",
     "TestValueWarning",
     "UnknownFlagError",
@@ -122,53 +122,16 @@ __all__ = [
     "UntrustedDumpError",
     "__version__",
     "change_flags",
-    "check_float32",
-    "checks",
-    "compiled_with",
     "config",
     "diagnose",
-    "function",
-    "get_mode",
-    "linkers",
     "load",
-    "load_dump",
-    "migrate_file",
-    "migrate_flags",
-    "modes",
-    "profiles",
-    "register_mode",
-    "replay",
 ]
 
 
 # Loaded on first use: the float32 checks and the profile reports are not needed to read
 # the configuration, the modes' functions and MonitorMode import PyTensor, and every module
-# imported at start-up costs it (reading the configuration needs none of these).
-__getattr__ = _LazyNames(
-    __name__,
-    {
-        "checks": "modecfg.checks",
-        "profiles": "modecfg.profiles",
-        "linkers": "modecfg.linkers",
-        "modes": "modecfg.modes",
-        "register_mode": "modecfg.modes",
-        "Explanation": "modecfg.config.explain",
-        "Snapshot": "modecfg.config.snapshot",
-        "Migration": "modecfg.config.migrate",
-        "migrate_file": "modecfg.config.migrate",
-        "migrate_flags": "modecfg.config.migrate",
-        "check_float32": "modecfg.checks",
-        "function": "modecfg.modes.compiling",
-        "compiled_with": "modecfg.modes.compiling",
-        "get_mode": "modecfg.modes.build",
-        "replay": "modecfg.modes.replaying",
-        "load_dump": "modecfg.modes.dump",
-        "Dump": "modecfg.modes.dump",
-        "MonitorMode": "modecfg.modes.monitor",
-        "NanGuardMode": "modecfg.modes.nanguard",
-        "ProfileMode": "modecfg.modes.profile",
-        "DebugMode": "modecfg._pytensor.debugmode",
-        "workers": "modecfg.workers",  # needs distributed (modecfg[dask]): not in __all__
-    },
-)
+# imported at start-up costs it (reading the configuration needs none of these). workers
+# needs distributed (modecfg[dask]): handed out, not offered in __all__.
+__getattr__, _lazy_names = _attach(__name__, __file__, hidden={"workers"})
+__all__ += _lazy_names
 __dir__ = __getattr__.dir

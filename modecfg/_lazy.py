@@ -1,13 +1,19 @@
 """Names a package hands out on first use (PEP 562): every module imported costs start-up,
-and a name some programs never use should not cost the others."""
+and a name some programs never use should not cost the others.
+
+Each such name is written once, in the package's ``if TYPE_CHECKING:`` block, as type checkers
+need it anyway (``from modecfg.modes.dump import Dump as Dump``: the ``as`` says it is
+re-exported). :func:`attach` reads that block from the package's source at import and makes
+the package's ``__getattr__`` and the lazy part of its ``__all__`` from it.
+"""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
-__all__ = ["LazyNames"]
+__all__ = ["LazyNames", "attach", "table"]
 
 
 class LazyNames:
@@ -35,3 +41,40 @@ class LazyNames:
 
     def dir(self) -> list[str]:
         return sorted({*vars(sys.modules[self.package]), *self.table})
+
+
+def table(package: str, source: str) -> dict[str, str]:
+    """name -> the module that defines it, for each import of ``source``'s ``if TYPE_CHECKING:``
+    block (``from <package> import x``: the submodule ``<package>.x``)."""
+    import ast
+
+    lines = source.splitlines()
+    guards = ("if TYPE_CHECKING:", "if _TYPE_CHECKING:")
+    start = next((i for i, line in enumerate(lines) if line.split("#")[0].rstrip() in guards), None)
+    if start is None:
+        raise ValueError(f"{package}: no 'if TYPE_CHECKING:' block to read the lazy names from")
+    block = []
+    for line in lines[start + 1 :]:
+        if line.strip() and not line.startswith((" ", "\t")):
+            break
+        block.append(line)
+    found: dict[str, str] = {}
+    (guard,) = ast.parse("if True:\n" + "\n".join(block)).body  # the block as written, indented
+    assert isinstance(guard, ast.If)
+    for node in guard.body:
+        if not isinstance(node, ast.ImportFrom) or node.module is None or node.level:
+            raise ValueError(f"{package}: its TYPE_CHECKING block holds more than 'from x import y as y'")
+        for alias in node.names:
+            if alias.asname != alias.name:
+                raise ValueError(f"{package}: write 'from {node.module} import {alias.name} as "
+                                 f"{alias.name}' (the 'as' re-exports it to type checkers)")  # fmt: skip
+            found[alias.name] = f"{package}.{alias.name}" if node.module == package else node.module
+    return found
+
+
+def attach(package: str, path: str, *, hidden: Collection[str] = ()) -> tuple[LazyNames, list[str]]:
+    """The ``__getattr__`` of ``package`` (its ``__init__`` at ``path``) and its lazy names for
+    ``__all__`` (less ``hidden``: names handed out but not offered, such as an extra's)."""
+    with open(path, encoding="utf-8") as file:
+        names = table(package, file.read())
+    return LazyNames(package, names), [n for n in names if n not in hidden]

@@ -73,10 +73,10 @@ def _test_values_touched(change: Change | None = None) -> None:
     patches applied (the replacements read the flag at each call).
     """
     if "pytensor" in sys.modules:
-        from modecfg._pytensor.patches import enable
+        from modecfg._pytensor.patches import SCAN_TEST_VALUES, TEST_VALUES, enable
 
-        enable("test values")
-        enable("scan test values")
+        enable(TEST_VALUES)
+        enable(SCAN_TEST_VALUES)
 
 
 def _modes_changed(change: Change) -> None:

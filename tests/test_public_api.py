@@ -103,3 +103,34 @@ def test_layers_compare_by_precedence_and_equal_their_names() -> None:
     assert L.DEFAULT < L.RC < L.ENV < L.ASSIGNMENT < L.OVERRIDE
     assert L.ENV == "env" and L.OVERRIDE > "assignment"
     assert max([L.RC, L.OVERRIDE, L.ENV]) is L.OVERRIDE
+
+
+def test_each_lazy_name_is_read_from_its_package_s_type_checking_block() -> None:
+    from modecfg import _lazy
+
+    packages = ("modecfg", "modecfg.modes", "modecfg.config", "modecfg._pytensor")
+    for package in (sys.modules[n] for n in packages):
+        with open(package.__file__ or "", encoding="utf-8") as file:
+            names = _lazy.table(package.__name__, file.read())
+        assert names and set(names) <= set(dir(package)), package.__name__
+        for name, module in names.items():
+            assert getattr(package, name) is not None
+            assert sys.modules[module] is not None  # the module the block names was imported
+    block = "if _TYPE_CHECKING:\n    from modecfg import checks as checks\nx = 1\n"
+    assert _lazy.table("modecfg", block) == {"checks": "modecfg.checks"}
+
+
+@pytest.mark.parametrize(
+    ("source", "error"),
+    [
+        ("x = 1\n", "no 'if TYPE_CHECKING:' block"),
+        ("if TYPE_CHECKING:\n    from a import b\n", "write 'from a import b as b'"),
+        ("if TYPE_CHECKING:\n    import a\n", "more than 'from x import y as y'"),
+        ("if TYPE_CHECKING:\n    from . import a as a\n", "more than 'from x import y as y'"),
+    ],
+)
+def test_a_type_checking_block_the_lazy_names_cannot_be_read_from_is_refused(source: str, error: str) -> None:
+    from modecfg import _lazy
+
+    with pytest.raises(ValueError, match=error):
+        _lazy.table("pkg", source)

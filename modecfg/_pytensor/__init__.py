@@ -17,44 +17,26 @@ not import PyTensor.
 
 from typing import TYPE_CHECKING
 
-from modecfg._lazy import LazyNames as _LazyNames
+from modecfg._lazy import attach as _attach
 from modecfg._pytensor.hooks import Hooks, hooks
 from modecfg._pytensor.mirror import PyTensorBridge
 
-if TYPE_CHECKING:
-    from modecfg._pytensor.patches import (
-        PATCHES,
-        TESTED,
-        Patch,
-        PatchStatus,
-        enable,
-        install,
-        installed,
-        is_on,
-        original,
-        status,
-        uninstall,
-    )
+if TYPE_CHECKING:  # the patch list's names, handed out on first use (modecfg._lazy)
+    from modecfg._pytensor.patches import PATCHES as PATCHES
+    from modecfg._pytensor.patches import TESTED as TESTED
+    from modecfg._pytensor.patches import Patch as Patch
+    from modecfg._pytensor.patches import PatchStatus as PatchStatus
+    from modecfg._pytensor.patches import enable as enable
+    from modecfg._pytensor.patches import install as install
+    from modecfg._pytensor.patches import installed as installed
+    from modecfg._pytensor.patches import is_on as is_on
+    from modecfg._pytensor.patches import original as original
+    from modecfg._pytensor.patches import status as status
+    from modecfg._pytensor.patches import uninstall as uninstall
 
-__all__ = [
-    "PATCHES",
-    "TESTED",
-    "Hooks",
-    "Patch",
-    "PatchStatus",
-    "PyTensorBridge",
-    "enable",
-    "hooks",
-    "install",
-    "installed",
-    "is_on",
-    "original",
-    "status",
-    "uninstall",
-]
+__all__ = ["Hooks", "PyTensorBridge", "hooks"]
 
-# The patch list's names, loaded on first use (reading the configuration needs none).
-__getattr__ = _LazyNames(
-    __name__,
-    dict.fromkeys(frozenset(__all__) - {"Hooks", "PyTensorBridge", "hooks"}, "modecfg._pytensor.patches"),
-)
+# Loaded on first use (reading the configuration needs none).
+__getattr__, _lazy_names = _attach(__name__, __file__)
+__all__ += _lazy_names
+__dir__ = __getattr__.dir

@@ -83,42 +83,90 @@ class Patch(NamedTuple):
     kind: type | None = None  # the original's type when it is not a function
     on_demand: bool = False  # applied by enable(), when first needed, not by install()
     undo: Callable[[Any], None] | None = None  # for a change made in place: what takes it back
-    needs: tuple[str, ...] = ()  # patches that must be on first: without them this one breaks PyTensor
+    needs: tuple[Patch, ...] = ()  # patches that must be on first: without them this one breaks PyTensor
 
     @property
     def target(self) -> str:
         return f"{self.module}.{self.attr}"
 
 
+CONFIG_VIEW = Patch(
+    name="config view",
+    module="pytensor.configdefaults",
+    attr="config",
+    holders=("pytensor",),
+    replacement=replacements.config_view,
+    undo=replacements.config_view_off,
+    kind=object,
+    why="pytensor.config reads, writes and change_flags are modecfg's configuration (one store, "
+    "overrides per thread and task); changed in place, since every PyTensor module holds it",
+)
+
+
+CHANGE_FLAGS_BEFORE = Patch(
+    name="change_flags made before",
+    module="pytensor.configparser",
+    attr="_ChangeFlagsDecorator.__enter__",
+    params=("self",),
+    replacement=replacements.change_flags_enter,
+    needs=(CONFIG_VIEW,),
+    why="a change_flags object or decorator PyTensor made before modecfg was imported holds "
+    "PyTensor's own parameters: entered now, it is a modecfg override, as a new one is",
+)
+
+
+REGISTER_MODE = Patch(
+    name="register_mode",
+    module="pytensor.compile.mode",
+    attr="register_mode",
+    holders=("pytensor.compile", "pytensor.compile.debug.debugmode"),
+    params=("name", "mode"),
+    replacement=replacements.register_mode_unless_taken,
+    why="PyTensor's register_mode refuses every name the mode table answers, DEBUG_MODE "
+    "(registered when DebugMode is imported) among them: it checks PyTensor's own entries",
+)
+
+
+TEST_VALUES = Patch(
+    name="test values",
+    module="pytensor.graph.op",
+    attr="Op.__call__",
+    params=("self",),
+    on_demand=True,
+    replacement=replacements.op_call,
+    why="compute_test_value: each node is evaluated as the graph is written (on once the "
+    "flag is first touched)",
+)
+
+
+SCAN_TEST_VALUES = Patch(
+    name="scan test values",
+    module="pytensor.scan.basic",
+    attr="scan",
+    holders=(
+        "pytensor.scan",
+        "pytensor",
+        "pytensor.scan.views",
+        "pytensor.scan.checkpoints",
+        "pytensor.tensor.pad",
+    ),
+    on_demand=True,
+    replacement=replacements.scan,
+    why="compute_test_value: scan's outputs get their values when scan returns (on once the "
+    "flag is first touched)",
+)
+
+
 PATCHES: tuple[Patch, ...] = (
-    Patch(
-        name="config view",
-        module="pytensor.configdefaults",
-        attr="config",
-        holders=("pytensor",),
-        replacement=replacements.config_view,
-        undo=replacements.config_view_off,
-        kind=object,
-        why="pytensor.config reads, writes and change_flags are modecfg's configuration (one store, "
-        "overrides per thread and task); changed in place, since every PyTensor module holds it",
-    ),
-    Patch(
-        name="change_flags made before",
-        module="pytensor.configparser",
-        attr="_ChangeFlagsDecorator.__enter__",
-        params=("self",),
-        replacement=replacements.change_flags_enter,
-        needs=("config view",),
-        why="a change_flags object or decorator PyTensor made before modecfg was imported holds "
-        "PyTensor's own parameters: entered now, it is a modecfg override, as a new one is",
-    ),
+    CONFIG_VIEW,
+    CHANGE_FLAGS_BEFORE,
     Patch(
         name="change_flags made before (exit)",
         module="pytensor.configparser",
         attr="_ChangeFlagsDecorator.__exit__",
         params=("self",),
         replacement=replacements.change_flags_exit,
-        needs=("change_flags made before",),
+        needs=(CHANGE_FLAGS_BEFORE,),
         why="ends those overrides; a change_flags block open when modecfg was imported puts back "
         "at its end the values modecfg adopted from it",
     ),
@@ -138,16 +186,7 @@ PATCHES: tuple[Patch, ...] = (
         why="a profiled pytensor.function (profile=True or the flag) on numba, jax, c|py, py or c, "
         "which cannot time nodes, is compiled with cvm (or vm) and says so, not empty tables",
     ),
-    Patch(
-        name="register_mode",
-        module="pytensor.compile.mode",
-        attr="register_mode",
-        holders=("pytensor.compile", "pytensor.compile.debug.debugmode"),
-        params=("name", "mode"),
-        replacement=replacements.register_mode_unless_taken,
-        why="PyTensor's register_mode refuses every name the mode table answers, DEBUG_MODE "
-        "(registered when DebugMode is imported) among them: it checks PyTensor's own entries",
-    ),
+    REGISTER_MODE,
     Patch(
         name="mode table",
         module="pytensor.compile.mode",
@@ -155,7 +194,7 @@ PATCHES: tuple[Patch, ...] = (
         holders=("pytensor.compile",),
         kind=dict,
         replacement=replacements.mode_table,
-        needs=("register_mode",),
+        needs=(REGISTER_MODE,),
         why="pytensor.function(mode='NanGuardMode'), get_mode() and the mode flag reach modecfg's "
         "modes; PyTensor's other entries stay",
     ),
@@ -217,34 +256,9 @@ PATCHES: tuple[Patch, ...] = (
         why="linker=per_graph: the cvm linker of modecfg's default mode hands each graph to the linker "
         "chosen for it (numba for a scan, ...)",
     ),
-    Patch(
-        name="test values",
-        module="pytensor.graph.op",
-        attr="Op.__call__",
-        params=("self",),
-        on_demand=True,
-        replacement=replacements.op_call,
-        why="compute_test_value: each node is evaluated as the graph is written (on once the "
-        "flag is first touched)",
-    ),
-    Patch(
-        name="scan test values",
-        module="pytensor.scan.basic",
-        attr="scan",
-        holders=(
-            "pytensor.scan",
-            "pytensor",
-            "pytensor.scan.views",
-            "pytensor.scan.checkpoints",
-            "pytensor.tensor.pad",
-        ),
-        on_demand=True,
-        replacement=replacements.scan,
-        why="compute_test_value: scan's outputs get their values when scan returns (on once the "
-        "flag is first touched)",
-    ),
+    TEST_VALUES,
+    SCAN_TEST_VALUES,
 )
-_BY_NAME = {p.name: p for p in PATCHES}
 
 
 class PatchStatus(NamedTuple):
@@ -379,7 +393,7 @@ def _try(patches: list[Patch]) -> list[str]:
             _problems[patch.name] = str(exc)
             problems.append(f"{patch.name} ({patch.target}): {exc}")
     for patch, owner, attr, raw, obj in verified:
-        missing = [name for name in patch.needs if name not in _applied]
+        missing = [needed.name for needed in patch.needs if needed.name not in _applied]
         unreadable = [n for n in missing if _problems.get(n, "").startswith(_UNREADABLE)]
         if unreadable:  # the user's configuration: said once, at the import
             _problems[patch.name] = _problems[unreadable[0]]
@@ -449,34 +463,33 @@ def install(wanted: Callable[[Patch], bool] | None = None) -> list[PatchStatus]:
     return status()
 
 
-def enable(name: str) -> bool:
+def enable(patch: Patch) -> bool:
     """Apply an on-demand patch now (verified first); whether it is on. Before the patches are
     installed (PyTensor still being imported: the flag read from the environment at its
     import) it waits: the after-import hook enables it, once PyTensor's modules can be
     imported (pytensor.scan.basic imported halfway through PyTensor's import is circular)."""
     with _lock:
-        if name in _applied:
+        if patch.name in _applied:
             return True
         if "pytensor" not in sys.modules or not _installed:
             return False
-        _say(_try([_BY_NAME[name]]))
-        return name in _applied
+        _say(_try([patch]))
+        return patch.name in _applied
 
 
 def uninstall() -> None:
     """Put back every original object PyTensor had, in every module that held it."""
     global _installed
     with _lock:
-        for name in reversed([p.name for p in PATCHES]):
-            applied = _applied.pop(name, None)
+        for patch in reversed(PATCHES):
+            applied = _applied.pop(patch.name, None)
             if applied is None:
                 continue
-            attr = _BY_NAME[name].attr.rsplit(".", 1)[-1]
-            undo = _BY_NAME[name].undo
-            if undo is not None:
-                undo(applied.replacement)
+            attr = patch.attr.rsplit(".", 1)[-1]
+            if patch.undo is not None:
+                patch.undo(applied.replacement)
             setattr(applied.owner, attr, applied.raw)
-            for holder in _BY_NAME[name].holders:  # those loaded since bound the replacement too
+            for holder in patch.holders:  # those loaded since bound the replacement too
                 module = sys.modules.get(holder)
                 if module is not None and getattr(module, attr, None) is applied.replacement:
                     setattr(module, attr, applied.original)
@@ -526,7 +539,10 @@ def _debugmode_fix() -> tuple[str, str]:
         from modecfg._pytensor import debugmode
     except Exception as exc:  # pragma: no cover - PyTensor's DebugMode cannot be imported
         return "off", f"PyTensor's DebugMode cannot be imported ({exc!r})"
-    if debugmode.fix_in_place():
+    fix_in_place = getattr(debugmode, "fix_in_place", None)
+    if fix_in_place is None:  # its import imported PyTensor (modecfg.DebugMode, read first): checked later
+        return "waiting", "modecfg._pytensor.debugmode is being imported (doctor checks it then)"
+    if fix_in_place():
         return "on", "DebugMode's linker restores 0-d inputs with fill (numpy 2 has no itemset)"
     return "off", "not needed here (numpy 1), or PyTensor no longer calls itemset where expected"
 

@@ -6,6 +6,7 @@ factory given to :func:`register_mode`. Registries refuse duplicates; names matc
 without regard to case, as PyTensor's do (``debugmode`` is ``DebugMode``).
 """
 
+import enum
 import sys
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -14,6 +15,7 @@ from modecfg._locks import Lock, fork_safe
 
 __all__ = [
     "SHAPING_FLAGS",
+    "Builder",
     "ModeEntry",
     "canonical_mode",
     "entries",
@@ -24,6 +26,19 @@ __all__ = [
 ]
 
 
+class Builder(enum.Enum):
+    """How modecfg.modes.build makes a built-in mode (its ``match`` covers every member: mypy
+    checks it)."""
+
+    STANDARD = "standard"  # the optimizer and linker flags (FAST_RUN, Mode)
+    FAST_COMPILE = "fast_compile"
+    DEBUG = "debug"
+    MONITOR = "monitor"
+    NANGUARD = "nanguard"
+    PROFILE = "profile"
+    BACKEND = "backend"  # PyTensor's mode of that name: its linker and its rewrites
+
+
 class ModeEntry(NamedTuple):
     """One registered mode: the one place its name is written."""
 
@@ -31,7 +46,7 @@ class ModeEntry(NamedTuple):
     purpose: str
     factory: Callable[[], Any] | None = None  # a user's mode: called at each compile
     deprecated: str = ""  # the DeprecationWarning's text, for deprecated modes
-    builder: str = ""  # a built-in: how modecfg.modes.build makes it ("backend": PyTensor's mode)
+    builder: Builder | None = None  # a built-in: how modecfg.modes.build makes it
     pytensor: bool = False  # PyTensor's own ``mode`` flag takes the name too
     linker: str = ""  # the linker a backend mode runs on (its name in the linker table)
 
@@ -42,35 +57,35 @@ _MODES: dict[str, ModeEntry] = {
     e.name: e
     for e in (
         ModeEntry("FAST_RUN", "all rewrites, a linker chosen for each graph: training and production",
-                  builder="standard", pytensor=True),
+                  builder=Builder.STANDARD, pytensor=True),
         ModeEntry("FAST_COMPILE", "few rewrites, Python thunks: quick compiles while iterating",
-                  builder="fast_compile", pytensor=True),
+                  builder=Builder.FAST_COMPILE, pytensor=True),
         ModeEntry("DebugMode", "checks every rewrite and op implementation against each other (slow)",
-                  builder="debug", pytensor=True),
-        ModeEntry("MonitorMode", "calls your functions before and after every node", builder="monitor"),
+                  builder=Builder.DEBUG, pytensor=True),
+        ModeEntry("MonitorMode", "calls your functions before and after every node", builder=Builder.MONITOR),
         ModeEntry("NanGuardMode", "stops at the first NaN, Inf or huge value",
-                  builder="nanguard", pytensor=True),
+                  builder=Builder.NANGUARD, pytensor=True),
         ModeEntry(
             "ProfileMode",
             "FAST_RUN with profiling on",
             deprecated="ProfileMode is deprecated: use mode=FAST_RUN with profile=True "
             "(the flag, or modecfg.function(..., profile=True))",
-            builder="profile",
+            builder=Builder.PROFILE,
         ),
         ModeEntry("Mode", "the optimizer and linker flags as they are (FAST_RUN by default)",
-                  builder="standard", pytensor=True),
+                  builder=Builder.STANDARD, pytensor=True),
         ModeEntry("CVM", "all rewrites on the C virtual machine",
-                  builder="backend", pytensor=True, linker="cvm"),
+                  builder=Builder.BACKEND, pytensor=True, linker="cvm"),
         ModeEntry("C", "all rewrites on the single-module C linker",
-                  builder="backend", pytensor=True, linker="c"),
+                  builder=Builder.BACKEND, pytensor=True, linker="c"),
         ModeEntry("NUMBA", "all rewrites on the numba backend",
-                  builder="backend", pytensor=True, linker="numba"),
+                  builder=Builder.BACKEND, pytensor=True, linker="numba"),
         ModeEntry("JAX", "all rewrites on the JAX backend (CPU or GPU)",
-                  builder="backend", pytensor=True, linker="jax"),
+                  builder=Builder.BACKEND, pytensor=True, linker="jax"),
         ModeEntry("PYTORCH", "all rewrites on the PyTorch backend",
-                  builder="backend", pytensor=True, linker="pytorch"),
+                  builder=Builder.BACKEND, pytensor=True, linker="pytorch"),
         ModeEntry("MLX", "all rewrites on the MLX backend",
-                  builder="backend", pytensor=True, linker="mlx"),
+                  builder=Builder.BACKEND, pytensor=True, linker="mlx"),
     )
 }  # fmt: skip
 

@@ -14,26 +14,24 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from modecfg._lazy import LazyNames as _LazyNames
+from modecfg._lazy import attach as _attach
 from modecfg.config.flags import FlagSet, declared
 from modecfg.config.live import Change, Config, Override, build
 from modecfg.config.origin import Layer, Origin, Setting
 from modecfg.config.resolve import Note, Resolution, gather, resolve, unknown_setting
 from modecfg.errors import ConfigError
 
-if TYPE_CHECKING:
-    from modecfg.config.explain import Explanation
-    from modecfg.config.snapshot import Snapshot
+if TYPE_CHECKING:  # the names handed out on first use, each written here once (modecfg._lazy)
+    from modecfg.config.explain import Explanation as Explanation
+    from modecfg.config.snapshot import Snapshot as Snapshot
 
 __all__ = [
     "Change",
     "Config",
     "Diagnosis",
-    "Explanation",
     "Layer",
     "Origin",
     "Override",
-    "Snapshot",
     "change_flags",
     "config",
     "diagnose",
@@ -118,6 +116,6 @@ def change_flags(flags: Mapping[str, Any] | None = None, /, **kwargs: Any) -> Ov
 
 
 # Loaded on first use: reading the configuration needs neither (each module costs start-up).
-__getattr__ = _LazyNames(
-    __name__, {"Explanation": "modecfg.config.explain", "Snapshot": "modecfg.config.snapshot"}
-)
+__getattr__, _lazy_names = _attach(__name__, __file__)
+__all__ += _lazy_names
+__dir__ = __getattr__.dir

@@ -455,9 +455,8 @@ flag("mode", str, "Mode",
      pytensor=True, choices_from=_mode_names, check=_check_mode, objects=_is_mode_object)
 flag("linker", str, "auto",
      "Linker of the default mode (see `modecfg linkers`). 'auto' is PyTensor's: numba. "
-     "'per_graph' is modecfg's choice for each graph: numba for a scan or inner function, and for "
-     "matrix products when PyTensor's C code has no BLAS; cvm otherwise and whenever the compile "
-     "is profiled (the rule: modecfg/linkers/auto.py; `modecfg doctor` says whether it helps here). "
+     "'per_graph' is modecfg's choice for each graph, by a rule that looks at the graph and the "
+     "machine (`modecfg linkers` says what it does here; the rule: modecfg/linkers/auto.py). "
      "Any other value pins that linker.",
      pytensor=True, choices_from=_linker_names, check=_check_linker)
 flag("allow_gc", bool, True,

@@ -27,6 +27,7 @@ theirs.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from modecfg._pytensor import marks
@@ -34,9 +35,20 @@ from modecfg._pytensor.blas import products
 from modecfg._pytensor.graphs import has_inner_loops
 from modecfg._pytensor.modebuild import make_mode, predefined_linker
 from modecfg._registry.linkers import PREFERENCE
-from modecfg.linkers import best_linker, why_unavailable
+from modecfg.linkers import why_unavailable
 
-__all__ = ["Choice", "auto_linker", "choose", "chosen", "mode_for", "rule_here"]
+__all__ = [
+    "RULES",
+    "Choice",
+    "Here",
+    "Rule",
+    "auto_linker",
+    "choose",
+    "chosen",
+    "here",
+    "mode_for",
+    "rule_here",
+]
 
 # What the chosen linker is kept under on a FunctionGraph: plain strings, so a compiled
 # function still unpickles where modecfg is not installed.
@@ -48,32 +60,76 @@ class Choice(NamedTuple):
     reason: str
 
 
+class Here(NamedTuple):
+    """What the rule asks of this machine."""
+
+    numba: bool  # numba runs here
+    cvm: bool  # a C++ compiler runs here
+    c_blas: bool  # PyTensor's C code links a BLAS
+
+
+class Rule(NamedTuple):
+    """One step of the rule: on a machine where ``machine`` holds, a graph for which ``graph``
+    holds (None: every graph) gets ``linker``. ``when`` says which graphs in words, ``reason``
+    why, as ``chosen()`` and the DEBUG line give it."""
+
+    linker: str
+    when: str
+    reason: str
+    machine: Callable[[Here], bool]
+    graph: Callable[[Any], bool] | None = None
+
+
+# The rule (the module's doc says it in words): the one place choose() and rule_here() read.
+RULES: tuple[Rule, ...] = (
+    Rule("numba", "scan and inner functions",
+         "the graph has an inner loop (scan) or inner function: numba compiles it",
+         lambda here: here.numba, has_inner_loops),
+    Rule("numba", "matrix-matrix products",
+         "matrix-matrix products and no BLAS for C: numba's products are numpy's",
+         lambda here: here.numba and not here.c_blas, lambda fgraph: products(fgraph).matrix_matrix),
+    Rule("cvm", "every other graph", "C thunks with the lowest per-call overhead", lambda here: here.cvm),
+)  # fmt: skip
+PROFILED = "the compile is profiled: a profile times each node, which the VM linkers do"
+
+
+def here() -> Here:
+    return Here(not why_unavailable("numba"), not why_unavailable("cvm"), _c_has_blas())
+
+
 def choose(fgraph: Any, profiled: bool = False) -> Choice:
-    """The linker ``linker=per_graph`` gives this graph, and why (the rule of the module's doc)."""
+    """The linker ``linker=per_graph`` gives this graph, and why: the first of :data:`RULES` that
+    holds, else the fastest linker usable here (the registry's order; py needs nothing)."""
     if profiled:
-        name = "cvm" if not why_unavailable("cvm") else "vm"
-        return Choice(name, "the compile is profiled: a profile times each node, which the VM linkers do")
-    numba = not why_unavailable("numba")
-    loops = has_inner_loops(fgraph)
-    if loops and numba:
-        return Choice("numba", "the graph has an inner loop (scan) or inner function: numba compiles it")
-    if numba and not _c_has_blas() and products(fgraph).matrix_matrix:
-        return Choice("numba", "matrix-matrix products and no BLAS for C: numba's products are numpy's")
-    if not why_unavailable("cvm"):
-        return Choice("cvm", "C thunks with the lowest per-call overhead")
-    name = next(n for n in PREFERENCE if not why_unavailable(n))  # the registry's order; py needs nothing
-    return Choice(name, f"no C++ compiler: {name} is the fastest linker left")
+        return Choice("cvm" if not why_unavailable("cvm") else "vm", PROFILED)
+    machine = here()
+    for rule in RULES:
+        if rule.machine(machine) and (rule.graph is None or rule.graph(fgraph)):
+            return Choice(rule.linker, rule.reason)
+    return Choice(_last_resort(), f"no C++ compiler: {_last_resort()} is the fastest linker left")
+
+
+def _last_resort() -> str:
+    return next(n for n in PREFERENCE if not why_unavailable(n))
 
 
 def rule_here() -> str:
-    """What ``linker=per_graph`` does on this machine, in one line (doctor, ``modecfg linkers``)."""
-    numba = not why_unavailable("numba")
-    default = best_linker()
-    if not numba:
+    """What ``linker=per_graph`` does on this machine, in one line (doctor, ``modecfg linkers``),
+    read from :data:`RULES`."""
+    machine = here()
+    live = [rule for rule in RULES if rule.machine(machine)]
+    default = next((r.linker for r in live if r.graph is None), None) or _last_resort()
+    per_graph = [rule for rule in live if rule.graph is not None]
+    if not per_graph:
         return f"{default} for every graph (numba is not usable here)"
-    blas = "no BLAS for C" if not _c_has_blas() else "a BLAS for C"
-    products = ", and for matrix-matrix products" if not _c_has_blas() else ""
-    return f"chosen per graph: numba for scan and inner functions{products} ({blas}); {default} otherwise"
+    parts: list[str] = []  # consecutive rules giving one linker are said together
+    for rule in per_graph:
+        if parts and parts[-1].startswith(rule.linker + " "):
+            parts[-1] += f", and for {rule.when}"
+        else:
+            parts.append(f"{rule.linker} for {rule.when}")
+    blas = "a BLAS for C" if machine.c_blas else "no BLAS for C"
+    return f"chosen per graph: {'; '.join(parts)} ({blas}); {default} otherwise"
 
 
 def _c_has_blas() -> bool:

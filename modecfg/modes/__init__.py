@@ -7,7 +7,7 @@ need it (``function``, ``get_mode``, ``table``, ``compiled_with``, ``replay``,
 
 from typing import TYPE_CHECKING
 
-from modecfg._lazy import LazyNames as _LazyNames
+from modecfg._lazy import attach as _attach
 from modecfg._registry.modes import (
     ModeEntry,
     canonical_mode,
@@ -16,50 +16,22 @@ from modecfg._registry.modes import (
     register_mode,
 )
 
-if TYPE_CHECKING:
-    from modecfg._pytensor.debugmode import DebugMode
-    from modecfg.modes.build import get_mode, table
-    from modecfg.modes.compiling import compiled_with, function
-    from modecfg.modes.dump import Dump, load_dump
-    from modecfg.modes.monitor import MonitorMode
-    from modecfg.modes.nanguard import NanGuardMode
-    from modecfg.modes.profile import ProfileMode
-    from modecfg.modes.replaying import replay
+if TYPE_CHECKING:  # the names handed out on first use, each written here once (modecfg._lazy)
+    from modecfg._pytensor.debugmode import DebugMode as DebugMode
+    from modecfg.modes.build import get_mode as get_mode
+    from modecfg.modes.build import table as table
+    from modecfg.modes.compiling import compiled_with as compiled_with
+    from modecfg.modes.compiling import function as function
+    from modecfg.modes.dump import Dump as Dump
+    from modecfg.modes.dump import load_dump as load_dump
+    from modecfg.modes.monitor import MonitorMode as MonitorMode
+    from modecfg.modes.nanguard import NanGuardMode as NanGuardMode
+    from modecfg.modes.profile import ProfileMode as ProfileMode
+    from modecfg.modes.replaying import replay as replay
 
-__all__ = [
-    "DebugMode",
-    "Dump",
-    "ModeEntry",
-    "MonitorMode",
-    "NanGuardMode",
-    "ProfileMode",
-    "canonical_mode",
-    "compiled_with",
-    "entries",
-    "function",
-    "get_mode",
-    "load_dump",
-    "mode_names",
-    "register_mode",
-    "replay",
-    "table",
-]
+__all__ = ["ModeEntry", "canonical_mode", "entries", "mode_names", "register_mode"]
 
-# name -> the module that defines it (each imports PyTensor)
-__getattr__ = _LazyNames(
-    __name__,
-    {
-        "get_mode": "modecfg.modes.build",
-        "table": "modecfg.modes.build",
-        "function": "modecfg.modes.compiling",
-        "compiled_with": "modecfg.modes.compiling",
-        "replay": "modecfg.modes.replaying",
-        "load_dump": "modecfg.modes.dump",
-        "Dump": "modecfg.modes.dump",
-        "MonitorMode": "modecfg.modes.monitor",
-        "NanGuardMode": "modecfg.modes.nanguard",
-        "ProfileMode": "modecfg.modes.profile",
-        "DebugMode": "modecfg._pytensor.debugmode",
-    },
-)
+# The lazy names: each imports PyTensor.
+__getattr__, _lazy_names = _attach(__name__, __file__)
+__all__ += _lazy_names
 __dir__ = __getattr__.dir

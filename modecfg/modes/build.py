@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, assert_never
 
 from modecfg._locks import fork_safe
 from modecfg._pytensor import marks
@@ -31,7 +31,7 @@ from modecfg._pytensor.modebuild import (
     requiring_defect,
 )
 from modecfg._registry.linkers import BACKENDS, linker_name
-from modecfg._registry.modes import SHAPING_FLAGS, entries, find_mode, mode_names
+from modecfg._registry.modes import SHAPING_FLAGS, Builder, entries, find_mode, mode_names
 from modecfg._warn import warn
 from modecfg.config import config
 from modecfg.errors import FlagValueError, ModecfgError, UnknownModeError
@@ -132,11 +132,26 @@ def _check_requiring() -> None:
 
 def _build(name: str) -> Any:
     entry = find_mode(name)
-    assert entry is not None and entry.builder, name
-    if entry.builder == "backend":  # PyTensor's mode of that name: its linker and its rewrites
+    assert entry is not None and entry.builder is not None, name
+    if entry.builder is Builder.BACKEND:  # PyTensor's mode of that name: its linker and its rewrites
         linker, rewrites = pytensor_mode(entry.name)
         return make_mode(linker, _query(rewrites))
-    return _BUILDERS[entry.builder](_query(predefined_optimizer(str(config.optimizer))))
+    optimizer = _query(predefined_optimizer(str(config.optimizer)))
+    match entry.builder:
+        case Builder.STANDARD:
+            return _standard(optimizer)
+        case Builder.FAST_COMPILE:
+            return _fast_compile(optimizer)
+        case Builder.PROFILE:
+            return _profile(optimizer)
+        case Builder.DEBUG:
+            return _debug(optimizer)
+        case Builder.NANGUARD:
+            return _nanguard(optimizer)
+        case Builder.MONITOR:
+            return _monitor(optimizer)
+        case _:
+            assert_never(entry.builder)
 
 
 def _standard(optimizer: Any) -> Any:
@@ -189,17 +204,6 @@ def _monitor(optimizer: Any) -> Any:
     from modecfg.modes.monitor import MonitorMode
 
     return MonitorMode(optimizer=optimizer)
-
-
-# A registry entry's ``builder`` names its function here (backends are built by _build).
-_BUILDERS: dict[str, Any] = {
-    "standard": _standard,
-    "fast_compile": _fast_compile,
-    "profile": _profile,
-    "debug": _debug,
-    "nanguard": _nanguard,
-    "monitor": _monitor,
-}
 
 
 def backend_missing(mode: Any) -> str:

@@ -30,16 +30,17 @@ def on_demand_put_back() -> Any:
     if {p.name for p in patches.PATCHES if p.on_demand and patches.is_on(p.name)} != before:
         patches.uninstall()
         patches.install()
-        for name in before:
-            patches.enable(name)
+        for patch in patches.PATCHES:
+            if patch.name in before:
+                patches.enable(patch)
 
 
 @pytest.mark.usefixtures("on_demand_put_back")
 def test_every_integration_point_verifies_against_the_installed_pytensor() -> None:
     import modecfg  # noqa: F401  (wired: PyTensor is loaded, so the points are in)
 
-    for name in ("test values", "scan test values"):
-        assert patches.enable(name)
+    for patch in (patches.TEST_VALUES, patches.SCAN_TEST_VALUES):
+        assert patches.enable(patch)
     rows = {row.patch.name: row for row in patches.status()}
     assert set(rows) == {p.name for p in patches.PATCHES}
     assert {name: row.state for name, row in rows.items()} == dict.fromkeys(rows, "on")
@@ -54,7 +55,7 @@ def test_no_module_of_pytensor_still_holds_a_replaced_object(patch: patches.Patc
 
     importlib.import_module("pytensor.compile.debug.debugmode")  # loaded lazily by PyTensor
     if patch.on_demand:
-        patches.enable(patch.name)
+        patches.enable(patch)
     assert patches.is_on(patch.name)
     original = patches.original(patch.name)
     if patch.undo:  # changed in place: every holder holds the one object, as it should
@@ -98,8 +99,8 @@ def test_uninstall_restores_every_original_object_and_install_puts_them_back() -
         before, before_modes = snapshot(), modes()
         import modecfg
         from modecfg._pytensor import patches
-        for name in ("test values", "scan test values"):
-            patches.enable(name)
+        for patch in (patches.TEST_VALUES, patches.SCAN_TEST_VALUES):
+            patches.enable(patch)
         installed = snapshot()
         changed = sorted(k for k in before if installed.get(k) != before[k])
         patches.uninstall()
@@ -140,9 +141,9 @@ def test_a_missing_or_changed_target_leaves_import_pytensor_working_and_warns_on
         patches.PATCHES = (
             *[p for p in patches.PATCHES if p.name != "error locations"],
             patches.Patch("moved", "pytensor.link.utils", "no_such_function", "raise_with_op", "gone"),
-            patches._BY_NAME["error locations"]._replace(params=("fgraph", "node", "something_else")),
+            *[p._replace(params=("fgraph", "node", "something_else"))
+              for p in patches.PATCHES if p.name == "error locations"],
         )
-        patches._BY_NAME = {p.name: p for p in patches.PATCHES}
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             import pytensor
@@ -164,7 +165,8 @@ def test_a_missing_or_changed_target_leaves_import_pytensor_working_and_warns_on
     assert "no_such_function does not exist" in out["text"]
     assert "raise_with_op takes (fgraph, node, thunk, exc_info, storage_map)" in out["text"]
     assert out["states"]["moved"][0] == "off" and out["states"]["error locations"][0] == "off"
-    assert out["states"]["mode table"] == ["on", patches._BY_NAME["mode table"].why]
+    (table,) = [p for p in patches.PATCHES if p.name == "mode table"]
+    assert out["states"]["mode table"] == ["on", table.why]
     assert out["untouched"] is True
 
 
@@ -341,7 +343,6 @@ def test_a_patch_whose_partner_is_off_is_left_off_and_pytensor_still_imports() -
         # register_mode does not verify (as if PyTensor's signature had changed)
         patches.PATCHES = tuple(p._replace(params=("registered",)) if p.name == "register_mode" else p
                                 for p in patches.PATCHES)
-        patches._BY_NAME.update({p.name: p for p in patches.PATCHES})
         import pytensor
         import pytensor.compile.debug.debugmode  # registers DEBUG_MODE
         rows = {r.patch.name: [r.state, r.reason] for r in patches.status()}
@@ -419,3 +420,24 @@ def test_a_contact_pytensor_no_longer_offers_fails_and_is_said_at_install(
         "failed",
         "could not be checked (RuntimeError: the probe itself broke)",
     )
+
+
+def test_modecfg_debugmode_read_first_imports_pytensor_without_a_warning() -> None:
+    """`import modecfg; modecfg.DebugMode()` as a tutorial's first line: the DebugMode module
+    imports PyTensor, whose import checked the DebugMode fix in the module still being imported
+    and warned 'could not be checked'. The check waits for it now; doctor then sees it on."""
+    out = _run(
+        """
+        import json, warnings
+        warnings.simplefilter("always")
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            import modecfg
+            mode = modecfg.DebugMode()
+        from modecfg._pytensor import patches
+        ours = [str(w.message) for w in seen if issubclass(w.category, modecfg.PyTensorIntegrationWarning)]
+        (row,) = [r for r in patches.contacts() if r.patch.name == "DebugMode fix"]
+        print(json.dumps({"said": ours, "state": row.state}))
+        """
+    )
+    assert (out["said"], out["state"]) == ([], "on")

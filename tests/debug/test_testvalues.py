@@ -93,7 +93,7 @@ def test_off_computes_nothing() -> None:
     installed it yet) and the flag off, no node gets a value."""
     from modecfg._pytensor import patches
 
-    assert patches.enable("test values") and patches.is_on("test values")
+    assert patches.enable(patches.TEST_VALUES) and patches.is_on("test values")
     assert modecfg.config.compute_test_value == "off"
     z, _ = _mismatch()
     assert not hasattr(z.tag, "test_value")

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import numpy as np
 import pytest
 
 import modecfg
-from modecfg.linkers import auto
+from modecfg.linkers import auto, best_linker
 from modecfg.linkers.auto import choose, chosen
 from modecfg.modes.build import describe_linker
 
@@ -172,9 +173,33 @@ def test_the_rule_doctor_and_linkers_print_says_what_per_graph_does_here(
 ) -> None:
     monkeypatch.setattr(auto, "_c_has_blas", lambda: has_blas)
     monkeypatch.setattr(auto, "why_unavailable", lambda name: "")
-    assert auto.rule_here() == rule.format(best=auto.best_linker())
+    assert auto.rule_here() == rule.format(best=best_linker())
 
 
 def test_without_numba_the_rule_names_the_one_linker_left(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(auto, "why_unavailable", lambda name: "not installed" if name == "numba" else "")
-    assert auto.rule_here() == f"{auto.best_linker()} for every graph (numba is not usable here)"
+    assert auto.rule_here() == f"{best_linker()} for every graph (numba is not usable here)"
+
+
+def test_the_rule_said_is_the_rule_applied(monkeypatch: pytest.MonkeyPatch) -> None:
+    """rule_here() and choose() read one table (auto.RULES): a step added there is both said and
+    applied, with its own words and reason."""
+    x = pt.matrix("x")
+
+    def has_exp(fgraph: Any) -> bool:
+        ops = [getattr(n.op, "scalar_op", None) for n in fgraph.apply_nodes]
+        return any(type(op).__name__ == "Exp" for op in ops)
+
+    extra = auto.Rule("vm", "graphs with an exp", "a test step", lambda here: True, has_exp)
+    monkeypatch.setattr(auto, "RULES", (extra, *auto.RULES))
+    monkeypatch.setattr(auto, "why_unavailable", lambda name: "")
+    monkeypatch.setattr(auto, "_c_has_blas", lambda: True)
+    assert auto.rule_here() == (
+        "chosen per graph: vm for graphs with an exp; numba for scan and inner functions (a BLAS for C); "
+        "cvm otherwise"
+    )
+    assert choose(_fgraph([x], [pt.exp(x)])) == auto.Choice("vm", "a test step")
+    assert choose(_fgraph([x], [x + 1])).name == "cvm"
+    monkeypatch.setattr(auto, "why_unavailable", lambda name: "" if name in ("vm", "py") else "not here")
+    left = auto.Choice("vm", "no C++ compiler: vm is the fastest linker left")
+    assert choose(_fgraph([x], [x + 1])) == left
