@@ -30,6 +30,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
 
 from modecfg._locks import Lock, fork_safe
+from modecfg._pytensor.binding import Binding, binding
 from modecfg._pytensor.state import HAND_OFF
 from modecfg._pytensor.values import pytensor_accepts
 from modecfg._pytensor.version import pytensor_version
@@ -54,11 +55,12 @@ def _log() -> logging.Logger:
     return logging.getLogger("modecfg.bridge")
 
 
-def _in_view(spec: Flag) -> bool:
-    """Whether ``pytensor.config`` answers this flag from modecfg's store (no copy needed)."""
+def _in_view(spec: Flag, param: Any) -> bool:
+    """Whether ``pytensor.config`` answers this flag from modecfg's store (no copy needed):
+    the view is attached and the flag's binding is the view's."""
     view = sys.modules.get("modecfg._pytensor.view")
     current = view.view() if view is not None else None
-    return current is not None and spec.name in current.names
+    return current is not None and binding(spec, param) is Binding.VIEW
 
 
 _said_missing: set[str] = set()
@@ -184,14 +186,14 @@ class PyTensorBridge:
         found = self._set_values(cfg)
         self._say_missing([spec for spec, _ in found])
         for spec, value in found:
-            if not _in_view(spec):
+            if not _in_view(spec, self._param(spec)):
                 self.mirror(spec, value, early=True)
 
     def _changed(self, change: Change) -> None:
         if "pytensor" not in sys.modules:
             return  # PyTensor gets the values at its import
         spec = FLAGS[change.name]
-        if not spec.pytensor or _in_view(spec):
+        if not spec.pytensor or _in_view(spec, self._param(spec)):
             return
         if change.kind in ("loaded", "assigned"):  # a value set for a flag this PyTensor lacks is said
             self._say_missing([spec])

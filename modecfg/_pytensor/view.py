@@ -37,6 +37,7 @@ from typing import Any
 from pytensor.configparser import ConfigParam, PyTensorConfigParser
 
 from modecfg._pytensor.adopt import adopt_declarations, first_read
+from modecfg._pytensor.binding import Binding, binding
 from modecfg._pytensor.blas import PYTENSOR_TEXT
 from modecfg._pytensor.values import pytensor_accepts
 from modecfg._source import TRAMPOLINE_FILE
@@ -264,8 +265,7 @@ class _Scoped(_Base):
         current = _VIEW
         if obj is None or current is None:
             return self
-        scope = current.store.scope_var.get()
-        hit = scope.get(self.flag) if scope is not None else None
+        hit = current.store.override_of(self.flag)
         if hit is None:  # not overridden here: the store decides (and may take this away)
             return current.present(self.name)
         value = hit[0]
@@ -384,7 +384,7 @@ class _View:
             if param is None or isinstance(param, ViewParam) or spec.pytensor_name in self.known:
                 continue
             self.known[spec.pytensor_name] = spec
-            if spec.fixed and not param.mutable:
+            if binding(spec, param) is Binding.HANDED_OVER:
                 continue  # PyTensor uses one value per process, received at its import
             self.originals[spec.pytensor_name] = param
             self.flags[spec.pytensor_name] = spec
@@ -469,8 +469,7 @@ class _View:
     def present(self, name: str) -> Any:
         """The value of PyTensor's ``name`` in the reading thread or task."""
         spec = self.flags[name]
-        section = self.store.sections[spec.section]
-        return self.show(spec, getattr(section, spec.attr))
+        return self.show(spec, self.store.value(spec.name))
 
     def refresh(self, names: Any) -> None:
         """Put the values below the overrides into the instance dict (the fast reads)."""
@@ -491,7 +490,7 @@ class _View:
 
     def _shadow(self, name: str, shadow: str | _Base) -> None:
         """Put ``shadow`` on ConfigView for ``name``, unless an override's _Scoped is there."""
-        with self.store.counting:  # the lock under which the store's scoped() calls come
+        with self.store.views_told():  # not crossing a scoped() call
             if not isinstance(ConfigView.__dict__.get(name), _Scoped):
                 setattr(ConfigView, name, shadow)
 
@@ -590,21 +589,16 @@ class _View:
         self.taking_turns = self._turns()
         for spec in FLAGS.values():  # modecfg's flags this PyTensor has none of: read through the view
             name = spec.pytensor_name
-            if name not in self.params and name not in ConfigView.__dict__:
+            if binding(spec, self.params.get(name)) is Binding.MODECFG and name not in ConfigView.__dict__:
                 setattr(ConfigView, name, _Own(spec.name))
                 self.own.append(name)
         target.__class__ = ConfigView
         self._unsubscribe = _config.subscribe(self._changed)
-        with self.store.counting:
-            self.store.views.append(self)
-            for flag in self.store.shadowed:
-                self.scoped(flag, True)
+        self.store.add_view(self)
 
     def detach(self) -> None:
         """PyTensor's class and parameters back, each holding the value in effect below the overrides."""
-        with self.store.counting:
-            if self in self.store.views:
-                self.store.views.remove(self)
+        self.store.remove_view(self)
         if self._unsubscribe is not None:
             self._unsubscribe()
         target = self.target

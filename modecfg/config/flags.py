@@ -28,8 +28,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
-from modecfg._registry.linkers import canonical_linker, detect_cxx, linker_names
-from modecfg._registry.modes import canonical_mode, mode_names
+from modecfg._registry.linkers import canonical_linker, detect_cxx, linker_names, pytensor_linker_names
+from modecfg._registry.modes import canonical_mode, mode_names, pytensor_mode_names
 
 if TYPE_CHECKING:
     from modecfg.config.protocol import ConfigLike
@@ -96,7 +96,7 @@ class Flag:
     __slots__ = (
         "adopted", "attr", "base", "check", "choices_from", "default", "describe", "doc", "fixed",
         "legacy_value", "literals", "name", "objects", "optional", "pytensor", "pytensor_since",
-        "pytensor_until", "range", "reaches", "section", "type",
+        "pytensor_takes", "pytensor_until", "range", "reaches", "section", "type",
     )  # fmt: skip
 
     def __init__(
@@ -118,8 +118,13 @@ class Flag:
         reaches: str = "",
         objects: Callable[[Any], bool] | None = None,
         adopted: str = "",
+        pytensor_takes: Callable[[Any], bool] | None = None,
     ) -> None:
         self.name = name
+        # Which of the flag's values PyTensor's own parameter takes (None: all of them). The
+        # others are modecfg's alone: PyTensor keeps what it holds (linker=per_graph; a
+        # compiledir of None, which PyTensor works out itself).
+        self.pytensor_takes = pytensor_takes
         self.adopted = adopted
         self.type = type
         self.default = default
@@ -340,6 +345,18 @@ def _mode_names() -> Sequence[str]:
     return mode_names()
 
 
+def _pytensor_has_mode(value: Any) -> bool:
+    return value in pytensor_mode_names()
+
+
+def _pytensor_has_linker(value: Any) -> bool:
+    return value in pytensor_linker_names()
+
+
+def _not_none(value: Any) -> bool:
+    return value is not None
+
+
 def _check_mode(value: str) -> str:
     return canonical_mode(value)
 
@@ -452,13 +469,14 @@ flag("unpickle_function", bool, True,
 flag("mode", str, "Mode",
      "Default compile mode: an optimizer and a linker (see `modecfg modes`). 'Mode', PyTensor's "
      "default, is the optimizer and linker flags as they are (FAST_RUN's rewrites by default).",
-     pytensor=True, choices_from=_mode_names, check=_check_mode, objects=_is_mode_object)
+     pytensor=True, choices_from=_mode_names, check=_check_mode, objects=_is_mode_object,
+     pytensor_takes=_pytensor_has_mode)
 flag("linker", str, "auto",
      "Linker of the default mode (see `modecfg linkers`). 'auto' is PyTensor's: numba. "
      "'per_graph' is modecfg's choice for each graph, by a rule that looks at the graph and the "
      "machine (`modecfg linkers` says what it does here; the rule: modecfg/linkers/auto.py). "
      "Any other value pins that linker.",
-     pytensor=True, choices_from=_linker_names, check=_check_linker)
+     pytensor=True, choices_from=_linker_names, check=_check_linker, pytensor_takes=_pytensor_has_linker)
 flag("allow_gc", bool, True,
      "Free intermediate results during a call: less memory, more allocation.", pytensor=True)
 flag("optimizer", Literal["o4", "o3", "o2", "o1", "unsafe", "fast_run", "fast_compile", "merge", "None"],
@@ -508,7 +526,8 @@ flag("compile.timeout", int, Lazy(lambda cfg: cfg["compile.wait"] * 24, "24 x co
      pytensor=True, fixed=True, range=Range(ge=0))
 flag("blas.ldflags", str | None, None,
      "Linker flags of the BLAS library (-L/-l words). None: PyTensor detects it; "
-     "'' : no BLAS library, numpy does the products.", pytensor=True, fixed=True, reaches="the linker")
+     "'' : no BLAS library, numpy does the products.", pytensor=True, fixed=True, reaches="the linker",
+     pytensor_takes=_not_none)
 flag("blas.check_openmp", bool, True,
      "Check for conflicting OpenMP runtimes in BLAS.", pytensor=True)
 flag("compiledir_format", str, _COMPILEDIR_FORMAT,
@@ -520,7 +539,7 @@ flag("base_compiledir", Path, Lazy(lambda cfg: Path("~/.pytensor").expanduser(),
      reaches="a path")
 flag("compiledir", Path | None, None,
      "Directory of compiled modules. None: base_compiledir/compiledir_format.",
-     pytensor=True, fixed=True, reaches="a path")
+     pytensor=True, fixed=True, reaches="a path", pytensor_takes=_not_none)
 flag("generated_src_dir", str, "",
      "Directory for the generated Python source of compiled functions; empty: one file per "
      "function in the temp directory, never removed.", pytensor=True, pytensor_since=(3, 3),

@@ -33,6 +33,8 @@ from modecfg.config.resolve import Candidate, Note, Resolution, resolve
 from modecfg.errors import ConfigError, ConfigErrors, ObsoleteFlagWarning
 
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
     from modecfg.config.protocol import ConfigLike
 
 __all__ = ["Change", "Held", "Section", "Store", "View", "caller_origin", "warn_notes"]
@@ -259,6 +261,32 @@ class Store:
             return None
         found: tuple[Any, Origin] | None = scope.get(name)
         return found
+
+    def value(self, name: str) -> Any:
+        """The value of ``name`` in the reading thread or task: its override, else :meth:`base`."""
+        scope = self.scope_var.get()
+        found = scope.get(name) if scope is not None else None
+        return found[0] if found is not None else self.base(name)
+
+    # -- views: what shows this store's values elsewhere (PyTensor's config) -------------
+
+    def add_view(self, view: View) -> None:
+        """Tell ``view`` from now on when a flag's reads must ask the override scopes
+        (``view.scoped(name, on)``), starting with the flags some scope holds now."""
+        with self.counting:
+            self.views.append(view)
+            for name in self.shadowed:
+                view.scoped(name, True)
+
+    def remove_view(self, view: View) -> None:
+        with self.counting:
+            if view in self.views:
+                self.views.remove(view)
+
+    def views_told(self) -> AbstractContextManager[Any]:
+        """The lock under which views are told (hold it to change what a view shows without
+        crossing a ``scoped`` call)."""
+        return self.counting
 
     def overridden(self) -> dict[str, tuple[Any, Origin]]:
         """Every override in the reading thread or task, by flag."""
