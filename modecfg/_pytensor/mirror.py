@@ -1,20 +1,20 @@
-"""The bridge at PyTensor's import, and the mirror of the flags the config view leaves out.
+"""The bridge at PyTensor's import: the hand-off of the flags PyTensor fixes while it is imported.
 
 PyTensor reads its flags once, when it is imported, and fixes several of them for the
 life of the process. So the bridge meets PyTensor at its import: a meta-path hook
 wraps the loading of the ``pytensor`` package and hands it modecfg's resolved values
 through ``PYTENSOR_FLAGS`` (with ``PYTENSORRC`` pointing at nothing, since modecfg has
 read the rc files already), then restores the environment and removes itself. Reading
-the configuration never imports PyTensor.
+the configuration never imports PyTensor. (Why this door and not the view: see
+:mod:`modecfg._pytensor.binding`.)
 
 Once PyTensor is loaded, the bridge asks :func:`modecfg._pytensor.patches.install` to put
 modecfg's integration points in place; one of them is the config view
-(:mod:`modecfg._pytensor.view`), which makes ``pytensor.config`` answer from modecfg's
-store. What the view leaves to PyTensor, the flags PyTensor fixes per process
-(``compiledir``, ``cxx``, ...), is mirrored here: an assignment before PyTensor has read
-one is copied into ``pytensor.config``, and one after is refused (``check_writable``). If
-PyTensor was imported before modecfg, the values are copied over when the configuration is
-first read, and those PyTensor has already fixed are reported with a warning.
+(:mod:`modecfg._pytensor.view`), which answers ``pytensor.config`` from modecfg's store and
+hands a flag PyTensor fixes over at PyTensor's first read of it. Nothing here copies values
+into PyTensor: a flag PyTensor has already fixed refuses a change (``check_writable``, a
+``ReadOnlyFlagError``), and if PyTensor was imported before modecfg, the values it fixed
+already are reported with a warning (``sync``).
 
 Nothing here may make ``import pytensor`` fail: every step of modecfg's own is guarded,
 and a failure is logged and warned about.
@@ -29,7 +29,6 @@ from contextlib import contextmanager
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
 
-from modecfg._locks import Lock, fork_safe
 from modecfg._pytensor.binding import Binding, binding
 from modecfg._pytensor.state import HAND_OFF
 from modecfg._pytensor.values import pytensor_accepts
@@ -55,14 +54,6 @@ def _log() -> logging.Logger:
     return logging.getLogger("modecfg.bridge")
 
 
-def _in_view(spec: Flag, param: Any) -> bool:
-    """Whether ``pytensor.config`` answers this flag from modecfg's store (no copy needed):
-    the view is attached and the flag's binding is the view's."""
-    view = sys.modules.get("modecfg._pytensor.view")
-    current = view.view() if view is not None else None
-    return current is not None and binding(spec, param) is Binding.VIEW
-
-
 _said_missing: set[str] = set()
 
 
@@ -76,22 +67,21 @@ class PyTensorBridge:
 
     def __init__(self, config: Config) -> None:
         self.config: Config | None = config
-        self._lock = fork_safe(self, "_lock", Lock)
         self._hook: _ImportHook | None = None
         self._detach: list[Callable[[], None]] = []
 
     # -- set-up --------------------------------------------------------------------
 
     def attach(self) -> None:
-        """Start mirroring: now if PyTensor is loaded, else when it is imported."""
+        """Start: now if PyTensor is loaded, else when it is imported."""
         cfg = self.config
         assert cfg is not None
         if not self._detach:
             self._detach = [cfg.subscribe(self._changed), cfg.guard(self.check_writable)]
         if "pytensor" in sys.modules:
-            loaded = cfg.loaded  # read already: hand the values over now (else at the first read)
+            loaded = cfg.loaded  # read already: say what PyTensor fixed now (else at the first read)
             if not HAND_OFF:
-                HAND_OFF[:] = ["copied after import (PyTensor was imported before modecfg)"]
+                HAND_OFF[:] = ["read through the view after import (PyTensor was imported before modecfg)"]
             self.after_import()
             if loaded:
                 self.sync()
@@ -179,25 +169,42 @@ class PyTensorBridge:
                     os.environ[key] = old
 
     def sync(self) -> None:
-        """Copy every mirrored value some layer set into an already imported PyTensor."""
+        """PyTensor was imported before modecfg: say which values it has fixed already (a
+        flag handed over that PyTensor read at its import). The others reach it through the
+        view: answered by it, or handed over at PyTensor's first read."""
         cfg = self.config
         if cfg is None or "pytensor" not in sys.modules:
             return
         found = self._set_values(cfg)
         self._say_missing([spec for spec, _ in found])
         for spec, value in found:
-            if not _in_view(spec, self._param(spec)):
-                self.mirror(spec, value, early=True)
+            self._say_fixed(spec, value)
+
+    def _say_fixed(self, spec: Flag, value: Any) -> None:
+        """A value for a flag PyTensor fixed at its own import, before modecfg's: said once."""
+        param = self._param(spec)
+        if param is None or binding(spec, param) is not Binding.HANDED_OVER or not hasattr(param, "val"):
+            return
+        if pytensor_accepts(spec, value) and str(param.val) != str(value):
+            warn(
+                f"pytensor was imported before modecfg and fixed {spec.pytensor_name}="
+                f"{param.val!r}; {spec.name}={value!r} applies to modecfg's own compiles "
+                "only. Import modecfg before pytensor to avoid this.",
+                ModecfgWarning,
+            )
 
     def _changed(self, change: Change) -> None:
-        if "pytensor" not in sys.modules:
-            return  # PyTensor gets the values at its import
-        spec = FLAGS[change.name]
-        if not spec.pytensor or _in_view(spec, self._param(spec)):
+        """A value set for a flag this PyTensor release does not have is said, and one read from
+        the sources that PyTensor, imported first, has fixed already (the value itself reaches
+        PyTensor through the view, never by a copy)."""
+        if "pytensor" not in sys.modules or change.kind not in ("loaded", "assigned"):
             return
-        if change.kind in ("loaded", "assigned"):  # a value set for a flag this PyTensor lacks is said
-            self._say_missing([spec])
-        self.mirror(spec, change.value, early=change.kind == "loaded")
+        spec = FLAGS[change.name]
+        if not spec.pytensor:
+            return
+        self._say_missing([spec])
+        if change.kind == "loaded":
+            self._say_fixed(spec, change.value)
 
     # -- what the Config's hooks call ----------------------------------------------
 
@@ -206,7 +213,8 @@ class PyTensorBridge:
         if module is None:
             return None
         cfg = getattr(module, "config", None)
-        return getattr(cfg, "_config_var_dict", {}).get(spec.pytensor_name)
+        param = getattr(cfg, "_config_var_dict", {}).get(spec.pytensor_name)
+        return getattr(param, "original", param)  # the view's proxy: PyTensor's own parameter
 
     def is_fixed(self, spec: Flag) -> bool:
         """True once PyTensor has read a flag it never reads again."""
@@ -226,42 +234,6 @@ class PyTensorBridge:
                 f"file, or by assignment before importing pytensor",
                 flag=spec.name,
             )
-
-    def mirror(self, spec: Flag, value: Any, *, early: bool = False) -> None:
-        """Copy one value into ``pytensor.config`` if PyTensor is loaded and takes it.
-
-        Only for flags the config view does not answer (it answers every flag both declare
-        except those PyTensor fixes per process), so in practice for the fixed ones, and for
-        all of them when the view is off. A parameter PyTensor has made immutable is not
-        written past its check: a fixed flag PyTensor already read keeps PyTensor's value
-        (said when PyTensor was imported first); any other keeps it in ``pytensor.config``
-        while modecfg's modes, built from modecfg's values, apply modecfg's.
-        """
-        param = self._param(spec)
-        if param is None or not pytensor_accepts(spec, value):
-            return
-        text = str(value)
-        with self._lock:
-            if not param.mutable and hasattr(param, "val"):
-                if str(param.val) == text:
-                    return
-                if spec.fixed and early:
-                    warn(
-                        f"pytensor was imported before modecfg and fixed {spec.pytensor_name}="
-                        f"{param.val!r}; {spec.name}={value!r} applies to modecfg's own compiles "
-                        "only. Import modecfg before pytensor to avoid this.",
-                        ModecfgWarning,
-                    )
-                else:
-                    _log().debug("pytensor.config.%s is immutable: it keeps %r; modecfg's modes use %r",
-                                 spec.pytensor_name, param.val, value)  # fmt: skip
-                return
-            try:
-                # PyTensor's own parameter, not setattr on pytensor.config: that is modecfg's
-                # view, whose assignment would come back here (and wait for this lock forever)
-                param.__set__(sys.modules["pytensor"].config, text)
-            except Exception as exc:  # PyTensor raises bare Exception / ValueError
-                _log().warning("could not mirror %s=%r into pytensor.config: %s", spec.name, value, exc)
 
     def after_import(self) -> None:
         """PyTensor is loaded: modecfg's integration points go in (those that verify)."""

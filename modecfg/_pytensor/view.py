@@ -36,7 +36,7 @@ from typing import Any
 
 from pytensor.configparser import ConfigParam, PyTensorConfigParser
 
-from modecfg._pytensor.adopt import adopt_declarations, first_read
+from modecfg._pytensor.adopt import FIRST_READ, adopt_declarations, first_read
 from modecfg._pytensor.binding import Binding, binding
 from modecfg._pytensor.blas import PYTENSOR_TEXT
 from modecfg._pytensor.values import pytensor_accepts
@@ -282,20 +282,50 @@ class _TakingTurns:
     """On ConfigView for a parameter the view leaves to PyTensor whose default PyTensor works out
     at the first read (``gcc_version_str``, ``compiledir``): that read takes turns with other
     threads' (PyTensor's own races, and fails for an immutable parameter); later reads are
-    PyTensor's stored value."""
+    PyTensor's stored value.
 
-    __slots__ = ("param",)
+    For a flag handed over to PyTensor (:class:`~modecfg._pytensor.binding.Binding`), the first
+    read is also where modecfg's value reaches PyTensor: what a layer set, an assignment since
+    PyTensor's import included, is handed to PyTensor's parameter (its own ``apply`` and
+    ``validate``) just before PyTensor reads it, once. Nothing copies values into PyTensor
+    behind its back: it reads them, through the view, when it first needs them."""
 
-    def __init__(self, param: ConfigParam) -> None:
+    __slots__ = ("param", "spec")
+
+    def __init__(self, param: ConfigParam, spec: Flag | None = None) -> None:
         self.param = param
+        self.spec = spec
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         if obj is None:
             return self.param
-        return first_read(self.param, obj)
+        param = self.param
+        try:
+            return param.val
+        except AttributeError:
+            pass
+        if self.spec is not None:
+            _hand_over(param, self.spec, obj)
+        return first_read(param, obj)
 
     def __set__(self, obj: Any, value: Any) -> None:
         self.param.__set__(obj, value)
+
+
+def _hand_over(param: ConfigParam, spec: Flag, target: Any) -> None:
+    """Give PyTensor's unread parameter the value some layer of modecfg set (none: PyTensor works
+    its default out as it would), under the lock of first reads."""
+    with FIRST_READ:
+        if hasattr(param, "val"):
+            return  # another thread read it first
+        layers = _config.layers(spec.name)
+        if not layers or not pytensor_accepts(spec, layers[-1].value):
+            return
+        try:
+            param.__set__(target, str(layers[-1].value))
+        except Exception as exc:  # PyTensor's check refuses what modecfg accepted: PyTensor's own stands
+            _log.warning("pytensor.config.%s keeps PyTensor's own value: %s=%r is refused by PyTensor (%s)",
+                         spec.pytensor_name, spec.name, layers[-1].value, exc)  # fmt: skip
 
 
 class ViewParam(ConfigParam):  # type: ignore[misc]
@@ -402,7 +432,7 @@ class _View:
             if name in self.flags or isinstance(param, ViewParam) or not callable(param.default):
                 continue
             if not isinstance(ConfigView.__dict__.get(name), _TakingTurns):
-                setattr(ConfigView, name, _TakingTurns(param))
+                setattr(ConfigView, name, _TakingTurns(param, self.known.get(name)))
             names.append(name)
         return names
 

@@ -167,39 +167,62 @@ def test_a_broken_configuration_does_not_break_import_but_the_first_read() -> No
     assert "FlagValueError: floatX='float33' (from THEANO_FLAGS)" in proc.stderr
 
 
-def test_with_the_view_off_an_immutable_parameter_is_not_written_past() -> None:
-    """The mirror copies a value into pytensor.config only where PyTensor takes it: an
-    assignment of ``optimizer`` (immutable in PyTensor, read at its import) leaves PyTensor's
-    parameter alone, and modecfg's modes, built from modecfg's values, use the assignment."""
+def test_with_the_view_off_modecfg_writes_nothing_into_pytensor() -> None:
+    """One route: values reach PyTensor through the view (or the hand-off at its import), never
+    by a copy. With the view off (``uninstall``; a patch that does not verify), PyTensor's
+    parameters keep their own values, immutable or not, and modecfg's modes, built from
+    modecfg's values, use the assignments."""
     out = run_json(
         """
-        import json, logging
+        import json
         import modecfg, pytensor
         from modecfg._pytensor import patches
-        records = []
-        handler = logging.Handler()
-        handler.emit = records.append
-        logging.getLogger("modecfg.bridge").addHandler(handler)
-        logging.getLogger("modecfg.bridge").setLevel(logging.DEBUG)
         patches.uninstall()  # the view too: pytensor.config is PyTensor's own again
-        param = pytensor.config._config_var_dict["optimizer"]
-        before = (param.mutable, param.val)
+        params = pytensor.config._config_var_dict
+        before = (params["optimizer"].mutable, params["optimizer"].val, params["floatX"].val)
         modecfg.config.optimizer = "fast_compile"
+        modecfg.config.floatX = "float32"
         print(json.dumps({
-            "before": before, "pytensor": pytensor.config.optimizer, "param": param.val,
-            "modecfg": modecfg.config.optimizer,
+            "before": before,
+            "after": [params["optimizer"].val, params["floatX"].val, pytensor.config.floatX],
+            "modecfg": [modecfg.config.optimizer, modecfg.config.floatX],
             "mode": list(modecfg.get_mode("Mode").provided_optimizer.include),
-            "said": [r.getMessage() for r in records],
         }))
         """
     )
-    assert out["before"] == [False, "o4"]
-    assert out["pytensor"] == out["param"] == "o4"  # PyTensor's check stands
-    assert out["modecfg"] == "fast_compile" and out["mode"] == ["fast_compile"], out["mode"]
-    assert (
-        "pytensor.config.optimizer is immutable: it keeps 'o4'; modecfg's modes use 'fast_compile'"
-        in out["said"]
+    assert out["before"] == [False, "o4", "float64"]
+    assert out["after"] == ["o4", "float64", "float64"]
+    assert out["modecfg"] == ["fast_compile", "float32"] and out["mode"] == ["fast_compile"], out["mode"]
+
+
+def test_a_per_process_flag_assigned_after_import_reaches_pytensor_at_its_first_read(tmp_path: Path) -> None:
+    """compiledir is handed over at PyTensor's first read of it, not copied when assigned: PyTensor
+    reads the value in effect then, and refuses a change after."""
+    first, second = tmp_path / "one", tmp_path / "two"
+    out = run_json(
+        f"""
+        import json
+        import modecfg, pytensor
+        param = pytensor.config._config_var_dict["compiledir"]
+        param = getattr(param, "original", param)
+        unread = not hasattr(param, "val")
+        modecfg.config.compiledir = {str(first)!r}
+        still_unread = not hasattr(param, "val")
+        modecfg.config.compiledir = {str(second)!r}
+        read = str(pytensor.config.compiledir)
+        try:
+            modecfg.config.compiledir = {str(first)!r}
+            error = ""
+        except modecfg.ReadOnlyFlagError as exc:
+            error = str(exc)
+        print(json.dumps({{"unread": [unread, still_unread], "read": read, "param": str(param.val),
+                           "error": error}}))
+        """,
+        {},
     )
+    assert out["unread"] == [True, True]  # the assignment alone wrote nothing into PyTensor
+    assert out["read"] == out["param"] == str(second)
+    assert "compiledir cannot change" in out["error"]
 
 
 # A value each per-process flag accepts, other than its default (an assignment that changes it).
