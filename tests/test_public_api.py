@@ -114,7 +114,10 @@ def test_each_lazy_name_is_read_from_its_package_s_type_checking_block() -> None
             names = _lazy.table(package.__name__, file.read())
         assert names and set(names) <= set(dir(package)), package.__name__
         for name, module in names.items():
-            assert getattr(package, name) is not None
+            if name == "workers":  # needs distributed (modecfg[dask]): handed out, not offered
+                assert name not in package.__all__
+                continue
+            assert getattr(package, name) is not None and name in package.__all__
             assert sys.modules[module] is not None  # the module the block names was imported
     block = "if _TYPE_CHECKING:\n    from modecfg import checks as checks\nx = 1\n"
     assert _lazy.table("modecfg", block) == {"checks": "modecfg.checks"}
