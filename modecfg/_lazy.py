@@ -44,31 +44,39 @@ class LazyNames:
 
 
 def table(package: str, source: str) -> dict[str, str]:
-    """name -> the module that defines it, for each import of ``source``'s ``if TYPE_CHECKING:``
-    block (``from <package> import x``: the submodule ``<package>.x``)."""
-    import ast
+    """name -> the module that defines it, for each line ``from x import y as y`` of ``source``'s
+    ``if TYPE_CHECKING:`` block (``from <package> import x``: the submodule ``<package>.x``).
 
+    The block is read line by line, one import a line, as written (not with :mod:`ast`: on
+    Python 3.12 importing it compiles a pattern, and this runs at ``import modecfg``); any
+    other line in it is refused, so that a name is never silently left out."""
     lines = source.splitlines()
     guards = ("if TYPE_CHECKING:", "if _TYPE_CHECKING:")
     start = next((i for i, line in enumerate(lines) if line.split("#")[0].rstrip() in guards), None)
     if start is None:
         raise ValueError(f"{package}: no 'if TYPE_CHECKING:' block to read the lazy names from")
-    block = []
+    found: dict[str, str] = {}
     for line in lines[start + 1 :]:
         if line.strip() and not line.startswith((" ", "\t")):
             break
-        block.append(line)
-    found: dict[str, str] = {}
-    (guard,) = ast.parse("if True:\n" + "\n".join(block)).body  # the block as written, indented
-    assert isinstance(guard, ast.If)
-    for node in guard.body:
-        if not isinstance(node, ast.ImportFrom) or node.module is None or node.level:
-            raise ValueError(f"{package}: its TYPE_CHECKING block holds more than 'from x import y as y'")
-        for alias in node.names:
-            if alias.asname != alias.name:
-                raise ValueError(f"{package}: write 'from {node.module} import {alias.name} as "
-                                 f"{alias.name}' (the 'as' re-exports it to type checkers)")  # fmt: skip
-            found[alias.name] = f"{package}.{alias.name}" if node.module == package else node.module
+        text = line.split("#")[0].strip()
+        if not text:
+            continue
+        words = text.split()
+        if len(words) == 4 and words[0] == "from" and words[2] == "import":
+            raise ValueError(f"{package}: write 'from {words[1]} import {words[3]} as {words[3]}' "
+                             "(the 'as' re-exports it to type checkers)")  # fmt: skip
+        if len(words) != 6 or words[0] != "from" or words[2] != "import" or words[4] != "as":
+            raise ValueError(f"{package}: its TYPE_CHECKING block holds more than 'from x import y as y' "
+                             f"lines: {text!r}")  # fmt: skip
+        module, name, alias = words[1], words[3], words[5]
+        if module.startswith(".") or not name.isidentifier():
+            raise ValueError(f"{package}: its TYPE_CHECKING block holds more than 'from x import y as y' "
+                             f"lines: {text!r}")  # fmt: skip
+        if alias != name:
+            raise ValueError(f"{package}: write 'from {module} import {name} as {name}' "
+                             "(the 'as' re-exports it to type checkers)")  # fmt: skip
+        found[name] = f"{package}.{name}" if module == package else module
     return found
 
 

@@ -12,7 +12,6 @@ configuration: ``modecfg doctor`` lists the names this reading misses.
 
 from __future__ import annotations
 
-import ast
 import functools
 import importlib.util
 from pathlib import Path
@@ -39,6 +38,8 @@ def names() -> frozenset[str]:
 
 def declared_in(path: Path) -> set[str]:
     """The names ``config.add("name", ...)`` declares in one source file."""
+    import ast  # here: importing it compiles a pattern on 3.12, and this module loads at start-up
+
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
