@@ -604,6 +604,7 @@ def test_a_view_reinstalled_inside_an_override_adopts_nothing_from_below_it() ->
         uninstall()  # PyTensor is handed the value below the override: the user's float32
         install()
         assert config.floatX == "float16"
+        assert pytensor.config.floatX == "float16"  # the new view is told of the open override
     assert (config.floatX, config.origin("floatX").source, config.origin("floatX").line) == (
         "float32",
         HERE,

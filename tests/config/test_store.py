@@ -273,3 +273,15 @@ def test_each_obsolete_flag_is_warned_once_however_often_it_is_set() -> None:
         modecfg.load(env={"THEANO_FLAGS": "lib.cnmem=1,lib.cnmem=2,cuda.root=/x,cuda.root=/y"}, rc_files=[])
     said = [str(w.message) for w in seen if w.category is modecfg.ObsoleteFlagWarning]
     assert len(said) == 2 and "lib.cnmem" in said[0] and "cuda.root" in said[1]
+
+
+def test_the_value_a_view_asks_for_is_the_reading_context_s() -> None:
+    """Store.value: the override of this thread or task, else the value below (what the config
+    view shows PyTensor for a flag whose value is not in its dict)."""
+    cfg = modecfg.load(env={"PYTENSOR_FLAGS": "floatX=float32"}, rc_files=[])
+    store = cfg._cfg_store  # type: ignore[attr-defined]
+    assert store.value("floatX") == "float32"
+    with cfg.override(floatX="float16"):
+        assert store.value("floatX") == "float16" and store.base("floatX") == "float32"
+        assert store.value("traceback.limit") == 8  # not overridden: the value below
+    assert store.value("compile.timeout") == 5 * 24  # computed, below the overrides
