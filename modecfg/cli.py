@@ -198,7 +198,7 @@ def cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     shown = [n for n in cfg if not cfg.is_default(n)]
     values = {name: str(cfg[name]) for name in dict.fromkeys([*shown, "floatX", "mode", "linker"])}
     if values["linker"] in ("auto", "per_graph"):
-        from modecfg._registry.linkers import linker_name
+        from modecfg._pytensor.kinds import linker_name
 
         values["linker"] += f" ({linker_name(modecfg.get_mode(None).linker)})"
     width = max(14, *(len(v) for v in values.values()))

@@ -15,7 +15,7 @@ import logging
 import warnings
 from typing import Any, NamedTuple
 
-from modecfg._registry.linkers import runs_c_code
+from modecfg._pytensor.kinds import runs_c_code
 
 __all__ = ["MESSAGE", "PYTENSOR_TEXT", "Products", "c_has_blas", "ldflags", "no_c_code", "notice", "products"]
 

@@ -628,6 +628,18 @@ def _dump_graph() -> tuple[str, str]:
     return "on", "a dump's graph is a copy PyTensor clones, pickled without compiled inner functions"
 
 
+def _class_kinds() -> tuple[str, str]:
+    from modecfg._pytensor import kinds
+
+    gone = kinds.missing()
+    if gone:
+        return "failed", (
+            f"this PyTensor has no {', '.join(gone)}: the float32 check and the linker names "
+            "no longer recognise them"
+        )
+    return "on", "every class named in modecfg._pytensor.kinds is where it is named"
+
+
 def _flag_names() -> tuple[str, str]:
     from modecfg._pytensor import declared
     from modecfg.config.compat import canonical
@@ -708,6 +720,13 @@ CONTACTS: tuple[Contact, ...] = (
         "a NaN-guard dump's graph part: a clone of the graph as written, pickled without compiled "
         "inner functions (modecfg._pytensor.dumpgraph)",
         _dump_graph,
+    ),
+    Contact(
+        "class kinds",
+        "PyTensor's linker classes and the Shape, Elemwise, Cast and Constant classes (by module and name)",
+        "the float32 check asks what an operation is, the linker table names a linker object "
+        "(modecfg._pytensor.kinds: a walk of the object's class hierarchy, nothing imported)",
+        _class_kinds,
     ),
     Contact(
         "fixed flags",

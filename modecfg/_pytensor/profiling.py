@@ -15,7 +15,8 @@ from typing import Any
 
 from modecfg._locks import fork_safe
 from modecfg._pytensor import marks
-from modecfg._registry.linkers import linker_name, why_unavailable
+from modecfg._pytensor.kinds import linker_name
+from modecfg._registry.linkers import why_unavailable
 from modecfg._warn import warn
 from modecfg.config import config
 from modecfg.errors import ModecfgWarning

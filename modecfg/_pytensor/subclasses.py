@@ -18,9 +18,9 @@ from pytensor.compile.mode import Mode
 from pytensor.link.basic import Linker, WrapLinker
 from pytensor.link.c.basic import OpWiseCLinker
 
+from modecfg._pytensor.kinds import linker_name
 from modecfg._pytensor.profiling import new_stats, timing_mode
 from modecfg._pytensor.wrapped import rewrites_for
-from modecfg._registry.linkers import linker_name
 
 __all__ = ["InPlaceSafeMaker", "MonitoringMode", "ProfilingMode", "WrappingLinker", "WrappingMode"]
 

@@ -9,7 +9,7 @@ import functools
 import importlib.util
 import os
 import sys
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 __all__ = [
     "BACKENDS",
@@ -19,11 +19,9 @@ __all__ = [
     "canonical_linker",
     "detect_cxx",
     "installed",
-    "linker_name",
     "linker_names",
     "pytensor_linker_names",
     "resolve_linker",
-    "runs_c_code",
     "table",
     "why_unavailable",
 ]
@@ -117,38 +115,6 @@ def _module_missing(module: str) -> str:
     if not installed(module):
         return f"{module} is not installed ({_INSTALL[module]})"
     return ""
-
-
-# A PyTensor linker object's class -> its name in the linker table (VMLinker is decided by
-# its settings). By class name: the registry never imports PyTensor.
-_CLASS_NAMES = {
-    "CLinker": "c", "OpWiseCLinker": "c|py", "PerformLinker": "py", "NumbaLinker": "numba",
-    "JAXLinker": "jax", "PytorchLinker": "pytorch", "MLXLinker": "mlx",
-    "WrapLinker": "wrap (monitor)", "WrapLinkerMany": "wrap (monitor)", "_DummyLinker": "debug (own)",
-    "_Linker": "debug (own)",  # DebugMode's own, once a function is compiled (PyTensor's and modecfg's)
-}  # fmt: skip
-
-
-def linker_name(linker: Any) -> str:
-    """A PyTensor linker object by its table name (cvm, vm, numba, ...): the one function that
-    says it. NanGuardMode's guard is named by the linker it guards; the marked linker of
-    ``linker=auto`` is "auto (chosen per graph)"."""
-    name = type(linker).__name__
-    if name == "GuardLinker":
-        return linker_name(linker.inner)
-    if getattr(linker, "modecfg_auto", False):  # modecfg._pytensor.marks.AUTO
-        return "per_graph (chosen per graph)"
-    if name == "VMLinker":
-        if not getattr(linker, "c_thunks", True):
-            return "vm (Python thunks)"
-        return "cvm" if linker.use_cloop else "vm"
-    return _CLASS_NAMES.get(name, name)
-
-
-def runs_c_code(linker: Any) -> bool:
-    """Whether ``linker`` runs PyTensor's C implementations (the BLAS question matters)."""
-    name = linker_name(linker)
-    return name in ("cvm", "vm", "c", "c|py", "debug (own)", "wrap (monitor)", "per_graph (chosen per graph)")
 
 
 def _compiler_missing(cxx: str) -> str:

@@ -16,6 +16,7 @@ import enum
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
+from modecfg._pytensor.kinds import is_cast, is_constant, is_elemwise, is_shape_op
 from modecfg._pytensor.locate import untouched
 from modecfg._source import SourceLine, source_line
 
@@ -117,9 +118,6 @@ def _toposort(outputs: Iterable[Any]) -> list[Any]:
     return order
 
 
-_SHAPE_OPS = frozenset(["Shape", "Shape_i", "SpecifyShape"])
-
-
 class _Walker:
     def __init__(self) -> None:
         self.findings: list[dict[str, Any]] = []
@@ -143,7 +141,7 @@ class _Walker:
             owner = current.owner
             if owner is None:
                 memo[key] = False
-            elif type(owner.op).__name__ in _SHAPE_OPS:
+            elif is_shape_op(owner.op):
                 memo[key] = True
             else:
                 parents = [i for i in owner.inputs if _is_int(i) or _dtype(i) == WIDE]
@@ -163,8 +161,7 @@ class _Walker:
     def root(self, var: Any) -> frozenset[int]:
         key = id(var)
         if key not in self.origins:
-            kind = type(var).__name__
-            if "Constant" in kind:
+            if is_constant(var):
                 reason = Reason.FLOAT64_CONSTANT
                 fix = (
                     "make the constant float32: np.float32(...) for a scalar, "
@@ -193,7 +190,7 @@ class _Walker:
             strong = origins - self.weak
             if strong:
                 origins = strong
-            elif type(node.op).__name__ == "Elemwise" and any(
+            elif is_elemwise(node.op) and any(
                 not _is_wide(i) for i in node.inputs if _is_int(i) or _dtype(i).startswith("float")
             ):  # arithmetic with integers or float32 (not an index, not a shape argument)
                 self.confirmed |= origins
@@ -209,10 +206,7 @@ class _Walker:
         if wide_out:
             reason, fix = self.classify(node)
             index = self.add(variable=wide_out[0], node=node, reason=reason, fix=fix)
-            if (
-                reason is Reason.SHAPE_ARITHMETIC
-                and type(getattr(node.op, "scalar_op", node.op)).__name__ == "Cast"
-            ):
+            if reason is Reason.SHAPE_ARITHMETIC and is_cast(getattr(node.op, "scalar_op", node.op)):
                 self.weak.add(index)
             for out in wide_out:
                 self.origins[id(out)] = frozenset([index])
@@ -223,9 +217,9 @@ class _Walker:
         ints = [i for i in node.inputs if _is_int(i)]
         op = node.op
         scalar = getattr(op, "scalar_op", op)
-        is_cast = type(scalar).__name__ == "Cast"
+        is_cast_op = is_cast(scalar)
         if any(self.shape_derived(i) for i in ints):
-            if is_cast:
+            if is_cast_op:
                 return (
                     Reason.SHAPE_ARITHMETIC,
                     "the mean (or a division by a size) of integers is float64: take the mean of a "
@@ -236,7 +230,7 @@ class _Walker:
                 "shapes and sizes are int64: cast them before the arithmetic, "
                 "e.g. pt.cast(x.shape[0], 'float32')",
             )
-        if is_cast:
+        if is_cast_op:
             return Reason.EXPLICIT_CAST, "cast to float32 (or config.floatX) instead of float64"
         if ints and getattr(op, "dtype", None) != WIDE:  # asked for float64: said below, whatever its inputs
             operand = ints[0]
@@ -274,11 +268,7 @@ def _named_int_roots(var: Any, limit: int = 200) -> list[str]:
             continue
         seen.add(id(current))
         if current.owner is None:
-            if (
-                getattr(current, "name", None)
-                and current.name not in names
-                and "Constant" not in type(current).__name__
-            ):
+            if getattr(current, "name", None) and current.name not in names and not is_constant(current):
                 names.append(str(current.name))
             continue
         stack.extend(current.owner.inputs)

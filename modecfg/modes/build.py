@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, assert_never
 
 from modecfg._locks import fork_safe
 from modecfg._pytensor import marks
+from modecfg._pytensor.kinds import linker_name
 from modecfg._pytensor.modebuild import (
     fast_compile_optimizer,
     make_mode,
@@ -30,7 +31,7 @@ from modecfg._pytensor.modebuild import (
     python_vm,
     requiring_defect,
 )
-from modecfg._registry.linkers import BACKENDS, linker_name
+from modecfg._registry.linkers import BACKENDS
 from modecfg._registry.modes import SHAPING_FLAGS, Builder, entries, find_mode, mode_names
 from modecfg._warn import warn
 from modecfg.config import config

@@ -40,9 +40,9 @@ import numpy as np
 
 from modecfg._pytensor.gradients import GradOrigin, grad_origin
 from modecfg._pytensor.graphs import inner_graph
+from modecfg._pytensor.kinds import linker_name
 from modecfg._pytensor.locate import untouched
 from modecfg._pytensor.subclasses import WrappingLinker, WrappingMode
-from modecfg._registry.linkers import linker_name
 from modecfg._source import SourceLine, source_line
 from modecfg._warn import act
 from modecfg.config import config

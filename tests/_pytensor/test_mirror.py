@@ -395,7 +395,7 @@ def test_linker_per_graph_is_modecfgs_choice_opted_into() -> None:
         """
         import json, modecfg, pytensor
         from pytensor.compile.mode import get_default_mode
-        from modecfg._registry.linkers import linker_name
+        from modecfg._pytensor.kinds import linker_name
         modecfg.config.linker = "per_graph"
         print(json.dumps({"linker": linker_name(get_default_mode().linker),
                           "pytensor sees": str(pytensor.config.linker)}))
