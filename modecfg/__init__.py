@@ -26,6 +26,7 @@ from modecfg.config import (
     load,
 )
 from modecfg.errors import (
+    CacheLockTimeout,
     CompileCacheWarning,
     ConfigError,
     ConfigErrors,
@@ -86,6 +87,7 @@ _wire()
 __version__ = "0.1.0"
 
 __all__ = [
+    "CacheLockTimeout",
     "CompileCacheWarning",
     "Config",
     "ConfigError",

@@ -8,6 +8,7 @@ mirror. The plugs import their module on first use, so importing modecfg stays c
 
 from __future__ import annotations
 
+import atexit
 import sys
 from typing import Any
 
@@ -87,10 +88,18 @@ def _modes_changed(change: Change) -> None:
     forget_modes()
 
 
+def _bound_caches() -> None:
+    from modecfg.cache.trim import bound_at_exit
+
+    bound_at_exit()
+
+
 def _pytensor_loaded() -> None:
     if config.compute_test_value != "off":
         _test_values_touched()
     _say_unsafe_cache()
+    atexit.unregister(_bound_caches)  # once, however often PyTensor's import is met
+    atexit.register(_bound_caches)
 
 
 def _say_unsafe_cache() -> None:
@@ -150,5 +159,6 @@ def unwire() -> None:
         hooks.before_rewrites.remove(_enforce_float32)
     if _pytensor_loaded in hooks.after_import:
         hooks.after_import.remove(_pytensor_loaded)
+    atexit.unregister(_bound_caches)
     hooks.get_mode = hooks.print_profiles = hooks.rewrite_mode = hooks.profiled_mode = None
     hooks.test_values = hooks.scan_test_values = None

@@ -19,6 +19,7 @@ from typing import Any, TextIO
 import modecfg
 from modecfg.config.flagstring import parse as parse_flags
 from modecfg.config.migrate import Migration, migrate_file, migrate_flags
+from modecfg.config.units import check_duration, check_size
 from modecfg.errors import ConfigErrors, HeldFlagWarning, ModecfgError
 
 __all__ = ["main"]
@@ -460,6 +461,38 @@ def cmd_profile(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return code
 
 
+def cmd_cache(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from modecfg import cache
+    from modecfg.config.units import human_size
+
+    if args.action == "show":
+        status = cache.show()
+        out.write(json.dumps(status.to_json(), indent=2) + "\n" if args.json else f"{status}\n")
+        return 0
+
+    def waiting(holders: list[cache.Holder]) -> None:
+        who = ", ".join(str(h) for h in holders if not h.waiting) or "a process this host cannot name"
+        err.write(f"waiting for the compile lock, held by {who}\n")
+
+    report = cache.clean(args.older_than, args.max_size, dry_run=args.dry_run, on_wait=waiting)
+    verb = "would remove" if report.dry_run else "removed"
+    chosen = (
+        report.plan.remove
+        if report.dry_run
+        else [(e, w) for e, w in report.plan.remove if e in report.removed]
+    )
+    for entry, why in chosen:
+        out.write(f"{verb} {entry.kind} {entry.name} ({human_size(entry.size)}): {why}\n")
+    for entry, why in report.plan.keep:
+        out.write(f"kept {entry.kind} {entry.name} ({human_size(entry.size)}): {why}\n")
+    for entry, why in report.failed:
+        err.write(f"error: could not remove {entry.kind} {entry.name}: {why}\n")
+    freed = report.plan.freed if report.dry_run else report.freed
+    before = sum(c.size for c in report.caches)
+    out.write(f"{verb} {len(chosen)} entries, {human_size(freed)} of {human_size(before)}\n")
+    return 1 if report.failed else 0
+
+
 def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """0: reproduced; 1: the call no longer fails; 2: the dump cannot be read or replayed;
     3: not run (not signed with your key, and no --trust): its data is shown instead."""
@@ -513,6 +546,18 @@ def _positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} steps: give 1 or more")
     return value
+
+
+def _checked(check: Callable[[str], str]) -> Callable[[str], str]:
+    """An argparse type from a flag's check: its ValueError is the usage error's text."""
+
+    def parse(text: str) -> str:
+        try:
+            return check(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return parse
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -596,6 +641,27 @@ def _parser() -> argparse.ArgumentParser:
         help="run a dump that is not signed with your key: unpickling its graph runs whatever code the "
         "file holds, so only for a dump you trust, after reading what `modecfg replay DUMP` shows",
     )  # fmt: skip
+
+    s = sub.add_parser(
+        "cache", help="the compile caches: where, how big, who holds the lock; trim them",
+        description="show: each compile cache (C modules, numba), its size, entries and ages, who holds its "
+        "lock. clean: remove the entries beyond the bounds (cache.max_age and cache.max_size, or the "
+        "options), holding the compile lock, never a module a running process has loaded.",
+    )  # fmt: skip
+    s.set_defaults(handler=cmd_cache)
+    actions = s.add_subparsers(dest="action", required=True, metavar="ACTION")
+    a = actions.add_parser("show", help="where each cache is, its size and ages, its lock's holder")
+    a.add_argument("--json", action="store_true", help="machine-readable output")
+    a = actions.add_parser("clean", help="remove the entries beyond the bounds")
+    a.add_argument(
+        "--older-than",
+        metavar="AGE",
+        type=_checked(check_duration),
+        help="unused for longer than AGE (31d, 12h; default: cache.max_age)",
+    )
+    a.add_argument("--max-size", metavar="SIZE", type=_checked(check_size),
+                   help="keep at most SIZE in all (2GiB, 500MB; default: cache.max_size)")  # fmt: skip
+    a.add_argument("--dry-run", action="store_true", help="say what would go; remove nothing")
 
     s = sub.add_parser("demo", help="train the logistic regression under the current configuration")
     s.set_defaults(handler=cmd_demo)

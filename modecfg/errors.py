@@ -18,6 +18,7 @@ Every error names what was wrong, where it came from and what is valid::
     ├── TestValueError                       a node fails on its inputs' test values
     ├── DumpError                            a NaN-guard dump that cannot be read or replayed
     │   └── UntrustedDumpError               a dump not signed with your key, run without trust
+    ├── CacheLockTimeout (TimeoutError)      the compile lock stayed held (names its holder, the fixes)
     └── ProfileError (ValueError)            a profile asked of a function compiled without one
 
     ModecfgWarning (UserWarning)
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     from modecfg.modes.nanguard import BadValue
 
 __all__ = [
+    "CacheLockTimeout",
     "CompileCacheWarning",
     "ConfigError",
     "ConfigErrors",
@@ -236,6 +238,17 @@ class UntrustedDumpError(DumpError):
     (``modecfg.load_dump``)."""
 
     exit_code = 3
+
+
+class CacheLockTimeout(ModecfgError, TimeoutError):
+    """The compile lock of a cache stayed held longer than allowed. ``holders`` lists who held
+    it, when this host can tell (else it is empty)."""
+
+    exit_code = 3
+
+    def __init__(self, message: str, holders: Sequence[object] = ()) -> None:
+        super().__init__(message)
+        self.holders = tuple(holders)
 
 
 class ProfileError(ModecfgError, ValueError):

@@ -17,7 +17,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "modecfg._html", "modecfg._files", "modecfg._locks", "modecfg._lazy"),
     ("modecfg.config",),
     ("modecfg._pytensor",),
-    ("modecfg.modes", "modecfg.linkers", "modecfg.checks", "modecfg.profiles", "modecfg.debug"),
+    ("modecfg.modes", "modecfg.linkers", "modecfg.checks", "modecfg.profiles", "modecfg.debug",
+     "modecfg.cache"),
     ("modecfg", "modecfg.__main__", "modecfg.cli", "modecfg.demo", "modecfg.doctor",
      "modecfg._wiring", "modecfg.pytest_plugin", "modecfg.workers"),
 )  # fmt: skip

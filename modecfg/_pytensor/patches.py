@@ -628,6 +628,15 @@ def _dump_graph() -> tuple[str, str]:
     return "on", "a dump's graph is a copy PyTensor clones, pickled without compiled inner functions"
 
 
+def _cache_layout() -> tuple[str, str]:
+    from modecfg._pytensor.caches import layout_problem
+
+    gone = layout_problem()
+    if gone:
+        return "failed", f"PyTensor's cache layout is not as modecfg knows it: {gone}"
+    return "on", "the C cache's lock file and directories and numba's cache directory are where named"
+
+
 def _class_kinds() -> tuple[str, str]:
     from modecfg._pytensor import kinds
 
@@ -720,6 +729,13 @@ CONTACTS: tuple[Contact, ...] = (
         "a NaN-guard dump's graph part: a clone of the graph as written, pickled without compiled "
         "inner functions (modecfg._pytensor.dumpgraph)",
         _dump_graph,
+    ),
+    Contact(
+        "cache layout",
+        "compiledir/.lock (compilelock.lock_ctx), base_compiledir/numba, the C support modules",
+        "`modecfg cache` and the cache bounds find PyTensor's caches and take its compile lock "
+        "while they remove entries (modecfg._pytensor.caches)",
+        _cache_layout,
     ),
     Contact(
         "class kinds",

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from modecfg._registry.linkers import canonical_linker, detect_cxx, linker_names, pytensor_linker_names
 from modecfg._registry.modes import canonical_mode, mode_names, pytensor_mode_names
+from modecfg.config.units import check_duration, check_size
 
 if TYPE_CHECKING:
     from modecfg.config.protocol import ConfigLike
@@ -636,6 +637,17 @@ flag("scan.allow_output_prealloc", bool, True,
      "Preallocate scan outputs.", pytensor=True, fixed=True)
 flag("numba.fastmath", bool, True, "Compile numba code with fastmath.", pytensor=True)
 flag("numba.cache", bool, True, "Cache numba compilations on disk.", pytensor=True)
+flag("cache.max_size", str | None, None,
+     "Largest size of the compile caches (C modules and numba's), e.g. 2GiB or 500MB: beyond it the "
+     "least recently used entries are removed by `modecfg cache clean` and, at most once an hour, at "
+     "the exit of a process that imported PyTensor. None: no bound.",
+     check=check_size, describe="a size such as 2GiB, 500MB or 800M, or None")
+flag("cache.max_age", str | None, "31d",
+     "Compile cache entries unused for longer are removed (`modecfg cache clean`, and at most once an "
+     "hour at the exit of a process that imported PyTensor). The default is the age at which PyTensor "
+     "deletes its own C modules (cmodule.age_thresh_use + 7 days), applied to numba's cache too, "
+     "which PyTensor never trims. None: no bound.",
+     check=check_duration, describe="a duration such as 31d, 12h or 90m, or None")
 
 # modecfg's own flags
 flag("device", str, "cpu",

@@ -1,0 +1,65 @@
+"""Where PyTensor keeps its compile caches, and the lock it takes to write them.
+
+* C modules: ``pytensor.config.compiledir`` (``base_compiledir/compiledir_format``): one
+  directory per module (``tmpXXXXXXXX/`` holding the module's ``.so``, its source and its key),
+  beside the support modules PyTensor builds once (``cutils_ext``, ``lazylinker_ext``, ...).
+  Every write is made holding ``compiledir/.lock``, a ``filelock.FileLock`` (an ``flock`` on
+  POSIX systems: the kernel lets it go when its holder dies).
+* numba: ``base_compiledir/numba`` (``pytensor.link.numba.cache.NUMBA_CACHE_PATH``), numba's own
+  index (``.nbi``) and data (``.nbc``) files, written by numba without a lock.
+
+The layout is PyTensor's; :func:`layout_problem` checks it against the installed source (a
+contact of the patch list) without importing numba.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+from modecfg._pytensor.load import load
+
+__all__ = ["LOCK_NAME", "SUPPORT_MODULES", "c_cache_dir", "layout_problem", "numba_cache_dir"]
+
+LOCK_NAME = ".lock"  # compilelock.lock_ctx: FileLock(Path(lock_dir) / ".lock")
+SUPPORT_MODULES = ("cutils_ext", "lazylinker_ext", "scan_perform")  # ModuleCache.clear_base_files
+
+
+def c_cache_dir() -> Path:
+    """The directory of this process's C modules (imports PyTensor, which works it out)."""
+    load()
+    import pytensor
+
+    return Path(pytensor.config.compiledir)
+
+
+def numba_cache_dir() -> Path:
+    """The directory of numba's cache of PyTensor's functions."""
+    load()
+    import pytensor
+
+    return Path(pytensor.config.base_compiledir) / "numba"
+
+
+def _source(module: str) -> str:
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None:
+        raise LookupError(f"{module} is not installed")
+    return Path(spec.origin).read_text(encoding="utf-8")
+
+
+def layout_problem() -> str:
+    """What of the layout above the installed PyTensor no longer has ('' when it has it all)."""
+    wanted = (
+        ("pytensor.compile.compilelock", f'Path(lock_dir) / "{LOCK_NAME}"'),
+        ("pytensor.link.numba.cache", 'config.base_compiledir / "numba"'),
+        ("pytensor.link.c.cmodule", "cutils_ext"),
+    )
+    gone = []
+    for module, text in wanted:
+        try:
+            if text not in _source(module):
+                gone.append(f"{module} ({text})")
+        except (LookupError, OSError) as exc:
+            gone.append(f"{module} ({exc})")
+    return ", ".join(gone)

@@ -1,0 +1,125 @@
+"""The compile caches (C modules and numba's): what they hold, who holds their lock, trimming them.
+
+    >>> from modecfg import cache
+    >>> print(cache.show())                           # where, how big, how old, the lock's holder
+    >>> cache.clean(older_than="7d", max_size="1GiB")  # or the cache.max_age / cache.max_size flags
+
+``modecfg cache show`` and ``modecfg cache clean`` are the same from the shell. Where the
+caches are is PyTensor's (``compiledir``, ``base_compiledir/numba``), asked of it through
+:mod:`modecfg._pytensor.caches`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from modecfg.cache.entries import Cache, Entry, caches
+from modecfg.cache.holders import Holder, lock_holders, mapped_under
+from modecfg.cache.trim import Bounds, CleanReport, Plan, bounds, plan
+from modecfg.cache.trim import clean as _clean
+from modecfg.config.units import human_duration, human_size
+
+__all__ = ["Bounds", "Cache", "CleanReport", "Entry", "Holder", "Plan", "Status", "caches", "clean", "show"]
+
+
+class Status(NamedTuple):
+    """What ``modecfg cache show`` says: the caches, their lock's holders, what the bounds take."""
+
+    caches: tuple[Cache, ...]
+    holders: tuple[list[Holder] | None, ...]  # per cache: None when it has no lock or this host cannot tell
+    limits: Bounds
+    due: Plan  # what a clean with the flags' bounds would remove now
+    now: float
+
+    def __str__(self) -> str:
+        lines = []
+        for cache, holders in zip(self.caches, self.holders, strict=True):
+            name = "C modules" if cache.kind == "C" else "numba"
+            if not cache.exists:
+                lines.append(f"{name:<10} {cache.path}: not created yet")
+                continue
+            ages = ""
+            if cache.entries:
+                oldest = self.now - cache.entries[0].last_used
+                newest = self.now - cache.entries[-1].last_used
+                ages = f"; last used {human_duration(newest)} to {human_duration(oldest)} ago"
+            lines.append(
+                f"{name:<10} {cache.path}\n"
+                f"{'':<10} {human_size(cache.size)}, {len(cache.entries)} entries{ages}"
+            )
+            if cache.lock is not None:
+                if holders is None:
+                    lock = "this system cannot say who holds it"
+                elif not holders:
+                    lock = "free"
+                else:
+                    lock = "; ".join(_holder_text(h, self.now) for h in holders)
+                lines.append(f"{'':<10} lock {cache.lock.name}: {lock}")
+        due = self.due
+        lines.append(f"bounds     {self.limits} (cache.max_age, cache.max_size)")
+        if due.remove:
+            lines.append(f"{'':<10} {len(due.remove)} entries ({human_size(due.freed)}) beyond them: "
+                         "`modecfg cache clean` removes them")  # fmt: skip
+        else:
+            lines.append(f"{'':<10} nothing beyond them")
+        if due.keep:
+            lines.append(f"{'':<10} {len(due.keep)} beyond them kept: {due.keep[0][1]}")
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "caches": [
+                {
+                    "kind": cache.kind,
+                    "path": str(cache.path),
+                    "exists": cache.exists,
+                    "size": cache.size,
+                    "entries": len(cache.entries),
+                    "oldest_use": cache.entries[0].last_used if cache.entries else None,
+                    "newest_use": cache.entries[-1].last_used if cache.entries else None,
+                    "lock": None if cache.lock is None else str(cache.lock),
+                    "holders": None if holders is None else [h._asdict() for h in holders],
+                }
+                for cache, holders in zip(self.caches, self.holders, strict=True)
+            ],
+            "max_age": self.limits.max_age,
+            "max_size": self.limits.max_size,
+            "beyond_bounds": [
+                {"kind": e.kind, "name": e.name, "size": e.size, "why": w} for e, w in self.due.remove
+            ],
+        }
+
+
+def _holder_text(holder: Holder, now: float) -> str:
+    since = f", running for {human_duration(now - holder.started)}" if holder.started else ""
+    return f"{'waiting' if holder.waiting else 'held'} by {holder}{since}"
+
+
+def show(*, now: float | None = None) -> Status:
+    """The caches of this process's configuration, their lock's holders, what the bounds take."""
+    found = caches()
+    now = time.time() if now is None else now
+    holders = tuple(lock_holders(c.lock) if c.lock is not None and c.exists else None for c in found)
+    in_use: set[Any] | None = set()
+    for cache in found:
+        if cache.kind == "C" and cache.exists:
+            mapped = mapped_under(cache.path)
+            in_use = None if mapped is None or in_use is None else in_use | mapped
+    limits = bounds()
+    return Status(found, holders, limits, plan(found, limits, now=now, in_use=in_use), now)
+
+
+def clean(
+    older_than: str | None = None,
+    max_size: str | None = None,
+    *,
+    dry_run: bool = False,
+    wait: float | None = None,
+    on_wait: Callable[[list[Holder]], None] | None = None,
+) -> CleanReport:
+    """Remove the entries beyond the bounds (text as the flags take it: ``"7d"``, ``"1GiB"``;
+    each left out means its flag, ``cache.max_age`` / ``cache.max_size``), safe while other
+    processes compile: see :mod:`modecfg.cache.trim`."""
+    return _clean(caches(), bounds(older_than, max_size), dry_run=dry_run, wait=wait, on_wait=on_wait)

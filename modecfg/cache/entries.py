@@ -1,0 +1,150 @@
+"""What is in a compile cache: its entries, their sizes and when each was last used.
+
+A C module cache holds one directory per module (``tmpXXXXXXXX/``: the ``.so``, its source
+and key) and PyTensor's support modules (``cutils_ext``, ...), which are no entry: PyTensor
+keeps them. numba's cache holds, per function, an index (``NAME.nbi``) and data files
+(``NAME.N.nbc``): together one entry. Nothing is opened: a key or an index is a pickle, and
+sizes and times are all that is needed. Links are not followed; nothing outside the
+directory is counted or, later, removed.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import Literal, NamedTuple
+
+__all__ = ["Cache", "Entry", "Kind", "caches", "rescan", "scan"]
+
+Kind = Literal["C", "numba"]
+
+
+class Entry(NamedTuple):
+    """One cached module (C) or function (numba)."""
+
+    kind: Kind
+    name: str
+    paths: tuple[Path, ...]  # C: its directory; numba: its files
+    size: int  # bytes
+    last_used: float  # newest access or change of its files (seconds since the epoch)
+    changed: float  # newest change of its files
+    complete: bool  # C: holds a compiled module; numba: has its index
+
+
+class Cache(NamedTuple):
+    kind: Kind
+    path: Path
+    entries: tuple[Entry, ...]
+    other: int  # bytes of what is no entry (support modules, the lock file)
+    lock: Path | None  # the lock file its writers take (C), None (numba: none)
+    support: tuple[str, ...] = ()  # directories that are no entry (C: PyTensor's support modules)
+
+    @property
+    def size(self) -> int:
+        return self.other + sum(entry.size for entry in self.entries)
+
+    @property
+    def exists(self) -> bool:
+        return self.path.is_dir()
+
+
+def _files(top: Path) -> tuple[int, float, float, bool]:
+    """(bytes, newest access or change, newest change, holds a compiled module) of the files
+    under ``top``, links not followed."""
+    size, used, changed, compiled = 0, 0.0, 0.0, False
+    stack = [top]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as it:
+                for entry in it:
+                    st = entry.stat(follow_symlinks=False)
+                    if stat.S_ISDIR(st.st_mode):
+                        stack.append(Path(entry.path))
+                        continue
+                    size += st.st_size
+                    used = max(used, st.st_atime, st.st_mtime)
+                    changed = max(changed, st.st_mtime)
+                    compiled = compiled or entry.name.endswith((".so", ".pyd", ".dylib"))
+        except OSError:  # removed while we looked: what is left counts
+            continue
+    return size, used, changed, compiled
+
+
+def _scan_c(path: Path, support: tuple[str, ...]) -> tuple[list[Entry], int]:
+    entries, other = [], 0
+    with os.scandir(path) as it:
+        for item in it:
+            st = item.stat(follow_symlinks=False)
+            if not stat.S_ISDIR(st.st_mode):
+                other += st.st_size
+                continue
+            size, used, changed, compiled = _files(Path(item.path))
+            if item.name in support or item.name.endswith(".delete.me"):
+                other += size
+                continue
+            if not used:  # no file in it (yet): the directory's own time
+                used = changed = st.st_mtime
+            entries.append(Entry("C", item.name, (Path(item.path),), size, used, changed, compiled))
+    return entries, other
+
+
+def _numba_stem(name: str) -> str:
+    """``f-12.py311.nbi`` and ``f-12.py311.3.nbc`` are one entry, ``f-12.py311``."""
+    if name.endswith(".nbi"):
+        return name[: -len(".nbi")]
+    if name.endswith(".nbc"):
+        head, _, index = name[: -len(".nbc")].rpartition(".")
+        return head if index.isdigit() else name
+    return name  # another file (numba's temporary while it writes): an entry of its own, incomplete
+
+
+def _scan_numba(path: Path) -> tuple[list[Entry], int]:
+    groups: dict[str, list[tuple[Path, os.stat_result]]] = {}
+    other = 0
+    with os.scandir(path) as it:
+        for item in it:
+            st = item.stat(follow_symlinks=False)
+            if not stat.S_ISREG(st.st_mode):
+                continue
+            groups.setdefault(_numba_stem(item.name), []).append((Path(item.path), st))
+    entries = []
+    for stem, files in groups.items():
+        entries.append(
+            Entry(
+                "numba",
+                stem,
+                tuple(sorted(p for p, _ in files)),
+                sum(st.st_size for _, st in files),
+                max(max(st.st_atime, st.st_mtime) for _, st in files),
+                max(st.st_mtime for _, st in files),
+                any(p.name == stem + ".nbi" for p, _ in files),
+            )
+        )
+    return entries, other
+
+
+def scan(kind: Kind, path: Path, *, lock_name: str = ".lock", support: tuple[str, ...] = ()) -> Cache:
+    """The entries of the cache of ``kind`` at ``path`` (none if it does not exist yet)."""
+    entries: list[Entry] = []
+    other = 0
+    if path.is_dir():
+        entries, other = _scan_c(path, support) if kind == "C" else _scan_numba(path)
+    entries.sort(key=lambda e: (e.last_used, e.name))
+    return Cache(kind, path, tuple(entries), other, path / lock_name if kind == "C" else None, support)
+
+
+def rescan(cache: Cache) -> Cache:
+    """``cache`` as it is now."""
+    lock_name = cache.lock.name if cache.lock is not None else ".lock"
+    return scan(cache.kind, cache.path, lock_name=lock_name, support=cache.support)
+
+
+def caches() -> tuple[Cache, Cache]:
+    """This process's C module cache and numba cache, as they are now (PyTensor says where)."""
+    from modecfg._pytensor.caches import LOCK_NAME, SUPPORT_MODULES, c_cache_dir, numba_cache_dir
+
+    return (
+        scan("C", c_cache_dir(), lock_name=LOCK_NAME, support=SUPPORT_MODULES),
+        scan("numba", numba_cache_dir()),
+    )

@@ -1,0 +1,236 @@
+"""Trimming the compile caches: by age, by size, never under a process that uses them.
+
+:func:`plan` is pure: given the entries, the bounds, the time and what is in use, it says
+what goes and what stays, and why. :func:`clean` runs a plan holding the C cache's own
+compile lock, the one PyTensor takes for every write, so no module is half written or half
+read while it goes; it waits for the lock (saying once, after a moment, who holds it) and
+gives up with a :class:`~modecfg.errors.CacheLockTimeout` naming the holder and the fixes.
+An entry is kept, whatever its age, when a process of this host has its module loaded
+(``/proc/PID/maps``), when it is being written (incomplete and changed in the last ten
+minutes), or, where the system cannot tell what is loaded, when it was used in the last hour.
+Both bounds are the ``cache.max_age`` and ``cache.max_size`` flags unless given;
+:func:`bound_at_exit` applies them when a process that imported PyTensor ends, at most once
+an hour per cache (a stamp file), and only if the lock is free at that moment.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+from modecfg.cache.entries import Cache, Entry, rescan
+from modecfg.cache.entries import caches as current_caches
+from modecfg.cache.holders import Holder, lock_holders, mapped_under
+from modecfg.config import config
+from modecfg.config.units import human_duration, human_size, seconds, size_bytes
+from modecfg.errors import CacheLockTimeout, FlagValueError
+
+__all__ = ["BEING_WRITTEN", "Bounds", "CleanReport", "Plan", "bound_at_exit", "bounds", "clean", "plan"]
+
+log = logging.getLogger("modecfg.cache")
+
+BEING_WRITTEN = 600.0  # seconds: an incomplete entry changed this recently is being written
+UNKNOWN_USE = 3600.0  # seconds: where use cannot be asked, an entry used this recently is kept
+EXIT_INTERVAL = 3600.0  # seconds between two bounds applied at exit, per cache
+STAMP = ".modecfg-bounded"  # in the cache directory: when the last bound at exit ran
+_SAY_AFTER = 2.0  # seconds of waiting for the lock before saying who holds it
+
+
+class Bounds(NamedTuple):
+    max_age: float | None  # seconds
+    max_size: int | None  # bytes
+
+    def __str__(self) -> str:
+        age = "no age bound" if self.max_age is None else f"unused for over {human_duration(self.max_age)}"
+        size = "no size bound" if self.max_size is None else f"over {human_size(self.max_size)} in all"
+        return f"{age}; {size}"
+
+
+def bounds(older_than: str | None = None, max_size: str | None = None) -> Bounds:
+    """The bounds given (text, as the flags take it), or else the flags'; a FlagValueError
+    names the flag a bad one stands for."""
+    age_text = older_than if older_than is not None else config["cache.max_age"]
+    size_text = max_size if max_size is not None else config["cache.max_size"]
+    try:
+        age = None if age_text is None else seconds(age_text)
+    except ValueError as exc:
+        raise FlagValueError(f"cache.max_age: {exc}", flag="cache.max_age", value=age_text) from None
+    try:
+        size = None if size_text is None else size_bytes(size_text)
+    except ValueError as exc:
+        raise FlagValueError(f"cache.max_size: {exc}", flag="cache.max_size", value=size_text) from None
+    return Bounds(age, size)
+
+
+class Plan(NamedTuple):
+    remove: tuple[tuple[Entry, str], ...]  # (entry, why it goes)
+    keep: tuple[tuple[Entry, str], ...]  # entries a bound chose that stay, and why
+
+    @property
+    def freed(self) -> int:
+        return sum(entry.size for entry, _ in self.remove)
+
+
+def _protected(entry: Entry, now: float, in_use: set[Path] | None) -> str:
+    """Why ``entry`` must stay whatever the bounds say ('' when it may go)."""
+    if not entry.complete and now - entry.changed < BEING_WRITTEN:
+        return f"being written (changed {human_duration(now - entry.changed)} ago)"
+    if entry.kind == "C":
+        if in_use is None:
+            if now - entry.last_used < UNKNOWN_USE:
+                return "used in the last hour, and this system cannot tell which modules are loaded"
+        elif any(p == root or root in p.parents for p in in_use for root in entry.paths):
+            return "loaded by a running process"
+    return ""
+
+
+def plan(caches: Sequence[Cache], limits: Bounds, *, now: float, in_use: set[Path] | None) -> Plan:
+    """What goes: entries unused for longer than ``max_age``; then, least recently used first,
+    entries until the caches together are no larger than ``max_size``."""
+    remove: list[tuple[Entry, str]] = []
+    keep: list[tuple[Entry, str]] = []
+    entries = sorted((e for c in caches for e in c.entries), key=lambda e: (e.last_used, e.name))
+    total = sum(c.size for c in caches)
+    for entry in entries:
+        why = ""
+        if limits.max_age is not None and now - entry.last_used > limits.max_age:
+            why = f"unused for {human_duration(now - entry.last_used)}"
+        elif limits.max_size is not None and total > limits.max_size:
+            why = f"least recently used while the caches hold {human_size(total)}"
+        if not why:
+            continue
+        reason = _protected(entry, now, in_use)
+        if reason:
+            keep.append((entry, reason))
+            continue
+        remove.append((entry, why))
+        total -= entry.size
+    return Plan(tuple(remove), tuple(keep))
+
+
+class CleanReport(NamedTuple):
+    caches: tuple[Cache, ...]  # as they were before
+    plan: Plan
+    removed: tuple[Entry, ...]
+    failed: tuple[tuple[Entry, str], ...]  # could not be removed, and why
+    dry_run: bool
+
+    @property
+    def freed(self) -> int:
+        return sum(entry.size for entry in self.removed)
+
+
+def _remove(entry: Entry) -> None:
+    if entry.kind == "C":
+        (directory,) = entry.paths
+        # out of PyTensor's sight first (it never looks at a name that is not tmp...), then gone
+        parked = directory.with_name(directory.name + ".modecfg-removing")
+        os.rename(directory, parked)
+        shutil.rmtree(parked)
+    else:  # the index first: a reader then finds no entry rather than half of one
+        for path in sorted(entry.paths, key=lambda p: not p.name.endswith(".nbi")):
+            path.unlink(missing_ok=True)
+
+
+def _lock(path: Path, wait: float, on_wait: Callable[[list[Holder]], None] | None) -> object:
+    """The C cache's compile lock, held (a ``filelock.FileLock``); CacheLockTimeout after ``wait``."""
+    from filelock import FileLock, Timeout  # PyTensor's dependency, and its lock
+
+    lock = FileLock(path)
+    deadline = time.monotonic() + wait
+    said = False
+    while True:
+        try:
+            lock.acquire(timeout=min(_SAY_AFTER, max(0.0, deadline - time.monotonic())))
+            return lock
+        except Timeout:
+            holders = lock_holders(path) or []
+            if time.monotonic() >= deadline:
+                who = ", ".join(str(h) for h in holders if not h.waiting) or "a process this host cannot name"
+                raise CacheLockTimeout(
+                    f"the compile lock {path} stayed held for {wait:g} s, by {who}; wait for it to "
+                    "finish, give this job its own cache (base_compiledir=<a directory of its own>), "
+                    "or wait longer (compile.timeout)",
+                    holders,
+                ) from None
+            if not said and on_wait is not None:
+                on_wait(holders)
+                said = True
+
+
+def clean(
+    caches: Sequence[Cache],
+    limits: Bounds,
+    *,
+    dry_run: bool = False,
+    wait: float | None = None,
+    on_wait: Callable[[list[Holder]], None] | None = None,
+    now: float | None = None,
+) -> CleanReport:
+    """Remove what :func:`plan` says, holding each C cache's compile lock (``wait`` seconds at
+    most: ``compile.timeout`` unless given). A dry run takes no lock and removes nothing."""
+    if wait is None:
+        wait = float(config["compile.timeout"])
+    locks = []
+    try:
+        if not dry_run:
+            for cache in caches:
+                if cache.lock is not None and cache.exists:
+                    locks.append(_lock(cache.lock, wait, on_wait))
+            # looked at again under the lock: what was written while we waited counts
+            caches = [rescan(c) if c.exists else c for c in caches]
+        roots = [c.path for c in caches if c.kind == "C" and c.exists]
+        in_use: set[Path] | None = set()
+        for root in roots:
+            mapped = mapped_under(root)
+            in_use = None if mapped is None or in_use is None else in_use | mapped
+        chosen = plan(caches, limits, now=time.time() if now is None else now, in_use=in_use)
+        removed, failed = [], []
+        if not dry_run:
+            for entry, why in chosen.remove:
+                try:
+                    _remove(entry)
+                except OSError as exc:
+                    failed.append((entry, exc.strerror or str(exc)))
+                else:
+                    removed.append(entry)
+                    log.info("removed %s %s (%s, %s)", entry.kind, entry.name, human_size(entry.size), why)
+        return CleanReport(tuple(caches), chosen, tuple(removed), tuple(failed), dry_run)
+    finally:
+        for lock in locks:
+            lock.release()  # type: ignore[attr-defined]
+
+
+def bound_at_exit() -> None:
+    """Apply the flags' bounds, at most once an hour per cache and only if its lock is free:
+    registered with ``atexit`` once PyTensor is imported. Never raises (it runs at exit)."""
+    try:
+        limits = bounds()
+        if limits == Bounds(None, None):
+            return
+        found = [c for c in current_caches() if c.exists]
+        now = time.time()
+        due = []
+        for cache in found:
+            stamp = cache.path / STAMP
+            try:
+                if now - stamp.stat().st_mtime < EXIT_INTERVAL:
+                    continue
+            except FileNotFoundError:
+                pass
+            stamp.touch()
+            due.append(cache)
+        if due:
+            report = clean(due, limits, wait=0.0)
+            if report.removed:
+                log.info("bounded the compile caches: %d entries removed, %s", len(report.removed),
+                         human_size(report.freed))  # fmt: skip
+    except CacheLockTimeout:
+        log.debug("the compile lock was held at exit: the caches are bounded another time")
+    except Exception:  # at exit, nothing may fail for this
+        log.warning("could not bound the compile caches at exit", exc_info=True)

@@ -1,0 +1,137 @@
+"""modecfg.cache: the caches of this process's configuration, `modecfg cache`, the bound at exit."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from modecfg import cache, config
+from modecfg.cache.entries import scan
+from modecfg.cli import main
+from tests.fresh import run_json
+
+from .test_entries import _file
+
+pytest.importorskip("pytensor")
+
+
+def _cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_the_caches_are_where_pytensor_keeps_them() -> None:
+    import pytensor
+
+    c, numba = cache.caches()
+    assert c.path == Path(pytensor.config.compiledir) and c.lock == c.path / ".lock"
+    assert numba.path == Path(pytensor.config.base_compiledir) / "numba" and numba.lock is None
+    assert "cutils_ext" in c.support
+
+
+def test_show_says_size_entries_ages_lock_and_bounds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    now = time.time()
+    _file(tmp_path / "c" / "tmpa" / "ma.so", 2048, now - 3 * 86400)
+    _file(tmp_path / "c" / "tmpb" / "mb.so", 1024, now - 60)
+    _file(tmp_path / "c" / ".lock", 0)
+    found = (scan("C", tmp_path / "c"), scan("numba", tmp_path / "none"))
+    monkeypatch.setattr(cache, "caches", lambda: found)
+    with config.override({"cache.max_age": "1d"}):
+        status = cache.show(now=now)
+    text = str(status)
+    assert f"C modules  {tmp_path / 'c'}\n" in text
+    assert "3.0 KiB, 2 entries; last used 60 s to 3.0 days ago" in text
+    assert "lock .lock: free" in text
+    assert f"numba      {tmp_path / 'none'}: not created yet" in text
+    assert "bounds     unused for over 24.0 h; no size bound (cache.max_age, cache.max_size)" in text
+    assert "1 entries (2.0 KiB) beyond them: `modecfg cache clean` removes them" in text
+    data = status.to_json()
+    assert data["caches"][0]["entries"] == 2 and data["caches"][0]["holders"] == []
+    assert data["beyond_bounds"] == [
+        {"kind": "C", "name": "tmpa", "size": 2048, "why": "unused for 3.0 days"}
+    ]
+    json.dumps(data)  # all of it is JSON
+
+
+def test_the_command_shows_and_dry_runs_on_this_configuration() -> None:
+    code, out, err = _cli("cache", "show", "--json")
+    assert code == 0 and err == ""
+    kinds = [c["kind"] for c in json.loads(out)["caches"]]
+    assert kinds == ["C", "numba"]
+    code, out, err = _cli("cache", "clean", "--dry-run", "--older-than", "10000d")
+    assert code == 0 and out.splitlines()[-1].startswith("would remove 0 entries, 0 B of ")
+
+
+def test_the_command_refuses_a_bad_bound_as_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        _cli("cache", "clean", "--max-size", "lots")
+    assert exited.value.code == 2
+    assert "argument --max-size: 'lots' is not a size: write a number and a unit" in capsys.readouterr().err
+
+
+def test_the_command_cleans_another_configurations_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    now = time.time()
+    root = tmp_path / "c"
+    _file(root / "tmpold" / "m.so", 100, now - 40 * 86400)
+    _file(root / "tmpnew" / "m.so", 100, now)
+    found = (scan("C", root), scan("numba", tmp_path / "numba"))
+    monkeypatch.setattr(cache, "caches", lambda: found)
+    code, out, err = _cli("cache", "clean")
+    assert code == 0, err
+    assert out.splitlines() == [
+        "removed C tmpold (100 B): unused for 40.0 days",
+        "removed 1 entries, 100 B of 200 B",
+    ]
+    assert sorted(p.name for p in root.iterdir()) == [".lock", "tmpnew"]  # the lock file it took stays
+
+
+def test_a_process_that_imported_pytensor_bounds_its_caches_at_exit(tmp_path: Path) -> None:
+    code = """
+        import json, os, time
+        import modecfg, pytensor
+        from pathlib import Path
+        root = Path(pytensor.config.compiledir)
+        old = root / "tmpold"; old.mkdir(parents=True)
+        (old / "m.so").write_bytes(b"x"); os.utime(old / "m.so", (time.time() - 9 * 86400,) * 2)
+        numba = Path(pytensor.config.base_compiledir) / "numba"; numba.mkdir(exist_ok=True)
+        index = numba / "f.py311.nbi"
+        index.write_bytes(b"x"); os.utime(index, (time.time() - 9 * 86400,) * 2)
+        print(json.dumps({"root": str(root)}))
+    """
+    env = {"PYTENSOR_FLAGS": f"base_compiledir={tmp_path}", "MODECFG_FLAGS": "cache.max_age=7d"}
+    root = Path(run_json(code, env)["root"])
+    assert not (root / "tmpold").exists() and (root / ".modecfg-bounded").exists()
+    assert list((tmp_path / "numba").glob("*.nbi")) == []
+    env["MODECFG_FLAGS"] = "cache.max_age=None"
+    os.remove(root / ".modecfg-bounded")
+    run_json(code.replace("old.mkdir(parents=True)", "old.mkdir(parents=True, exist_ok=True)"), env)
+    assert (root / "tmpold").exists()  # no bound: nothing goes, and nothing is stamped
+    assert not (root / ".modecfg-bounded").exists()
+
+
+def test_the_layout_contact_checks_pytensors_source(monkeypatch: pytest.MonkeyPatch) -> None:
+    from modecfg._pytensor import caches as layout
+    from modecfg._pytensor import patches
+
+    rows = {row.patch.name: row for row in patches.contacts()}
+    assert rows["cache layout"].state == "on"
+    real = layout._source
+    monkeypatch.setattr(
+        layout,
+        "_source",
+        lambda m: real(m).replace('/ ".lock"', '/ "lockfile"') if m.endswith("compilelock") else real(m),
+    )
+    rows = {row.patch.name: row for row in patches.contacts()}
+    assert (rows["cache layout"].state, rows["cache layout"].reason) == (
+        "failed",
+        "PyTensor's cache layout is not as modecfg knows it: "
+        'pytensor.compile.compilelock (Path(lock_dir) / ".lock")',
+    )

@@ -1,0 +1,238 @@
+"""modecfg.cache.trim: what goes by age and size, what stays (loaded, being written), the lock."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from modecfg.cache import trim as cleaning
+from modecfg.cache.entries import Cache, Entry, scan
+from modecfg.cache.trim import BEING_WRITTEN, Bounds, bounds, clean, plan
+from modecfg.errors import CacheLockTimeout, FlagValueError
+
+from .test_entries import SUPPORT, _file
+
+NOW = 10_000_000.0
+DAY = 86400.0
+
+
+def entry(name: str, size: int, used: float, *, kind: str = "C", complete: bool = True) -> Entry:
+    return Entry(kind, name, (Path("/c") / name,), size, used, used, complete)  # type: ignore[arg-type]
+
+
+def caches(*entries: Entry, other: int = 0) -> list[Cache]:
+    return [Cache("C", Path("/c"), tuple(entries), other, Path("/c/.lock"))]
+
+
+def names(chosen: tuple[tuple[Entry, str], ...]) -> list[str]:
+    return [e.name for e, _ in chosen]
+
+
+def test_entries_unused_for_longer_than_the_age_go_with_the_reason() -> None:
+    found = caches(entry("old", 10, NOW - 40 * DAY), entry("new", 10, NOW - DAY))
+    chosen = plan(found, Bounds(31 * DAY, None), now=NOW, in_use=set())
+    assert [(e.name, why) for e, why in chosen.remove] == [("old", "unused for 40.0 days")]
+    assert chosen.keep == () and chosen.freed == 10
+
+
+def test_the_least_recently_used_go_until_the_caches_fit() -> None:
+    found = caches(
+        entry("a", 400, NOW - 3 * DAY), entry("b", 300, NOW - 2 * DAY), entry("c", 200, NOW), other=50
+    )
+    assert names(plan(found, Bounds(None, 600), now=NOW, in_use=set()).remove) == ["a"]  # 950 -> 550
+    assert names(plan(found, Bounds(None, 200), now=NOW, in_use=set()).remove) == ["a", "b", "c"]
+    assert names(plan(found, Bounds(None, 950), now=NOW, in_use=set()).remove) == []
+    why = plan(found, Bounds(None, 600), now=NOW, in_use=set()).remove[0][1]
+    assert why == "least recently used while the caches hold 950 B"
+
+
+def test_no_bound_removes_nothing() -> None:
+    found = caches(entry("a", 10**9, 0.0))
+    assert plan(found, Bounds(None, None), now=NOW, in_use=set()) == ((), ())
+
+
+def test_a_loaded_module_stays_and_the_next_one_goes_in_its_place() -> None:
+    found = caches(entry("loaded", 400, NOW - 3 * DAY), entry("b", 300, NOW - 2 * DAY), entry("c", 200, NOW))
+    chosen = plan(found, Bounds(None, 600), now=NOW, in_use={Path("/c/loaded/m.so")})
+    assert names(chosen.remove) == ["b"]  # 900 -> 600: it fits
+    assert chosen.keep == ((found[0].entries[0], "loaded by a running process"),)
+
+
+def test_an_entry_being_written_stays_and_an_old_broken_one_goes() -> None:
+    writing = entry("writing", 10, NOW - 60, complete=False)
+    broken = entry("broken", 10, NOW - BEING_WRITTEN - 1, complete=False)
+    chosen = plan(caches(writing, broken), Bounds(30.0, None), now=NOW, in_use=set())
+    assert names(chosen.remove) == ["broken"]
+    assert chosen.keep == ((writing, "being written (changed 60 s ago)"),)
+
+
+def test_where_loaded_modules_cannot_be_asked_a_module_used_this_hour_stays() -> None:
+    recent, old = entry("recent", 10, NOW - 600), entry("old", 10, NOW - 2 * DAY)
+    numba = entry("f", 10, NOW - 600, kind="numba")
+    chosen = plan(caches(recent, old, numba), Bounds(60.0, None), now=NOW, in_use=None)
+    assert names(chosen.remove) == ["old", "f"]  # numba's files are read, not mapped: they may go
+    assert names(chosen.keep) == ["recent"] and "cannot tell which modules are loaded" in chosen.keep[0][1]
+
+
+def test_the_bounds_are_the_flags_unless_given() -> None:
+    from modecfg import config
+
+    assert bounds() == Bounds(31 * DAY, None)  # the defaults
+    with config.override({"cache.max_age": "None", "cache.max_size": "2GiB"}):
+        assert bounds() == Bounds(None, 2 * 1024**3)
+        assert bounds("12h", "500MB") == Bounds(12 * 3600, 500 * 10**6)
+    with pytest.raises(FlagValueError, match=r"^cache.max_age: '5x' is not a duration") as caught:
+        bounds("5x")
+    assert caught.value.flag == "cache.max_age"
+    with pytest.raises(FlagValueError, match=r"^cache.max_size: 'big' is not a size"):
+        bounds(None, "big")
+
+
+def real_cache(root: Path) -> Cache:
+    now = time.time()
+    _file(root / "tmpold" / "mold.so", 1000, now - 40 * DAY)
+    _file(root / "tmpmid" / "mmid.so", 1000, now - 10 * DAY)
+    _file(root / "tmpnew" / "mnew.so", 1000, now)
+    _file(root / "cutils_ext" / "cutils_ext.so", 100, now - 99 * DAY)
+    _file(root / ".lock", 0)
+    return scan("C", root, support=SUPPORT)
+
+
+def test_clean_removes_under_the_lock_and_leaves_what_pytensor_keeps(tmp_path: Path) -> None:
+    cache = real_cache(tmp_path / "c")
+    dry = clean([cache], Bounds(31 * DAY, None), dry_run=True)
+    assert (names(dry.plan.remove), dry.removed, dry.dry_run) == (["tmpold"], (), True)
+    assert (tmp_path / "c" / "tmpold").exists()
+    report = clean([cache], Bounds(DAY, None), wait=5)
+    assert [e.name for e in report.removed] == ["tmpold", "tmpmid"] and report.freed == 2000
+    assert sorted(p.name for p in (tmp_path / "c").iterdir()) == [".lock", "cutils_ext", "tmpnew"]
+    assert report.failed == ()
+
+
+def test_a_numba_entry_goes_index_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "numba"
+    old = time.time() - 40 * DAY
+    _file(root / "f.py311.nbi", 10, old)
+    _file(root / "f.py311.1.nbc", 10, old)
+    order: list[str] = []
+    real_unlink = Path.unlink
+
+    def unlink(self: Path, missing_ok: bool = False) -> None:
+        order.append(self.name)
+        real_unlink(self, missing_ok=missing_ok)
+
+    monkeypatch.setattr(Path, "unlink", unlink)
+    report = clean([scan("numba", root)], Bounds(DAY, None))
+    assert order == ["f.py311.nbi", "f.py311.1.nbc"] and len(report.removed) == 1
+    assert list(root.iterdir()) == []
+
+
+def test_an_entry_that_cannot_be_removed_is_said_and_the_rest_go(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = real_cache(tmp_path / "c")
+
+    def refuse(entry: Entry) -> None:
+        if entry.name == "tmpold":
+            raise PermissionError(13, "Permission denied")
+        cleaning_remove(entry)
+
+    cleaning_remove = cleaning._remove
+    monkeypatch.setattr(cleaning, "_remove", refuse)
+    report = clean([cache], Bounds(DAY, None))
+    assert [(e.name, why) for e, why in report.failed] == [("tmpold", "Permission denied")]
+    assert [e.name for e in report.removed] == ["tmpmid"]
+
+
+def _hold(lock: Path, seconds: float) -> subprocess.Popen[str]:
+    code = textwrap.dedent(
+        f"""
+        import time, filelock
+        lock = filelock.FileLock({str(lock)!r}); lock.acquire()
+        print("held", flush=True)
+        time.sleep({seconds})
+        """
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def test_a_held_lock_is_waited_for_said_once_and_then_taken(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = real_cache(tmp_path / "c")
+    monkeypatch.setattr(cleaning, "_SAY_AFTER", 0.2)
+    proc = _hold(tmp_path / "c" / ".lock", 1.5)
+    said: list[list[object]] = []
+    try:
+        report = clean([cache], Bounds(DAY, None), wait=60, on_wait=said.append)
+    finally:
+        proc.wait(timeout=60)
+    assert len(said) == 1 and [e.name for e in report.removed] == ["tmpold", "tmpmid"]
+    if Path("/proc/locks").exists():
+        assert [h.pid for h in said[0]] == [proc.pid]  # type: ignore[attr-defined]
+
+
+def test_a_lock_held_too_long_is_an_error_naming_its_holder_and_the_fixes(tmp_path: Path) -> None:
+    cache = real_cache(tmp_path / "c")
+    proc = _hold(tmp_path / "c" / ".lock", 60)
+    try:
+        with pytest.raises(CacheLockTimeout) as caught:
+            clean([cache], Bounds(DAY, None), wait=0.3)
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+    message = str(caught.value)
+    assert message.startswith(f"the compile lock {tmp_path / 'c' / '.lock'} stayed held for 0.3 s, by ")
+    assert "base_compiledir=<a directory of its own>" in message and "compile.timeout" in message
+    if Path("/proc/locks").exists():
+        assert f"pid {proc.pid} (" in message and [h.pid for h in caught.value.holders] == [proc.pid]  # type: ignore[attr-defined]
+    assert sorted(p.name for p in (tmp_path / "c").iterdir()) == [
+        ".lock",
+        "cutils_ext",
+        "tmpmid",
+        "tmpnew",
+        "tmpold",
+    ]
+    assert isinstance(caught.value, TimeoutError) and caught.value.exit_code == 3
+
+
+def test_a_dry_run_takes_no_lock(tmp_path: Path) -> None:
+    cache = real_cache(tmp_path / "c")
+    proc = _hold(tmp_path / "c" / ".lock", 60)
+    try:
+        report = clean([cache], Bounds(DAY, None), dry_run=True, wait=0.1)
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+    assert names(report.plan.remove) == ["tmpold", "tmpmid"]
+
+
+def test_bound_at_exit_runs_once_an_hour_and_never_waits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from modecfg.cache import entries
+
+    root = tmp_path / "c"
+    cache = real_cache(root)
+    monkeypatch.setattr(cleaning, "current_caches", lambda: (entries.rescan(cache),))
+    proc = _hold(root / ".lock", 60)
+    try:
+        cleaning.bound_at_exit()  # the lock is busy: nothing now, and no error
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+    assert (root / "tmpold").exists() and (root / cleaning.STAMP).exists()
+    os.utime(root / cleaning.STAMP, (time.time() - 2 * 3600,) * 2)
+    cleaning.bound_at_exit()
+    assert not (root / "tmpold").exists() and (root / "tmpmid").exists()
+    _file(root / "tmpold" / "mold.so", 10, time.time() - 40 * DAY)
+    cleaning.bound_at_exit()  # bounded less than an hour ago
+    assert (root / "tmpold").exists()

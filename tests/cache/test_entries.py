@@ -1,0 +1,81 @@
+"""modecfg.cache.entries: what a cache directory holds, read from names, sizes and times only."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from modecfg.cache.entries import rescan, scan
+
+SUPPORT = ("cutils_ext", "lazylinker_ext", "scan_perform")
+
+
+def _file(path: Path, size: int, when: float | None = None) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"x" * size)
+    if when is not None:
+        os.utime(path, (when, when))
+    return path
+
+
+def c_cache(root: Path) -> Path:
+    """A C module cache as PyTensor lays it out: modules, support modules, the lock, a key file."""
+    _file(root / "tmpaaaa" / "mabc.so", 1000, 1_000_000)
+    _file(root / "tmpaaaa" / "mod.cpp", 200, 1_000_000)
+    _file(root / "tmpaaaa" / "key.pkl", 50, 1_000_000)
+    _file(root / "tmpbbbb" / "mdef.so", 3000, 2_000_000)
+    _file(root / "tmpcccc" / "mod.cpp", 10, 3_000_000)  # no module: being written, or failed
+    _file(root / "cutils_ext" / "cutils_ext.so", 500)
+    _file(root / "lazylinker_ext.delete.me" / "old.so", 70)
+    _file(root / ".lock", 0)
+    _file(root / "__init__.py", 5)
+    return root
+
+
+def test_a_c_cache_is_its_module_directories_beside_what_pytensor_keeps(tmp_path: Path) -> None:
+    cache = scan("C", c_cache(tmp_path / "c"), support=SUPPORT)
+    assert [(e.name, e.size, e.complete) for e in cache.entries] == [
+        ("tmpaaaa", 1250, True),
+        ("tmpbbbb", 3000, True),
+        ("tmpcccc", 10, False),
+    ]  # fmt: skip  (least recently used first)
+    assert cache.other == 500 + 70 + 5 and cache.size == 1250 + 3000 + 10 + 575
+    assert cache.lock == tmp_path / "c" / ".lock" and cache.exists
+    assert cache.entries[0].changed == 1_000_000 and cache.entries[0].paths == (tmp_path / "c" / "tmpaaaa",)
+    assert rescan(cache) == cache
+
+
+def test_links_are_neither_followed_nor_counted_as_theirs(tmp_path: Path) -> None:
+    root = c_cache(tmp_path / "c")
+    _file(tmp_path / "outside" / "big.bin", 10**6)
+    (root / "tmpaaaa" / "link").symlink_to(tmp_path / "outside" / "big.bin")
+    (root / "tmplink").symlink_to(tmp_path / "outside", target_is_directory=True)
+    cache = scan("C", root, support=SUPPORT)
+    assert sorted(e.name for e in cache.entries) == ["tmpaaaa", "tmpbbbb", "tmpcccc"]  # not tmplink
+    (linked,) = [e for e in cache.entries if e.name == "tmpaaaa"]
+    assert linked.size < 1250 + 100  # the link's own few bytes at most, not the megabyte
+
+
+def test_numba_files_of_one_function_are_one_entry(tmp_path: Path) -> None:
+    root = tmp_path / "numba"
+    _file(root / "string.elemwise-ab12_fastmath1.py311.nbi", 100, 5_000)
+    _file(root / "string.elemwise-ab12_fastmath1.py311.1.nbc", 900, 6_000)
+    _file(root / "string.elemwise-ab12_fastmath1.py311.2.nbc", 800, 7_000)
+    _file(root / "string.fgraph-cd34.py311.nbi", 50, 8_000)
+    _file(root / "string.orphan-ef56.py311.1.nbc", 20, 9_000)  # its index gone
+    _file(root / "string.fgraph-cd34.py311.nbi.tmp", 10, 10_000)  # numba writing
+    cache = scan("numba", root)
+    got = {e.name: (e.size, e.complete, len(e.paths)) for e in cache.entries}
+    assert got == {
+        "string.elemwise-ab12_fastmath1.py311": (1800, True, 3),
+        "string.fgraph-cd34.py311": (50, True, 1),
+        "string.orphan-ef56.py311": (20, False, 1),
+        "string.fgraph-cd34.py311.nbi.tmp": (10, False, 1),
+    }
+    assert cache.lock is None and cache.entries[0].last_used == 7_000
+
+
+def test_a_cache_not_made_yet_is_empty(tmp_path: Path) -> None:
+    for kind in ("C", "numba"):
+        cache = scan(kind, tmp_path / "none")  # type: ignore[arg-type]
+        assert (cache.entries, cache.size, cache.exists) == ((), 0, False)
