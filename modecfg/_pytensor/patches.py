@@ -256,6 +256,22 @@ PATCHES: tuple[Patch, ...] = (
         why="linker=per_graph: the cvm linker of modecfg's default mode hands each graph to the linker "
         "chosen for it (numba for a scan, ...)",
     ),
+    Patch(
+        name="compile lock",
+        module="pytensor.compile.compilelock",
+        attr="lock_ctx",
+        holders=(
+            "pytensor.link.c.basic",
+            "pytensor.link.c.cmodule",
+            "pytensor.link.c.cutils",
+            "pytensor.link.c.lazylinker_c",
+        ),
+        params=("lock_dir",),
+        replacement=replacements.lock_ctx,
+        why="a compile waiting for the lock says once, after compile.wait seconds, who holds it (pid, "
+        "command, host, since when); after compile.timeout a CacheLockTimeout names the holder and "
+        "the fixes; a timeout no longer leaves the thread compiling without the lock",
+    ),
     TEST_VALUES,
     SCAN_TEST_VALUES,
 )

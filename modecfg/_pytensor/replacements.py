@@ -10,7 +10,9 @@ pickle. Imported only once PyTensor is loaded.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import Iterator
 from typing import Any
 
 from modecfg._pytensor import blas, gradients, locate, marks
@@ -261,3 +263,64 @@ def scan(scan_: Any, *args: Any, **kwargs: Any) -> Any:
     if hook is not None and config.compute_test_value != "off":
         hook(result)
     return result
+
+
+# -- the compile lock ----------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def lock_ctx(_original: Any, lock_dir: Any = None, *, timeout: float | None = None) -> Iterator[None]:
+    """PyTensor's compile lock, taken as PyTensor takes it (a FileLock on ``lock_dir/.lock``,
+    once per directory, process and thread), never blind: after ``compile.wait`` seconds of
+    waiting, who holds it is said once (logged, ``modecfg.cache``); after ``compile.timeout``
+    seconds a CacheLockTimeout names the holder and the fixes. Unlike PyTensor's, a timeout
+    leaves the lock's bookkeeping as it was (PyTensor's marks the directory locked for good,
+    and that thread then compiles without the lock)."""
+    import os
+    from pathlib import Path
+
+    import pytensor
+    from pytensor.compile.compilelock import local_mem
+
+    from modecfg._holders import hold, release
+
+    if lock_dir is None:
+        lock_dir = pytensor.config.compiledir
+    if timeout is None:
+        timeout = float(config["compile.timeout"])
+    key = f"{lock_dir}-{os.getpid()}"
+    if key in local_mem._locks:  # this thread holds it already
+        yield
+        return
+    taken = hold(
+        Path(lock_dir) / ".lock",
+        timeout=timeout,
+        say_after=float(config["compile.wait"]),
+        on_wait=_say_waiting,
+        on_stale=_say_stale,
+    )
+    local_mem._locks[key] = True
+    try:
+        yield
+    finally:
+        local_mem._locks.pop(key, None)
+        release(taken)
+
+
+def _say_waiting(found: list[Any]) -> None:
+    import time
+
+    who = ", ".join(h.describe(time.time()) for h in found if not h.waiting)
+    logging.getLogger("modecfg.cache").warning(
+        "waiting for the compile lock, held by %s (compile.wait; gives up after compile.timeout=%ss)",
+        who or "a process this host cannot name",
+        config["compile.timeout"],
+    )
+
+
+def _say_stale(holder: Any) -> None:
+    logging.getLogger("modecfg.cache").warning(
+        "the compile lock was last taken by %s, which ended without letting go of it cleanly; "
+        "a module it was writing, if any, PyTensor sets aside as broken",
+        holder,
+    )

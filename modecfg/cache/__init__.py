@@ -15,8 +15,8 @@ import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from modecfg._holders import Holder, holders, mapped_under
 from modecfg.cache.entries import Cache, Entry, caches
-from modecfg.cache.holders import Holder, lock_holders, mapped_under
 from modecfg.cache.trim import Bounds, CleanReport, Plan, bounds, plan
 from modecfg.cache.trim import clean as _clean
 from modecfg.config.units import human_duration, human_size
@@ -35,7 +35,7 @@ class Status(NamedTuple):
 
     def __str__(self) -> str:
         lines = []
-        for cache, holders in zip(self.caches, self.holders, strict=True):
+        for cache, who in zip(self.caches, self.holders, strict=True):
             name = "C modules" if cache.kind == "C" else "numba"
             if not cache.exists:
                 lines.append(f"{name:<10} {cache.path}: not created yet")
@@ -50,12 +50,12 @@ class Status(NamedTuple):
                 f"{'':<10} {human_size(cache.size)}, {len(cache.entries)} entries{ages}"
             )
             if cache.lock is not None:
-                if holders is None:
+                if who is None:
                     lock = "this system cannot say who holds it"
-                elif not holders:
+                elif not who:
                     lock = "free"
                 else:
-                    lock = "; ".join(_holder_text(h, self.now) for h in holders)
+                    lock = "; ".join(_holder_text(h, self.now) for h in who)
                 lines.append(f"{'':<10} lock {cache.lock.name}: {lock}")
         due = self.due
         lines.append(f"bounds     {self.limits} (cache.max_age, cache.max_size)")
@@ -80,9 +80,9 @@ class Status(NamedTuple):
                     "oldest_use": cache.entries[0].last_used if cache.entries else None,
                     "newest_use": cache.entries[-1].last_used if cache.entries else None,
                     "lock": None if cache.lock is None else str(cache.lock),
-                    "holders": None if holders is None else [h._asdict() for h in holders],
+                    "holders": None if who is None else [h._asdict() for h in who],
                 }
-                for cache, holders in zip(self.caches, self.holders, strict=True)
+                for cache, who in zip(self.caches, self.holders, strict=True)
             ],
             "max_age": self.limits.max_age,
             "max_size": self.limits.max_size,
@@ -93,22 +93,21 @@ class Status(NamedTuple):
 
 
 def _holder_text(holder: Holder, now: float) -> str:
-    since = f", running for {human_duration(now - holder.started)}" if holder.started else ""
-    return f"{'waiting' if holder.waiting else 'held'} by {holder}{since}"
+    return f"{'waiting' if holder.waiting else 'held'} by {holder.describe(now)}"
 
 
 def show(*, now: float | None = None) -> Status:
     """The caches of this process's configuration, their lock's holders, what the bounds take."""
     found = caches()
     now = time.time() if now is None else now
-    holders = tuple(lock_holders(c.lock) if c.lock is not None and c.exists else None for c in found)
+    who = tuple(holders(c.lock) if c.lock is not None and c.exists else None for c in found)
     in_use: set[Any] | None = set()
     for cache in found:
         if cache.kind == "C" and cache.exists:
             mapped = mapped_under(cache.path)
             in_use = None if mapped is None or in_use is None else in_use | mapped
     limits = bounds()
-    return Status(found, holders, limits, plan(found, limits, now=now, in_use=in_use), now)
+    return Status(found, who, limits, plan(found, limits, now=now, in_use=in_use), now)
 
 
 def clean(

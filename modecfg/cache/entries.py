@@ -71,13 +71,14 @@ def _files(top: Path) -> tuple[int, float, float, bool]:
     return size, used, changed, compiled
 
 
-def _scan_c(path: Path, support: tuple[str, ...]) -> tuple[list[Entry], int]:
+def _scan_c(path: Path, support: tuple[str, ...], lock_name: str) -> tuple[list[Entry], int]:
     entries, other = [], 0
     with os.scandir(path) as it:
         for item in it:
             st = item.stat(follow_symlinks=False)
             if not stat.S_ISDIR(st.st_mode):
-                other += st.st_size
+                if not item.name.startswith(lock_name):  # the lock and its holder's note come and go
+                    other += st.st_size
                 continue
             size, used, changed, compiled = _files(Path(item.path))
             if item.name in support or item.name.endswith(".delete.me"):
@@ -129,7 +130,7 @@ def scan(kind: Kind, path: Path, *, lock_name: str = ".lock", support: tuple[str
     entries: list[Entry] = []
     other = 0
     if path.is_dir():
-        entries, other = _scan_c(path, support) if kind == "C" else _scan_numba(path)
+        entries, other = _scan_c(path, support, lock_name) if kind == "C" else _scan_numba(path)
     entries.sort(key=lambda e: (e.last_used, e.name))
     return Cache(kind, path, tuple(entries), other, path / lock_name if kind == "C" else None, support)
 

@@ -23,9 +23,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from modecfg._holders import Holder, hold, mapped_under, release
 from modecfg.cache.entries import Cache, Entry, rescan
 from modecfg.cache.entries import caches as current_caches
-from modecfg.cache.holders import Holder, lock_holders, mapped_under
 from modecfg.config import config
 from modecfg.config.units import human_duration, human_size, seconds, size_bytes
 from modecfg.errors import CacheLockTimeout, FlagValueError
@@ -138,29 +138,8 @@ def _remove(entry: Entry) -> None:
 
 
 def _lock(path: Path, wait: float, on_wait: Callable[[list[Holder]], None] | None) -> object:
-    """The C cache's compile lock, held (a ``filelock.FileLock``); CacheLockTimeout after ``wait``."""
-    from filelock import FileLock, Timeout  # PyTensor's dependency, and its lock
-
-    lock = FileLock(path)
-    deadline = time.monotonic() + wait
-    said = False
-    while True:
-        try:
-            lock.acquire(timeout=min(_SAY_AFTER, max(0.0, deadline - time.monotonic())))
-            return lock
-        except Timeout:
-            holders = lock_holders(path) or []
-            if time.monotonic() >= deadline:
-                who = ", ".join(str(h) for h in holders if not h.waiting) or "a process this host cannot name"
-                raise CacheLockTimeout(
-                    f"the compile lock {path} stayed held for {wait:g} s, by {who}; wait for it to "
-                    "finish, give this job its own cache (base_compiledir=<a directory of its own>), "
-                    "or wait longer (compile.timeout)",
-                    holders,
-                ) from None
-            if not said and on_wait is not None:
-                on_wait(holders)
-                said = True
+    """The C cache's compile lock, held; CacheLockTimeout after ``wait`` seconds."""
+    return hold(path, timeout=wait, say_after=_SAY_AFTER, on_wait=on_wait)
 
 
 def clean(
@@ -203,7 +182,7 @@ def clean(
         return CleanReport(tuple(caches), chosen, tuple(removed), tuple(failed), dry_run)
     finally:
         for lock in locks:
-            lock.release()  # type: ignore[attr-defined]
+            release(lock)
 
 
 def bound_at_exit() -> None:

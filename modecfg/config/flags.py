@@ -520,10 +520,14 @@ flag("cmodule.age_thresh_use", int, 60 * 60 * 24 * 24,
      range=Range(ge=0))
 flag("cmodule.debug", bool, False, "Define DEBUG in generated C code.", pytensor=True,
      reaches="the C++ compiler")
-flag("compile.wait", int, 5, "Seconds between tries to take the compile lock.",
+flag("compile.wait", int, 5,
+     "Seconds a compile waits for the compile lock before saying, once, who holds it (pid, command, "
+     "host, since when); it goes on waiting until compile.timeout.",
      pytensor=True, fixed=True, range=Range(gt=0))
 flag("compile.timeout", int, Lazy(lambda cfg: cfg["compile.wait"] * 24, "24 x compile.wait"),
-     "Seconds after which a stale compile lock held by the same owner is taken over.",
+     "Seconds a compile waits for the compile lock before giving up with a CacheLockTimeout that "
+     "names the holder (0: one try). A holder that dies lets go of the lock (the kernel frees it): "
+     "no lock is taken over by force.",
      pytensor=True, fixed=True, range=Range(ge=0))
 flag("blas.ldflags", str | None, None,
      "Linker flags of the BLAS library (-L/-l words). None: PyTensor detects it; "

@@ -1,8 +1,10 @@
-"""modecfg.cache.holders: who holds a lock file and who has a module loaded, asked of the kernel."""
+"""modecfg._holders: who holds a lock file and who has a module loaded, asked of the kernel."""
 
 from __future__ import annotations
 
+import json
 import os
+import socket
 import subprocess
 import sys
 import textwrap
@@ -12,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from modecfg.cache.holders import Holder, lock_holders, mapped_under
+from modecfg._holders import Holder, holders, lock_holders, mapped_under, note_path
 
 linux = pytest.mark.skipif(not Path("/proc/locks").exists(), reason="asks Linux's /proc")
 
@@ -86,3 +88,60 @@ def test_a_real_holder_and_its_loaded_module_are_found(holder: tuple[subprocess.
     proc.wait(timeout=30)
     assert lock_holders(root / ".lock") == []  # the kernel let the lock go with its holder
     assert mapped_under(root) == set()
+
+
+def _note(lock: Path, **fields: object) -> None:
+    note = {"pid": 4242, "host": "elsewhere", "since": 1000.0, "command": "python train.py"} | fields
+    note_path(lock).write_text(json.dumps(note))
+
+
+def test_a_holder_on_another_host_is_known_by_its_note_alone(tmp_path: Path) -> None:
+    lock = tmp_path / ".lock"
+    lock.touch()
+    _note(lock)
+    (remote,) = holders(lock, locks="") or []
+    assert (remote.pid, remote.host, remote.since, remote.command) == (
+        4242,
+        "elsewhere",
+        1000.0,
+        "python train.py",
+    )
+    assert remote.describe(1000.0 + 600) == "pid 4242 (python train.py) on elsewhere, holding it for 10 min"
+    here = f"1: FLOCK  ADVISORY  WRITE {os.getpid()} {_where(lock)} 0 EOF"
+    assert [h.pid for h in holders(lock, locks=here) or []] == [os.getpid()]  # held here: the note is stale
+
+
+def test_this_hosts_note_says_since_when_its_writer_holds_it(tmp_path: Path) -> None:
+    lock = tmp_path / ".lock"
+    lock.touch()
+    here = f"1: FLOCK  ADVISORY  WRITE {os.getpid()} {_where(lock)} 0 EOF"
+    _note(lock, pid=os.getpid(), host=socket.gethostname())
+    (me,) = holders(lock, locks=here) or []
+    assert me.since == 1000.0 and ", holding it for " in me.describe(2000.0)
+    _note(lock, pid=os.getpid() + 1, host=socket.gethostname())  # another process's note: stale
+    (me,) = holders(lock, locks=here) or []
+    assert me.since is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["not json", "[1, 2]", '{"pid": "1", "host": "h", "since": 1, "command": ""}', '{"pid": 1}', "x" * 5000],
+)
+def test_a_note_that_is_not_one_is_no_holder(tmp_path: Path, text: str) -> None:
+    lock = tmp_path / ".lock"
+    lock.touch()
+    note_path(lock).write_text(text)
+    assert holders(lock, locks="") == []
+
+
+def test_where_the_kernel_cannot_be_asked_the_note_is_all_there_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import modecfg._holders as module
+
+    monkeypatch.setattr(module, "_PROC", tmp_path / "no-proc")
+    lock = tmp_path / ".lock"
+    lock.touch()
+    assert holders(lock) is None and mapped_under(tmp_path) is None
+    _note(lock)
+    assert [h.host for h in holders(lock) or []] == ["elsewhere"]
