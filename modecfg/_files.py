@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import stat
 
-__all__ = ["NotReadable", "others_can_write", "read_regular_file"]
+__all__ = ["NotReadable", "others_can_write", "read_regular_file", "shared_filesystem"]
 
 _KINDS = (
     (stat.S_ISDIR, "a directory"),
@@ -82,3 +82,32 @@ def others_can_write(path: str) -> str:
         if open_to_others and place == os.path.abspath(path):
             return f"{place} may be written by group or others (mode {stat.S_IMODE(info.st_mode):o})"
     return ""
+
+
+# Filesystems whose files other hosts see too (network and cluster filesystems).
+_SHARED_KINDS = frozenset({
+    "nfs", "nfs4", "cifs", "smb3", "smbfs", "lustre", "gpfs", "beegfs", "ceph", "glusterfs", "fuse.glusterfs",
+    "fuse.sshfs", "fuse.cephfs", "panfs", "wekafs", "afs", "9p", "fuse.juicefs", "orangefs", "pvfs2",
+})  # fmt: skip
+
+
+def shared_filesystem(path: str, *, mounts: str | None = None) -> str:
+    """The kind of filesystem ``path`` is on when other hosts may see it too (``nfs4``, ``lustre``,
+    ...), else ''. From ``/proc/mounts`` (``mounts``: its text); '' where there is none."""
+    if mounts is None:
+        try:
+            with open("/proc/mounts", encoding="utf-8", errors="replace") as f:
+                mounts = f.read()
+        except OSError:
+            return ""
+    target = os.path.abspath(os.path.expanduser(path))
+    best, kind = "", ""
+    for line in mounts.splitlines():
+        words = line.split()
+        if len(words) < 3:
+            continue
+        point = words[1].replace("\\040", " ")
+        inside = target == point or target.startswith(point.rstrip("/") + "/")
+        if inside and len(point) >= len(best):
+            best, kind = point, words[2]
+    return kind if kind in _SHARED_KINDS else ""

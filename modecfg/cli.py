@@ -133,11 +133,15 @@ def cmd_validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(f"warning: {note}\n")
     problems = [str(p) for p in report.errors]
     if report.ok:  # then what the values ask of this machine: found now, not at the first compile
-        from modecfg.doctor import preflight
+        from modecfg.doctor import preflight, shared_cache_warning
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the notes were written above
-            problems = preflight(modecfg.load(rc_files=args.rc or None))
+            checked = modecfg.load(rc_files=args.rc or None)
+            problems = preflight(checked)
+            shared = shared_cache_warning(checked)
+        if shared:
+            out.write(f"warning: {shared}\n")
     for problem in problems:
         out.write(f"error: {problem}\n")
     if not problems:

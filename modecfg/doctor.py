@@ -336,3 +336,24 @@ def _auto_rule() -> str:
         return rule_here()
     except Exception as exc:  # doctor reports; it does not fail
         return f"cannot say ({type(exc).__name__}: {exc})"
+
+
+def shared_cache_warning(cfg: Config) -> str:
+    """Why the compile cache, on a filesystem other hosts see, should be partitioned ('' when it
+    is not shared, or is partitioned by host or CPU already)."""
+    from modecfg._files import shared_filesystem
+
+    if cfg.compiledir is not None:
+        return ""  # a directory named outright: the user chose what shares it
+    kind = shared_filesystem(str(cfg.base_compiledir))
+    layers = cfg.layers("compiledir_format")
+    raw = str(layers[-1].raw) if layers else str(cfg.compiledir_format)  # as written: keys unfilled
+    if not kind or "%(hostname)s" in raw or "%(cpu_features)s" in raw:
+        return ""
+    return (
+        f"base_compiledir={cfg.base_compiledir} is on {kind}, which other hosts share, and "
+        f"compiledir_format={raw} ({cfg.origin('compiledir_format')}) gives every host the same "
+        "directory: PyTensor builds C modules for the CPU it runs on (-march=native), and one built on "
+        "a newer CPU can crash an older one. Add %(cpu_features)s (one directory per kind of CPU) or "
+        "%(hostname)s (per host) to compiledir_format, or %(job)s for one per batch job"
+    )

@@ -9,12 +9,14 @@
   index (``.nbi``) and data (``.nbc``) files, written by numba without a lock.
 
 The layout is PyTensor's; :func:`layout_problem` checks it against the installed source (a
-contact of the patch list) without importing numba.
+contact of the patch list) without importing numba, and the keys PyTensor fills in
+``compiledir_format`` against those modecfg's flag check lets through.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
 from modecfg._pytensor.load import load
@@ -62,4 +64,10 @@ def layout_problem() -> str:
                 gone.append(f"{module} ({text})")
         except (LookupError, OSError) as exc:
             gone.append(f"{module} ({exc})")
+    from modecfg.config.partition import PYTENSOR_KEYS
+
+    defaults = sys.modules.get("pytensor.configdefaults")
+    keys = getattr(defaults, "_compiledir_format_keys", None)
+    if defaults is not None and set(keys or ()) != set(PYTENSOR_KEYS):
+        gone.append(f"pytensor.configdefaults._compiledir_format_keys ({sorted(keys or ())})")
     return ", ".join(gone)

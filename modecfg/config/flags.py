@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from modecfg._registry.linkers import canonical_linker, detect_cxx, linker_names, pytensor_linker_names
 from modecfg._registry.modes import canonical_mode, mode_names, pytensor_mode_names
+from modecfg.config.partition import check_compiledir_format
 from modecfg.config.units import check_duration, check_size
 
 if TYPE_CHECKING:
@@ -536,9 +537,12 @@ flag("blas.ldflags", str | None, None,
 flag("blas.check_openmp", bool, True,
      "Check for conflicting OpenMP runtimes in BLAS.", pytensor=True)
 flag("compiledir_format", str, _COMPILEDIR_FORMAT,
-     "Name of the platform-specific directory under base_compiledir; %(key)s placeholders "
-     "are PyTensor's (platform, short_platform, processor, python_version, ...).",
-     pytensor=True, fixed=True, reaches="a path")
+     "Name of the platform-specific directory under base_compiledir. %(key)s placeholders: "
+     "PyTensor's (platform, short_platform, processor, python_version, hostname, ...) and modecfg's "
+     "%(cpu_features)s (a hash of this CPU's model and feature flags: one directory per kind of "
+     "CPU, since C modules are built with -march=native) and %(job)s (the batch job's id: "
+     "SLURM_JOB_ID, PBS_JOBID, LSB_JOBID, JOB_ID; else nojob).",
+     pytensor=True, fixed=True, reaches="a path", check=check_compiledir_format)
 flag("base_compiledir", Path, Lazy(lambda cfg: Path("~/.pytensor").expanduser(), "~/.pytensor"),
      "Root directory of compiled modules.", pytensor=True, fixed=True, check=_expand_path,
      reaches="a path")

@@ -135,3 +135,14 @@ def test_the_layout_contact_checks_pytensors_source(monkeypatch: pytest.MonkeyPa
         "PyTensor's cache layout is not as modecfg knows it: "
         'pytensor.compile.compilelock (Path(lock_dir) / ".lock")',
     )
+
+
+def test_the_layout_contact_checks_the_keys_pytensor_fills(monkeypatch: pytest.MonkeyPatch) -> None:
+    import pytensor.configdefaults
+
+    from modecfg._pytensor import patches
+
+    monkeypatch.setattr(pytensor.configdefaults, "_compiledir_format_keys", {"hostname", "new_key"})
+    rows = {row.patch.name: row for row in patches.contacts()}
+    assert rows["cache layout"].state == "failed"
+    assert rows["cache layout"].reason.endswith("_compiledir_format_keys (['hostname', 'new_key'])")
