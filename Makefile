@@ -29,6 +29,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/nanguard_bench.py
 	$(BIN)/python bench/testvalue_bench.py
 	$(BIN)/python bench/profile_bench.py
+	$(BIN)/python bench/cache_bench.py
 
 $(VENV)/.dev: $(STAMP)
 	@$(BIN)/python -m pip install -e '.[dev]' >> $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; exit 1; }

@@ -24,9 +24,31 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import filelock  # PyTensor's dependency, and its compile lock: this module is imported on demand
+
 from modecfg.errors import CacheLockTimeout
 
-__all__ = ["Holder", "hold", "holders", "lock_holders", "mapped_under", "note_path", "release"]
+__all__ = ["Holder", "LockTimeout", "hold", "holders", "lock_holders", "mapped_under", "note_path", "release"]
+
+
+class LockTimeout(CacheLockTimeout, filelock.Timeout):
+    """What :func:`hold` raises: a CacheLockTimeout that is also filelock's ``Timeout``, which
+    PyTensor's own lock raised and callers (PyTensor's tests among them) catch."""
+
+    def __init__(self, message: str, holders: Any = (), lock_file: str = "") -> None:
+        filelock.Timeout.__init__(self, lock_file)  # (CacheLockTimeout's would reach it without the file)
+        self.args = (message,)
+        self.holders = tuple(holders)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.args[0]!r})"
+
+    def __reduce__(self) -> Any:
+        return type(self), (self.args[0], self.holders, self._lock_file)
+
 
 _PROC = Path("/proc")
 
@@ -221,9 +243,7 @@ def hold(
     ``timeout`` seconds at most (0: one try); after ``say_after`` seconds of waiting, ``on_wait``
     is told once who holds it. A CacheLockTimeout names the holder and the fixes. Give it back
     with :func:`release`."""
-    from filelock import FileLock, Timeout  # PyTensor's dependency, and its lock
-
-    taken = FileLock(lock)
+    taken = filelock.FileLock(lock)
     start = time.monotonic()
     deadline = start + max(0.0, timeout)
     said = on_wait is None
@@ -233,16 +253,17 @@ def hold(
         try:
             taken.acquire(timeout=max(0.0, step))
             break
-        except Timeout:
+        except filelock.Timeout:
             if time.monotonic() >= deadline:
                 found = holders(lock) or []
                 who = ", ".join(h.describe(time.time()) for h in found if not h.waiting)
-                raise CacheLockTimeout(
+                raise LockTimeout(
                     f"the compile lock {lock} stayed held for {timeout:g} s, by "
                     f"{who or 'a process this host cannot name'}; wait for it to finish, give this job "
                     "its own cache (base_compiledir=<a directory of its own>), or wait longer "
                     "(compile.timeout)",
                     found,
+                    str(lock),
                 ) from None
             if not said and time.monotonic() - start >= say_after:
                 said = True

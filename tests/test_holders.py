@@ -145,3 +145,23 @@ def test_where_the_kernel_cannot_be_asked_the_note_is_all_there_is(
     assert holders(lock) is None and mapped_under(tmp_path) is None
     _note(lock)
     assert [h.host for h in holders(lock) or []] == ["elsewhere"]
+
+
+def test_the_timeout_is_filelocks_too_and_pickles(tmp_path: Path) -> None:
+    import pickle
+
+    import filelock
+
+    from modecfg._holders import LockTimeout
+    from modecfg.errors import CacheLockTimeout
+
+    error = LockTimeout(
+        "the compile lock x stayed held", [Holder(1, "c", None, "h")], str(tmp_path / ".lock")
+    )
+    assert isinstance(error, CacheLockTimeout) and isinstance(error, filelock.Timeout)
+    assert isinstance(error, TimeoutError) and str(error) == "the compile lock x stayed held"
+    assert error.lock_file == str(tmp_path / ".lock")
+    back = pickle.loads(pickle.dumps(error))  # multiprocessing sends it to the parent
+    assert (type(back), str(back), back.holders, back.lock_file) == (
+        LockTimeout, str(error), error.holders, error.lock_file
+    )  # fmt: skip
