@@ -272,6 +272,32 @@ PATCHES: tuple[Patch, ...] = (
         "command, host, since when); after compile.timeout a CacheLockTimeout names the holder and "
         "the fixes; a timeout no longer leaves the thread compiling without the lock",
     ),
+    Patch(
+        name="module cache threads",
+        module="pytensor.link.c.cmodule",
+        attr="ModuleCache.module_from_key",
+        params=("self", "key", "lnk"),
+        replacement=replacements.module_from_key,
+        why="threads compiling at once: PyTensor's C module cache reads and fills its tables outside "
+        "the compile lock, and corrupts them (pymc#7819); one thread of a process at a time keeps "
+        "them whole",
+    ),
+    Patch(
+        name="module cache threads (refresh)",
+        module="pytensor.link.c.cmodule",
+        attr="ModuleCache.refresh",
+        params=("self",),
+        replacement=replacements.module_cache_refresh,
+        why="the C module cache's refresh fills the same tables: one thread of a process at a time",
+    ),
+    Patch(
+        name="module cache threads (made once)",
+        module="pytensor.link.c.basic",
+        attr="get_module_cache",
+        params=("init_args",),
+        replacement=replacements.get_module_cache,
+        why="threads asking for the C module cache at once would each make one: it is made once",
+    ),
     TEST_VALUES,
     SCAN_TEST_VALUES,
 )

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import sys
 from collections.abc import Iterator
 from typing import Any
 
+from modecfg._locks import RLock, fork_safe
 from modecfg._pytensor import blas, gradients, locate, marks
 from modecfg._pytensor.hooks import hooks
 from modecfg._pytensor.modetable import ModeTable
@@ -324,3 +326,31 @@ def _say_stale(holder: Any) -> None:
         "a module it was writing, if any, PyTensor sets aside as broken",
         holder,
     )
+
+
+# -- the C module cache, one thread at a time ---------------------------------------------
+# PyTensor's ModuleCache keeps its entries in dicts that module_from_key reads and fills
+# outside the compile lock (which serialises the C compilation itself, across processes and
+# threads alike): threads compiling at once corrupt them ("Found two keys that are equal but
+# have a different hash"). One lock per process around module_from_key keeps them whole; the
+# compiler ran one module at a time already, under the compile lock.
+_module_cache_lock = fork_safe(sys.modules[__name__], "_module_cache_lock", RLock)
+
+
+def module_from_key(self: Any, from_key: Any, key: Any, lnk: Any) -> Any:
+    """``ModuleCache.module_from_key``, one thread of this process at a time."""
+    with _module_cache_lock:
+        return from_key(self, key, lnk)
+
+
+def module_cache_refresh(self: Any, refresh: Any, *args: Any, **kwargs: Any) -> Any:
+    """``ModuleCache.refresh`` (it reads every key file and fills the same tables), likewise."""
+    with _module_cache_lock:
+        return refresh(self, *args, **kwargs)
+
+
+def get_module_cache(get: Any, init_args: Any = None) -> Any:
+    """``pytensor.link.c.basic.get_module_cache``: the process's one cache, made once (threads
+    asking at once would each make one, each reading the whole cache)."""
+    with _module_cache_lock:
+        return get(init_args)

@@ -161,7 +161,9 @@ def work(i, linker):
         y = (pt.exp(x) * (i + 1)).sum() if i % 2 else pt.tanh(x).sum() * (i + 1)
         f = pytensor.function([x], y, mode=Mode(linker=linker))
         expect = (np.exp(1.0) if i % 2 else np.tanh(1.0)) * 3 * (i + 1)
-        assert np.isclose(f(np.ones(3, dtype=x.dtype)), expect)
+        got = f(np.ones(3, dtype=x.dtype))
+        if not np.isclose(got, expect):
+            errors.append(f"{linker} {i}: {got} where {expect} was expected")
     except Exception as exc:
         errors.append(f"{linker} {i}: {type(exc).__name__}: {exc}")
 for linker in ("cvm", "numba"):
@@ -173,11 +175,21 @@ print(json.dumps({"errors": errors}))
 
 
 @pytest.mark.slow
-def test_sixteen_threads_compile_different_graphs_at_once_with_c_and_numba() -> None:
-    """Plain PyTensor fails a few of 16 such threads in a fresh process ("Can't change the value of
-    gcc_version_str / compiledir config parameter after initialization"): its config is filled in
-    lazily by whichever thread gets there first. Here the view answers every thread alike."""
-    assert run_json(THREADS, timeout=600)["errors"] == []
+def test_sixteen_threads_compile_different_graphs_at_once_with_c_and_numba(tmp_path: Path) -> None:
+    """In a fresh process on an empty cache, plain PyTensor fails 4-7 of 16 such threads (6 runs of
+    6 here): "Can't change the value of gcc_version_str / compiledir config parameter after
+    initialization" (its config is filled in lazily by whichever thread gets there first; the
+    view answers every thread alike) and, now and then, its C module cache's own "Key not found"
+    or "Found two keys that are equal but have a different hash" (its tables are read and filled
+    outside the compile lock; the module cache patches take them one thread at a time)."""
+    out = run_json(THREADS, {"PYTENSOR_FLAGS": f"base_compiledir={tmp_path}"}, timeout=600)
+    assert out["errors"] == []
+
+
+def test_the_module_cache_patches_are_on() -> None:
+    rows = {r.patch.name: r.state for r in patches.status()}
+    assert [rows[name] for name in ("module cache threads", "module cache threads (refresh)",
+                                     "module cache threads (made once)")] == ["on"] * 3  # fmt: skip
 
 
 def test_a_timeout_in_process_is_a_cache_lock_timeout(tmp_path: Path) -> None:
