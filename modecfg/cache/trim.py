@@ -202,7 +202,10 @@ def bound_at_exit() -> None:
                     continue
             except FileNotFoundError:
                 pass
-            stamp.touch()
+            try:
+                stamp.touch()
+            except OSError:  # a cache this process may not write: not its to trim
+                continue
             due.append(cache)
         if due:
             report = clean(due, limits, wait=0.0)

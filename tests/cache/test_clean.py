@@ -236,3 +236,20 @@ def test_bound_at_exit_runs_once_an_hour_and_never_waits(
     _file(root / "tmpold" / "mold.so", 10, time.time() - 40 * DAY)
     cleaning.bound_at_exit()  # bounded less than an hour ago
     assert (root / "tmpold").exists()
+
+
+def test_bound_at_exit_passes_over_a_cache_it_may_not_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from modecfg.cache import entries
+
+    root = tmp_path / "c"
+    cache = real_cache(root)
+    monkeypatch.setattr(cleaning, "current_caches", lambda: (entries.rescan(cache),))
+
+    def refuse(self: Path, *args: object, **kwargs: object) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(Path, "touch", refuse)
+    cleaning.bound_at_exit()
+    assert (root / "tmpold").exists() and caplog.records == []
