@@ -26,6 +26,7 @@ from modecfg.config import (
     load,
 )
 from modecfg.errors import (
+    CacheArchiveError,
     CacheLockTimeout,
     CompileCacheWarning,
     ConfigError,
@@ -55,6 +56,7 @@ from modecfg.errors import (
     UnknownFlagError,
     UnknownFlagWarning,
     UnknownModeError,
+    UntrustedCacheError,
     UntrustedDumpError,
 )
 
@@ -87,6 +89,7 @@ _wire()
 __version__ = "0.1.0"
 
 __all__ = [
+    "CacheArchiveError",
     "CacheLockTimeout",
     "CompileCacheWarning",
     "Config",
@@ -121,6 +124,7 @@ __all__ = [
     "UnknownFlagError",
     "UnknownFlagWarning",
     "UnknownModeError",
+    "UntrustedCacheError",
     "UntrustedDumpError",
     "__version__",
     "change_flags",

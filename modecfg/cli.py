@@ -469,6 +469,18 @@ def cmd_cache(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from modecfg import cache
     from modecfg.config.units import human_size
 
+    if args.action == "export":
+        done = cache.export_cache(args.file)
+        unsigned = ", unsigned (no key of yours: importing it will need --trust)"
+        out.write(f"exported {done.entries} entries ({human_size(done.size)}) to {done.path}"
+                  f"{'' if done.signed else unsigned}\n")  # fmt: skip
+        return 0
+    if args.action == "import":
+        got = cache.import_cache(args.file, trust=args.trust)
+        out.write(
+            f"imported {len(got.added)} entries from {args.file}; {len(got.present)} were here already\n"
+        )
+        return 0
     if args.action == "show":
         status = cache.show()
         out.write(json.dumps(status.to_json(), indent=2) + "\n" if args.json else f"{status}\n")
@@ -656,6 +668,21 @@ def _parser() -> argparse.ArgumentParser:
     actions = s.add_subparsers(dest="action", required=True, metavar="ACTION")
     a = actions.add_parser("show", help="where each cache is, its size and ages, its lock's holder")
     a.add_argument("--json", action="store_true", help="machine-readable output")
+    a = actions.add_parser("export", help="write the caches' complete entries to FILE, signed with your key")
+    a.add_argument("file")
+    a = actions.add_parser(
+        "import", help="add the entries of an exported cache that this one lacks",
+        description="Add the entries of FILE (from `modecfg cache export`) that this cache lacks. Refused "
+        "unless FILE is signed with your key (or --trust), and where it was built for another machine or "
+        "other versions (PyTensor, numpy, numba, Python, compiler, CPU features). Exit 2: unreadable or "
+        "not for here; 3: not yours.",
+    )  # fmt: skip
+    a.add_argument("file")
+    a.add_argument(
+        "--trust",
+        action="store_true",
+        help="import a cache not signed with your key: it holds code that runs here",
+    )
     a = actions.add_parser("clean", help="remove the entries beyond the bounds")
     a.add_argument(
         "--older-than",

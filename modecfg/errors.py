@@ -19,6 +19,8 @@ Every error names what was wrong, where it came from and what is valid::
     ├── DumpError                            a NaN-guard dump that cannot be read or replayed
     │   └── UntrustedDumpError               a dump not signed with your key, run without trust
     ├── CacheLockTimeout (TimeoutError)      the compile lock stayed held (names its holder, the fixes)
+    ├── CacheArchiveError (ValueError)       an exported cache that cannot be read or does not fit here
+    │   └── UntrustedCacheError              an exported cache not signed with your key, without trust
     └── ProfileError (ValueError)            a profile asked of a function compiled without one
 
     ModecfgWarning (UserWarning)
@@ -47,6 +49,7 @@ if TYPE_CHECKING:
     from modecfg.modes.nanguard import BadValue
 
 __all__ = [
+    "CacheArchiveError",
     "CacheLockTimeout",
     "CompileCacheWarning",
     "ConfigError",
@@ -76,6 +79,7 @@ __all__ = [
     "UnknownFlagError",
     "UnknownFlagWarning",
     "UnknownModeError",
+    "UntrustedCacheError",
     "UntrustedDumpError",
 ]
 
@@ -249,6 +253,20 @@ class CacheLockTimeout(ModecfgError, TimeoutError):
     def __init__(self, message: str, holders: Sequence[object] = ()) -> None:
         super().__init__(message)
         self.holders = tuple(holders)
+
+
+class CacheArchiveError(ModecfgError, ValueError):
+    """An exported compile cache that cannot be read, is damaged, or was built for another machine
+    or other versions than this one."""
+
+    exit_code = 2
+
+
+class UntrustedCacheError(CacheArchiveError):
+    """An import asked of an exported cache not signed with the user's own key, without trust:
+    a cache holds compiled code and pickles that would run here."""
+
+    exit_code = 3
 
 
 class ProfileError(ModecfgError, ValueError):

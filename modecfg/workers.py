@@ -11,6 +11,12 @@ configuration (:meth:`modecfg.Config.snapshot`) to the workers:
   values of the submitting context, overrides included, and nothing else on the worker
   sees them.
 
+``client.register_plugin(modecfg.workers.CachePlugin())`` gives every worker the driver's warm
+compile cache (:func:`modecfg.cache.export_cache`, signed with the driver's key) when it starts,
+so that its first call does not wait for the compiler; a worker imports it only if it is signed
+with its own key (one user's home, shared by the cluster's machines) or the plugin was made with
+``trust=True``, and only where its machine and versions are the driver's.
+
 NaN-guard dumps written on a worker are named after the host, the worker and the process.
 To have them where the driver can read them, give ``NanGuardMode.dump_dir`` a directory on
 a file system the driver and the workers share; the snapshot carries it to the workers.
@@ -31,7 +37,7 @@ except ImportError as exc:
 
 from modecfg.config import Snapshot, config
 
-__all__ = ["ConfigPlugin", "submit"]
+__all__ = ["CachePlugin", "ConfigPlugin", "submit"]
 
 
 class ConfigPlugin(WorkerPlugin):  # type: ignore[misc]
@@ -44,6 +50,44 @@ class ConfigPlugin(WorkerPlugin):  # type: ignore[misc]
 
     def setup(self, worker: Any) -> None:
         self.snapshot.install()
+
+
+class CachePlugin(WorkerPlugin):  # type: ignore[misc]
+    """Puts the driver's warm compile cache (as it was when the plugin was made, or the export
+    at ``path``) into each worker's cache when the worker starts."""
+
+    name = "modecfg-cache"
+
+    def __init__(self, path: str | None = None, *, trust: bool = False) -> None:
+        import tempfile
+        from pathlib import Path
+
+        from modecfg.cache import export_cache
+
+        if path is None:
+            with tempfile.TemporaryDirectory() as tmp:
+                exported = export_cache(Path(tmp) / "cache.zip")
+                self.archive = exported.path.read_bytes()
+        else:
+            self.archive = Path(path).read_bytes()
+        self.trust = trust
+        self.imported: tuple[str, ...] = ()
+
+    def setup(self, worker: Any) -> None:
+        import logging
+        import tempfile
+        from pathlib import Path
+
+        from modecfg.cache import import_cache
+
+        with tempfile.TemporaryDirectory() as tmp:
+            archive = Path(tmp) / "cache.zip"
+            archive.write_bytes(self.archive)
+            got = import_cache(archive, trust=self.trust)
+        self.imported = got.added
+        logging.getLogger("modecfg.cache").info(
+            "the driver's compile cache: %d entries added, %d here already", len(got.added), len(got.present)
+        )
 
 
 def submit(client: Any, func: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:

@@ -192,3 +192,45 @@ def test_a_fresh_worker_whose_first_task_ran_under_submit_then_gets_the_plugin(t
     assert seen["assign, then read"] == ["float32", "float64", "float32", 5]
     assert seen["read after that"][0] == "float32"
     assert seen["pid again"] == seen["pid"] != os.getpid()  # one worker process throughout
+
+
+def _cache_files() -> dict[str, Any]:
+    """On a worker: the files of its compile caches, and where they are."""
+    from modecfg import cache
+
+    c, numba = cache.caches()
+    found = sorted(
+        str(p.relative_to(root.path))
+        for root in (c, numba)
+        if root.exists
+        for p in root.path.rglob("*")
+        if p.is_file()
+    )
+    return {"files": found, "compiledir": str(c.path)}
+
+
+def test_the_cache_plugin_gives_a_fresh_worker_the_drivers_warm_cache(tmp_path: Path) -> None:
+    from modecfg.cache import export_cache
+    from modecfg.cache.entries import scan
+
+    driver = tmp_path / "driver"
+    (driver / "c" / "tmpwarm").mkdir(parents=True)
+    (driver / "c" / "tmpwarm" / "mwarm.so").write_bytes(b"x" * 64)
+    (driver / "numba").mkdir()
+    (driver / "numba" / "f.py311.nbi").write_bytes(b"i")
+    archive = tmp_path / "warm.zip"
+    export_cache(archive, found=(scan("C", driver / "c"), scan("numba", driver / "numba")))
+    saved = os.environ["MODECFG_FLAGS"]
+    os.environ["MODECFG_FLAGS"] = re.sub(
+        r"base_compiledir=[^,]*", f"base_compiledir={tmp_path / 'worker'}", saved
+    )
+    try:
+        with _cluster() as client:  # a worker whose caches are empty
+            before = client.submit(_cache_files, pure=False).result(timeout=300)
+            client.register_plugin(workers.CachePlugin(str(archive)))
+            after = client.submit(_cache_files, pure=False).result(timeout=300)
+    finally:
+        os.environ["MODECFG_FLAGS"] = saved
+    assert before["compiledir"].startswith(str(tmp_path / "worker"))
+    assert "tmpwarm/mwarm.so" not in before["files"]
+    assert "tmpwarm/mwarm.so" in after["files"] and "f.py311.nbi" in after["files"]

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from modecfg._pytensor.load import load
 
-__all__ = ["LOCK_NAME", "SUPPORT_MODULES", "c_cache_dir", "layout_problem", "numba_cache_dir"]
+__all__ = ["LOCK_NAME", "SUPPORT_MODULES", "c_cache_dir", "layout_problem", "numba_cache_dir", "signature"]
 
 LOCK_NAME = ".lock"  # compilelock.lock_ctx: FileLock(Path(lock_dir) / ".lock")
 SUPPORT_MODULES = ("cutils_ext", "lazylinker_ext", "scan_perform")  # ModuleCache.clear_base_files
@@ -71,3 +71,32 @@ def layout_problem() -> str:
     if defaults is not None and set(keys or ()) != set(PYTENSOR_KEYS):
         gone.append(f"pytensor.configdefaults._compiledir_format_keys ({sorted(keys or ())})")
     return ", ".join(gone)
+
+
+def signature() -> dict[str, str]:
+    """What a compiled module depends on besides its source: the versions and the machine a
+    cache was built with (a warm cache travels only to where these are the same)."""
+    import platform
+
+    load()
+    import numpy
+    import pytensor
+
+    from modecfg.config.partition import cpu_features
+
+    try:
+        from importlib.metadata import version
+
+        numba = version("numba")
+    except Exception:
+        numba = ""
+    return {
+        "pytensor": str(pytensor.__version__),
+        "numpy": str(numpy.__version__),
+        "numba": numba,
+        "python": platform.python_version(),
+        "machine": f"{platform.system()} {platform.machine()}",
+        "compiler": str(getattr(pytensor.config, "gcc_version_str", "")),
+        "cxxflags": str(pytensor.config.gcc__cxxflags),
+        "cpu_features": cpu_features(),
+    }

@@ -17,11 +17,15 @@ from typing import Any, NamedTuple
 
 from modecfg._holders import Holder, holders, mapped_under
 from modecfg.cache.entries import Cache, Entry, caches
+from modecfg.cache.travel import Exported, Imported, export_cache, import_cache
 from modecfg.cache.trim import Bounds, CleanReport, Plan, bounds, plan
 from modecfg.cache.trim import clean as _clean
 from modecfg.config.units import human_duration, human_size
 
-__all__ = ["Bounds", "Cache", "CleanReport", "Entry", "Holder", "Plan", "Status", "caches", "clean", "show"]
+__all__ = [
+    "Bounds", "Cache", "CleanReport", "Entry", "Exported", "Holder", "Imported", "Plan", "Status", "caches",
+    "clean", "export_cache", "import_cache", "show",
+]  # fmt: skip
 
 
 class Status(NamedTuple):
