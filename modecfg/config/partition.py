@@ -15,9 +15,7 @@ A key neither knows is refused when the flag is set (PyTensor's own import would
 
 from __future__ import annotations
 
-import hashlib
 import os
-import platform
 import re
 
 __all__ = ["OWN_KEYS", "PYTENSOR_KEYS", "check_compiledir_format", "cpu_features", "job"]
@@ -42,6 +40,8 @@ _JOB_VARS = ("SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "JOB_ID")
 def cpu_features(cpuinfo: str | None = None) -> str:
     """12 hex digits naming this CPU's model and feature flags (``cpuinfo``: the text of
     /proc/cpuinfo; where there is none, the machine and processor names)."""
+    import hashlib  # here: platform compiles patterns when imported, and start-up compiles none
+    import platform
     if cpuinfo is None:
         try:
             with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
