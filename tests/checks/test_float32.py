@@ -660,3 +660,36 @@ def test_a_size_cast_to_float64_that_meets_float32_is_an_origin_even_when_cast_b
     (finding,) = check_float32(pt.cast(f.sum() / pt.cast(f.shape[0], "float64"), "float32") * f)
     assert finding.reason is Reason.SHAPE_ARITHMETIC and finding.op == "Cast{float64}"
     assert len(finding.consequences) == 1  # the division, cast back down before it goes on
+
+
+def test_the_search_for_a_named_integer_root_stops_after_200_variables() -> None:
+    f = pt.vector("f")
+    y = pt.lvector("y")
+    near = y
+    for _ in range(199):
+        near = -near
+    far = -near  # y is the 201st variable of the search from here
+    (found,) = check_float32([f * near])
+    assert "computed from y" in found.fix
+    (found,) = check_float32([f * far])
+    assert "computed from" not in found.fix and "(made by" in found.fix
+
+
+def test_a_shape_used_twice_in_one_operation_is_still_a_shape() -> None:
+    f = pt.vector("f")
+    n = f.shape[0]
+    (found,) = check_float32([f * pt.cast(n + n, "float64")])
+    assert found.reason is Reason.SHAPE_ARITHMETIC
+
+
+def test_an_operation_without_a_scalar_op_making_float64_of_a_shape() -> None:
+    x = pt.matrix("x")
+    (found,) = check_float32([(x + pt.eye(x.shape[0], dtype="float64")).sum()])
+    assert found.reason is Reason.SHAPE_ARITHMETIC and "Eye" in found.op
+
+
+def test_a_float64_output_nothing_uses_and_no_line_made_is_still_a_finding() -> None:
+    made_elsewhere = pt.constant(np.ones(3))
+    made_elsewhere.tag.trace = []  # as a library's helper leaves it: no user line
+    (found,) = check_float32([made_elsewhere])
+    assert found.reason is Reason.FLOAT64_CONSTANT and found.source is None and found.node is None
