@@ -42,6 +42,7 @@ def cpu_features(cpuinfo: str | None = None) -> str:
     /proc/cpuinfo; where there is none, the machine and processor names)."""
     import hashlib  # here: platform compiles patterns when imported, and start-up compiles none
     import platform
+
     if cpuinfo is None:
         try:
             with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
