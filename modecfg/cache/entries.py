@@ -141,11 +141,12 @@ def rescan(cache: Cache) -> Cache:
     return scan(cache.kind, cache.path, lock_name=lock_name, support=cache.support)
 
 
-def caches() -> tuple[Cache, Cache]:
-    """This process's C module cache and numba cache, as they are now (PyTensor says where)."""
+def caches(*, scanned: bool = True) -> tuple[Cache, Cache]:
+    """This process's C module cache and numba cache, as they are now (PyTensor says where);
+    ``scanned=False``: where they are only, their entries not looked at (:func:`rescan` them)."""
     from modecfg._pytensor.caches import LOCK_NAME, SUPPORT_MODULES, c_cache_dir, numba_cache_dir
 
-    return (
-        scan("C", c_cache_dir(), lock_name=LOCK_NAME, support=SUPPORT_MODULES),
-        scan("numba", numba_cache_dir()),
-    )
+    c, numba = c_cache_dir(), numba_cache_dir()
+    if not scanned:
+        return (Cache("C", c, (), 0, c / LOCK_NAME, SUPPORT_MODULES), Cache("numba", numba, (), 0, None))
+    return (scan("C", c, lock_name=LOCK_NAME, support=SUPPORT_MODULES), scan("numba", numba))

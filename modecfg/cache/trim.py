@@ -192,7 +192,7 @@ def bound_at_exit() -> None:
         limits = bounds()
         if limits == Bounds(None, None):
             return
-        found = [c for c in current_caches() if c.exists]
+        found = [c for c in current_caches(scanned=False) if c.exists]  # looked into only when due
         now = time.time()
         due = []
         for cache in found:
@@ -206,7 +206,7 @@ def bound_at_exit() -> None:
                 stamp.touch()
             except OSError:  # a cache this process may not write: not its to trim
                 continue
-            due.append(cache)
+            due.append(rescan(cache))
         if due:
             report = clean(due, limits, wait=0.0)
             if report.removed:

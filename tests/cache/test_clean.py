@@ -222,7 +222,7 @@ def test_bound_at_exit_runs_once_an_hour_and_never_waits(
 
     root = tmp_path / "c"
     cache = real_cache(root)
-    monkeypatch.setattr(cleaning, "current_caches", lambda: (entries.rescan(cache),))
+    monkeypatch.setattr(cleaning, "current_caches", lambda **_: (entries.rescan(cache),))
     proc = _hold(root / ".lock", 60)
     try:
         cleaning.bound_at_exit()  # the lock is busy: nothing now, and no error
@@ -245,7 +245,7 @@ def test_bound_at_exit_passes_over_a_cache_it_may_not_write(
 
     root = tmp_path / "c"
     cache = real_cache(root)
-    monkeypatch.setattr(cleaning, "current_caches", lambda: (entries.rescan(cache),))
+    monkeypatch.setattr(cleaning, "current_caches", lambda **_: (entries.rescan(cache),))
 
     def refuse(self: Path, *args: object, **kwargs: object) -> None:
         raise PermissionError(13, "Permission denied")
@@ -253,3 +253,20 @@ def test_bound_at_exit_passes_over_a_cache_it_may_not_write(
     monkeypatch.setattr(Path, "touch", refuse)
     cleaning.bound_at_exit()
     assert (root / "tmpold").exists() and caplog.records == []
+
+
+def test_bound_at_exit_looks_into_a_cache_only_when_it_is_due(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from modecfg.cache import entries
+
+    root = tmp_path / "c"
+    cache = real_cache(root)
+    unscanned = cache._replace(entries=())
+    monkeypatch.setattr(cleaning, "current_caches", lambda **_: (unscanned,))
+    looked: list[Path] = []
+    monkeypatch.setattr(cleaning, "rescan", lambda c: looked.append(c.path) or entries.rescan(c))
+    cleaning.bound_at_exit()
+    assert looked == [root] and not (root / "tmpold").exists()
+    cleaning.bound_at_exit()  # bounded less than an hour ago: not looked into at all
+    assert looked == [root]
