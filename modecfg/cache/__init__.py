@@ -15,10 +15,10 @@ import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from modecfg._holders import Holder, holders, mapped_under
+from modecfg._holders import Holder, holders
 from modecfg.cache.entries import Cache, Entry, caches
 from modecfg.cache.travel import Exported, Imported, export_cache, import_cache
-from modecfg.cache.trim import Bounds, CleanReport, Plan, bounds, plan
+from modecfg.cache.trim import Bounds, CleanReport, Plan, bounds, loaded, plan
 from modecfg.cache.trim import clean as _clean
 from modecfg.config.units import human_duration, human_size
 
@@ -105,13 +105,8 @@ def show(*, now: float | None = None) -> Status:
     found = caches()
     now = time.time() if now is None else now
     who = tuple(holders(c.lock) if c.lock is not None and c.exists else None for c in found)
-    in_use: set[Any] | None = set()
-    for cache in found:
-        if cache.kind == "C" and cache.exists:
-            mapped = mapped_under(cache.path)
-            in_use = None if mapped is None or in_use is None else in_use | mapped
     limits = bounds()
-    return Status(found, who, limits, plan(found, limits, now=now, in_use=in_use), now)
+    return Status(found, who, limits, plan(found, limits, now=now, in_use=loaded(found)), now)
 
 
 def clean(

@@ -137,9 +137,14 @@ def _remove(entry: Entry) -> None:
             path.unlink(missing_ok=True)
 
 
-def _lock(path: Path, wait: float, on_wait: Callable[[list[Holder]], None] | None) -> object:
-    """The C cache's compile lock, held; CacheLockTimeout after ``wait`` seconds."""
-    return hold(path, timeout=wait, say_after=_SAY_AFTER, on_wait=on_wait)
+def loaded(caches: Sequence[Cache]) -> set[Path] | None:
+    """The files of the C caches that a process of this host has mapped (None: cannot say)."""
+    in_use: set[Path] | None = set()
+    for cache in caches:
+        if cache.kind == "C" and cache.exists:
+            mapped = mapped_under(cache.path)
+            in_use = None if mapped is None or in_use is None else in_use | mapped
+    return in_use
 
 
 def clean(
@@ -160,15 +165,10 @@ def clean(
         if not dry_run:
             for cache in caches:
                 if cache.lock is not None and cache.exists:
-                    locks.append(_lock(cache.lock, wait, on_wait))
+                    locks.append(hold(cache.lock, timeout=wait, say_after=_SAY_AFTER, on_wait=on_wait))
             # looked at again under the lock: what was written while we waited counts
             caches = [rescan(c) if c.exists else c for c in caches]
-        roots = [c.path for c in caches if c.kind == "C" and c.exists]
-        in_use: set[Path] | None = set()
-        for root in roots:
-            mapped = mapped_under(root)
-            in_use = None if mapped is None or in_use is None else in_use | mapped
-        chosen = plan(caches, limits, now=time.time() if now is None else now, in_use=in_use)
+        chosen = plan(caches, limits, now=time.time() if now is None else now, in_use=loaded(caches))
         removed, failed = [], []
         if not dry_run:
             for entry, why in chosen.remove:
