@@ -298,6 +298,17 @@ PATCHES: tuple[Patch, ...] = (
         replacement=replacements.get_module_cache,
         why="threads asking for the C module cache at once would each make one: it is made once",
     ),
+    Patch(
+        name="numba compile lock",
+        module="pytensor.link.numba.linker",
+        attr="NumbaLinker.jit_compile",
+        params=("self", "fn_and_cache"),
+        replacement=replacements.numba_jit_compile,
+        why="numba takes no lock on its cache: processes compiling one graph into it each compiled "
+        "it; the first call of a cached function (where numba compiles or loads it) now holds a "
+        "lock, so one compiles and the others load, never waiting blind (compile.wait, "
+        "compile.timeout)",
+    ),
     TEST_VALUES,
     SCAN_TEST_VALUES,
 )

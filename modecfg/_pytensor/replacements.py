@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -326,6 +327,94 @@ def _say_stale(holder: Any) -> None:
         "a module it was writing, if any, PyTensor sets aside as broken",
         holder,
     )
+
+
+# -- the numba cache: a function compiled once, however many processes want it ----------
+# numba writes its cache files whole (a temporary renamed into place) but takes no lock: N
+# processes compiling one graph into an empty cache each compile it, and their index files
+# overwrite one another. The first call of a cached function (where numba compiles it, or loads
+# it from the cache) holds a lock chosen by the function's cache key, so one process compiles and
+# the others, once it is done, load. The locks are a fixed set of files (NUMBA_LOCKS), not one
+# per function: lock files cannot be removed safely while others may wait on them, and a cache of
+# thousands of functions would keep thousands. Two graphs whose keys share a lock wait for each
+# other's first call, once: with 256 locks, two of 8 processes compiling different graphs share
+# one with probability 0.1.
+
+NUMBA_LOCKS = 256
+_held_here = threading.local()  # the numba locks this thread holds (a nested first call)
+
+
+def numba_lock_path(cache_dir: Any, cache_key: str) -> Any:
+    """The lock of the function cached under ``cache_key`` in ``cache_dir``."""
+    import hashlib
+    from pathlib import Path
+
+    bucket = int(hashlib.sha256(cache_key.encode()).hexdigest()[:8], 16) % NUMBA_LOCKS
+    return Path(cache_dir) / ".locks" / f"{bucket:02x}.lock"
+
+
+class FirstCallLocked:
+    """A numba dispatcher whose first call holds its function's lock (see NUMBA_LOCKS); every
+    later call goes straight to it. Anything else asked of it is the dispatcher's."""
+
+    __slots__ = ("dispatcher", "lock", "ready")
+
+    def __init__(self, dispatcher: Any, lock: Any) -> None:
+        self.dispatcher = dispatcher
+        self.lock = lock
+        self.ready = False
+
+    def __call__(self, *args: Any) -> Any:
+        if self.ready:
+            return self.dispatcher(*args)
+        return self._first(args)
+
+    def _first(self, args: tuple[Any, ...]) -> Any:
+        from modecfg._holders import hold, release
+
+        held: set[Any] = _held_here.__dict__.setdefault("locks", set())
+        if self.lock in held:  # this thread holds it already (a first call inside a first call)
+            return self.dispatcher(*args)
+        self.lock.parent.mkdir(exist_ok=True)
+        taken = hold(
+            self.lock,
+            timeout=float(config["compile.timeout"]),
+            say_after=float(config["compile.wait"]),
+            on_wait=_say_waiting,
+            on_stale=_say_stale,
+        )
+        held.add(self.lock)
+        try:
+            out = self.dispatcher(*args)
+        finally:
+            held.discard(self.lock)
+            release(taken)
+        self.ready = True
+        return out
+
+    def __getattr__(self, name: str) -> Any:
+        if name in FirstCallLocked.__slots__:  # not set yet (while unpickling)
+            raise AttributeError(name)
+        return getattr(self.dispatcher, name)
+
+    def __reduce__(self) -> Any:
+        return (FirstCallLocked, (self.dispatcher, self.lock))
+
+    def __repr__(self) -> str:
+        return f"FirstCallLocked({self.dispatcher!r})"
+
+
+def numba_jit_compile(self: Any, jit_compile: Any, fn_and_cache: Any) -> Any:
+    """NumbaLinker.jit_compile: the dispatcher of a function numba caches, behind its lock."""
+    import pytensor
+
+    jitted = jit_compile(self, fn_and_cache)
+    cache_key = fn_and_cache[1]
+    if cache_key is None or not pytensor.config.numba__cache:
+        return jitted
+    from pytensor.link.numba.cache import NUMBA_CACHE_PATH  # where numba's locator puts it
+
+    return FirstCallLocked(jitted, numba_lock_path(NUMBA_CACHE_PATH, str(cache_key)))
 
 
 # -- the C module cache, one thread at a time ---------------------------------------------
