@@ -28,6 +28,8 @@ from modecfg.config import (
 from modecfg.errors import (
     CacheArchiveError,
     CacheLockTimeout,
+    CompareError,
+    CompareWarning,
     CompileCacheWarning,
     ConfigError,
     ConfigErrors,
@@ -75,6 +77,7 @@ if _TYPE_CHECKING:  # the names handed out on first use, each written here once 
     from modecfg.config.snapshot import Snapshot as Snapshot
     from modecfg.modes import register_mode as register_mode
     from modecfg.modes.build import get_mode as get_mode
+    from modecfg.modes.compare import CompareMode as CompareMode
     from modecfg.modes.compiling import compiled_with as compiled_with
     from modecfg.modes.compiling import function as function
     from modecfg.modes.dump import Dump as Dump
@@ -91,6 +94,8 @@ __version__ = "0.1.0"
 __all__ = [
     "CacheArchiveError",
     "CacheLockTimeout",
+    "CompareError",
+    "CompareWarning",
     "CompileCacheWarning",
     "Config",
     "ConfigError",

@@ -60,14 +60,22 @@ def is_library(filename: str) -> bool:
 
 
 def user_frame(thing: Any) -> tuple[TraceEntry | None, list[TraceEntry]]:
-    """The innermost user frame that made ``thing`` (a variable or a node), and the kept stack."""
+    """The innermost user frame that made ``thing`` (a variable or a node), and the kept stack.
+
+    A frame inside an op's own ``make_node`` (a custom op the user wrote) is the op's code, not
+    the expression that applied it: the frame that called it is named, when the trace has it."""
     variables = thing.outputs if hasattr(thing, "outputs") else [thing]
     for var in variables:
         for stack in getattr(var.tag, "trace", ()) or ():
             frames = [tuple(f) for f in stack]
+            found = None
             for frame in reversed(frames):
                 if not is_library(frame[0]):
-                    return frame, frames
+                    if frame[2] != "make_node":
+                        return frame, frames
+                    found = found or frame
+            if found is not None:
+                return found, frames
     return None, []
 
 

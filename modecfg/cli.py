@@ -417,6 +417,51 @@ def _print_findings(findings: Sequence[modecfg.checks.Finding], out: TextIO) -> 
             out.write(f"  fix: {finding.fix}\n")
 
 
+def cmd_compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Run a script with mode=CompareMode: exit 0 when every compared call agreed, 1 at the first
+    that did not (its report printed), 2 when the script failed otherwise."""
+    from modecfg._script import exit_status, run_script
+    from modecfg.errors import CompareError
+    from modecfg.modes.compare import counted
+
+    _script_arguments(args, ())
+    cfg = modecfg.config
+    wanted = {"mode": "CompareMode", "CompareMode.action": "raise"}
+    for name in ("linkers", "rtol", "atol"):
+        if getattr(args, name) is not None:
+            wanted[f"CompareMode.{name}"] = getattr(args, name)
+    saved = {name: [c for c in cfg.explain(name).layers if c.origin.layer is modecfg.Layer.ASSIGNMENT]
+             for name in wanted}  # fmt: skip
+    for name, value in wanted.items():  # flags, not an override: the script's threads compare too
+        cfg.set(name, value, source="modecfg compare")
+    calls, functions = counted.calls, counted.functions
+    code = 0
+    try:
+        run_script(args.script, args.args)
+    except CompareError as exc:
+        out.write(f"{exc}\n")
+        return 1
+    except SystemExit as exc:
+        code = exit_status(exc, err)
+    except Exception as exc:
+        err.write(f"error: {args.script} raised {type(exc).__name__}: {exc}\n")
+        return 2
+    finally:
+        for name, assigned in saved.items():
+            if assigned:
+                cfg._assign(name, assigned[-1].value, assigned[-1].origin)
+            else:
+                cfg.reset(name)
+    calls, functions = counted.calls - calls, counted.functions - functions
+    if not calls:
+        out.write("compare: no call was compared (did the script compile and call a function without "
+                  "a mode of its own?)\n")  # fmt: skip
+        return code or 1
+    backends = ", ".join(sorted(counted.backends))
+    out.write(f"compare: {calls} calls of {functions} functions agree on {backends}\n")
+    return code
+
+
 def cmd_profile(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from modecfg._script import exit_status, run_script
     from modecfg.profiles import ProfileReport
@@ -632,6 +677,20 @@ def _parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("check-float32", help="run a script and report every float64 its graphs let in")
     s.set_defaults(handler=cmd_check_float32)
+    s.add_argument("script")
+    s.add_argument("args", nargs=argparse.REMAINDER)
+
+    s = sub.add_parser(
+        "compare", help="run a script with mode=CompareMode: the backends compared on every call",
+        description="Run a script with mode=CompareMode: every call of a function compiled without a mode "
+        "of its own also runs on the other backends (CompareMode.linkers) and on the graph as written. "
+        "At the first difference: the node, the rewrite, a reproduction script. Exit status: 0 all agreed, "
+        "1 a difference (or nothing compared), 2 the script failed otherwise.",
+    )  # fmt: skip
+    s.set_defaults(handler=cmd_compare)
+    s.add_argument("--linkers", help="reference linkers, comma-separated (CompareMode.linkers; default auto)")
+    s.add_argument("--rtol", type=float, help="relative tolerance (CompareMode.rtol; default by dtype)")
+    s.add_argument("--atol", type=float, help="absolute tolerance (CompareMode.atol; default by dtype)")
     s.add_argument("script")
     s.add_argument("args", nargs=argparse.REMAINDER)
 

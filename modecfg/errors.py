@@ -15,6 +15,7 @@ Every error names what was wrong, where it came from and what is valid::
     │   └── ConfigErrors                     several of the above at once (``.errors``)
     ├── Float64Error                         float64 in a float32 graph
     ├── NanGuardError                        NaN / Inf / huge value in a guarded call
+    ├── CompareError                         backends computing one call differ (node, rewrite, repro)
     ├── TestValueError                       a node fails on its inputs' test values
     ├── DumpError                            a NaN-guard dump that cannot be read or replayed
     │   └── UntrustedDumpError               a dump not signed with your key, run without trust
@@ -27,6 +28,7 @@ Every error names what was wrong, where it came from and what is valid::
     ├── ObsoleteFlagWarning                  a legacy Theano/Aesara flag or value
     ├── Float64Warning                       float64 in a float32 graph
     ├── NanGuardWarning                      NaN / Inf / huge value in a guarded call (action=warn)
+    ├── CompareWarning                       backends computing one call differ (action=warn)
     ├── TestValueWarning                     a test value that could not be computed (=warn)
     ├── DeviceFallbackWarning                a GPU asked for and unusable: the CPU runs it
     ├── DumpWarning                          a dump replayed under other versions than it was written
@@ -51,6 +53,8 @@ if TYPE_CHECKING:
 __all__ = [
     "CacheArchiveError",
     "CacheLockTimeout",
+    "CompareError",
+    "CompareWarning",
     "CompileCacheWarning",
     "ConfigError",
     "ConfigErrors",
@@ -224,6 +228,23 @@ class NanGuardError(ModecfgError, FloatingPointError):
         return pre(str(self), title="NanGuardError", color="#a00")
 
 
+class CompareError(ModecfgError, ArithmeticError):
+    """The backends of a CompareMode call computed different values.
+
+    ``comparison`` (a :class:`modecfg.modes.compare.Comparison`) holds what was found: the
+    outputs that differ and on which backends, the first node that differs, the rewrite that
+    introduced it, the reproduction script written."""
+
+    def __init__(self, message: str, *, comparison: object = None) -> None:
+        super().__init__(message)
+        self.comparison = comparison
+
+    def _repr_html_(self) -> str:
+        from modecfg._html import pre
+
+        return pre(str(self), title="CompareError", color="#a00")
+
+
 class TestValueError(ModecfgError, ValueError):
     """A node failed on its inputs' test values (compute_test_value=raise)."""
 
@@ -279,6 +300,10 @@ class ModecfgWarning(UserWarning):
 
 class NanGuardWarning(ModecfgWarning):
     """A guarded function produced NaN, Inf or a big value (action=warn)."""
+
+
+class CompareWarning(ModecfgWarning):
+    """Backends computing one CompareMode call differ (``CompareMode.action=warn``)."""
 
 
 class TestValueWarning(ModecfgWarning):

@@ -35,6 +35,7 @@ class Builder(enum.Enum):
     DEBUG = "debug"
     MONITOR = "monitor"
     NANGUARD = "nanguard"
+    COMPARE = "compare"
     PROFILE = "profile"
     BACKEND = "backend"  # PyTensor's mode of that name: its linker and its rewrites
 
@@ -63,6 +64,8 @@ _MODES: dict[str, ModeEntry] = {
         ModeEntry("DebugMode", "checks every rewrite and op implementation against each other (slow)",
                   builder=Builder.DEBUG, pytensor=True),
         ModeEntry("MonitorMode", "calls your functions before and after every node", builder=Builder.MONITOR),
+        ModeEntry("CompareMode", "runs every call on the other backends too; names the node and rewrite "
+                  "that differ", builder=Builder.COMPARE),
         ModeEntry("NanGuardMode", "stops at the first NaN, Inf or huge value",
                   builder=Builder.NANGUARD, pytensor=True),
         ModeEntry(

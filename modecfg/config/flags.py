@@ -592,6 +592,43 @@ flag("NanGuardMode.max_dumps", int, 10,
      "Dumps one process writes at most (a loop that skips bad batches fills no disk); 0: none.",
      range=Range(ge=0))
 
+def _linker_list(value: str) -> str:
+    """``auto`` or comma-separated names of the linker table (numba, cvm, py, jax, ...)."""
+    from modecfg._registry.linkers import canonical_linker
+
+    if value.strip().lower() == "auto":
+        return "auto"
+    names = [part.strip() for part in value.split(",") if part.strip()]
+    if not names:
+        raise ValueError("no linker named; use auto, or linker names such as numba,cvm,py")
+    try:
+        return ",".join(canonical_linker(name) for name in names)
+    except ValueError as exc:
+        from modecfg._registry.linkers import linker_names
+
+        raise ValueError(f"{exc}; valid: auto, or names among {', '.join(linker_names())}") from None
+
+
+flag("CompareMode.linkers", str, "auto",
+     "CompareMode: the reference linkers every call also runs on, comma-separated (numba, cvm, c|py, "
+     "py, vm, jax, ...); auto: each of numba, cvm, py and jax this machine can run, less the "
+     "function's own linker. The graph as written, run node by node in Python, is always compared.",
+     check=_linker_list, describe="auto, or comma-separated linker names")
+flag("CompareMode.rtol", float | None, None,
+     "CompareMode: relative tolerance; None: by dtype (float16 1e-3, float32 1e-4, float64 1e-5: "
+     "PyTensor's test tolerances, float32's looser because backends sum in different orders).",
+     range=Range(ge=0))
+flag("CompareMode.atol", float | None, None,
+     "CompareMode: absolute tolerance; None: by dtype (float16 1e-3, float32 1e-5, float64 1e-8).",
+     range=Range(ge=0))
+flag("CompareMode.action", Literal["raise", "warn"], "raise",
+     "What CompareMode does when backends differ: raise a CompareError, or warn (CompareWarning) "
+     "and return the function's own values. Either way the node, the rewrite and a reproduction "
+     "are looked for once per function.")
+flag("CompareMode.repro_dir", str, "",
+     "Directory for the reproduction scripts CompareMode writes; empty: compare under the user's "
+     "cache directory (private; a directory others own or may write is refused).", reaches="a path")
+
 flag("DebugMode.patience", int, 10, "Rewrite the graph this many times to find inconsistency.",
      pytensor=True, range=Range(gt=0))
 flag("DebugMode.check_c", bool, Lazy(lambda cfg: bool(cfg.cxx), "True when cxx is set"),

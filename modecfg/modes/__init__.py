@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # the names handed out on first use, each written here once (
     from modecfg._pytensor.debugmode import DebugMode as DebugMode
     from modecfg.modes.build import get_mode as get_mode
     from modecfg.modes.build import table as table
+    from modecfg.modes.compare import CompareMode as CompareMode
     from modecfg.modes.compiling import compiled_with as compiled_with
     from modecfg.modes.compiling import function as function
     from modecfg.modes.dump import Dump as Dump

@@ -149,6 +149,8 @@ def _build(name: str) -> Any:
             return _debug(optimizer)
         case Builder.NANGUARD:
             return _nanguard(optimizer)
+        case Builder.COMPARE:
+            return _compare(optimizer)
         case Builder.MONITOR:
             return _monitor(optimizer)
         case _:
@@ -199,6 +201,12 @@ def _nanguard(optimizer: Any) -> Any:
     from modecfg.modes.nanguard import NanGuardMode
 
     return NanGuardMode(linker=resolved_linker(), optimizer=optimizer)
+
+
+def _compare(optimizer: Any) -> Any:
+    from modecfg.modes.compare import CompareMode
+
+    return CompareMode(linker=resolved_linker(), optimizer=optimizer)
 
 
 def _monitor(optimizer: Any) -> Any:

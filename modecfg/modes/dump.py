@@ -597,7 +597,10 @@ class Dump:
             out.append("first input or operation with one (the call re-run without rewrites):")
             out.extend("  " + line for line in self.bad.text.splitlines())
         else:
-            out.append("the call re-run without rewrites had no bad value (the rewritten graph differs)")
+            out.append(
+                "the call re-run without rewrites had no bad value: backend-only (the backend's, or a "
+                "rewrite's; mode='CompareMode' finds the node, the backend and the rewrite)"
+            )
         out.append("")
         out.append("captured (the call's inputs; shared values as they were before it):")
         width = max((len(n) for _, n in self._order), default=0)

@@ -282,7 +282,7 @@ class Plan(NamedTuple):
         return untouched(self.fgraph)
 
 
-def _plan(fgraph: Any, linker: str = "") -> Plan:
+def make_plan(fgraph: Any, linker: str = "") -> Plan:
     mapping = dict(getattr(fgraph, "update_mapping", None) or {})  # output index -> input index
     n_outputs = len(fgraph.outputs) - len(mapping)
     targets = tuple(mapping[i] for i in sorted(mapping))
@@ -399,7 +399,12 @@ def _message(found: BadValue | None, bad_outputs: list[str], dump: str | None, w
         lines.append("the first input or operation with one, re-running the call without rewrites:")
         lines.append("  " + found.describe().replace("\n", "\n  "))
     elif plan.original is not None:
-        lines.append("the call re-run without rewrites has no bad value: the rewritten graph differs")
+        on = f"the {plan.linker} backend" if plan.linker else "the function's backend"
+        lines.append(
+            "not reproduced: the call re-run on the graph as written, node by node in Python, makes no "
+            f"bad value; it is {on}'s, or a rewrite's (backend-only). To find the node, the backend and "
+            "the rewrite: compile with mode='CompareMode' (or run `modecfg compare SCRIPT`)"
+        )
     if plan.target_indices:
         names = ", ".join(
             str(plan.fgraph.inputs[i].name or plan.fgraph.inputs[i]) for i in plan.target_indices
@@ -430,7 +435,7 @@ class GuardLinker(WrappingLinker):
 
     def wrap(self, thunk: Any, inputs: Any, outputs: Any) -> Any:
         return GuardedVM(
-            thunk, inputs, outputs, _plan(self.fgraph, linker_name(self.inner)), self.settings()[0]
+            thunk, inputs, outputs, make_plan(self.fgraph, linker_name(self.inner)), self.settings()[0]
         )
 
 

@@ -1,0 +1,167 @@
+"""Planted defects for CompareMode's tests: ops whose numba implementation is wrong where their
+Python one is right, and rewrites (registered at import, for these ops only) that are wrong or
+that stabilise a graph.
+
+This module imports PyTensor and numba only (never modecfg): the reproduction scripts CompareMode
+writes import the ops from here, and must run with plain PyTensor.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytensor.tensor as pt
+from pytensor.graph.basic import Apply
+from pytensor.graph.op import Op
+from pytensor.graph.rewriting.basic import node_rewriter
+from pytensor.link.numba.dispatch import basic as numba_basic
+from pytensor.link.numba.dispatch.basic import numba_funcify
+
+
+class WrongOnNumba(Op):  # type: ignore[misc]
+    """exp(x) in Python; numba's implementation is 1.5 * exp(x) wherever x > 2."""
+
+    __props__ = ()
+
+    def make_node(self, x: Any) -> Apply:
+        x = pt.as_tensor_variable(x)
+        return Apply(self, [x], [x.type()])
+
+    def perform(self, node: Any, inputs: Any, outputs: Any) -> None:
+        outputs[0][0] = np.exp(inputs[0])
+
+
+class NanOnNumba(Op):  # type: ignore[misc]
+    """sqrt(|x|) in Python; numba's implementation forgets the |.|: NaN for x < 0."""
+
+    __props__ = ()
+
+    def make_node(self, x: Any) -> Apply:
+        x = pt.as_tensor_variable(x)
+        return Apply(self, [x], [x.type()])
+
+    def perform(self, node: Any, inputs: Any, outputs: Any) -> None:
+        outputs[0][0] = np.sqrt(np.abs(inputs[0]))
+
+
+class Unstable(Op):  # type: ignore[misc]
+    """exp(x) / exp(x): NaN where exp(x) overflows; a numba-only rewrite stabilises it to 1."""
+
+    __props__ = ()
+
+    def make_node(self, x: Any) -> Apply:
+        x = pt.as_tensor_variable(x)
+        return Apply(self, [x], [x.type()])
+
+    def perform(self, node: Any, inputs: Any, outputs: Any) -> None:
+        with np.errstate(over="ignore", invalid="ignore"):
+            outputs[0][0] = np.exp(inputs[0]) / np.exp(inputs[0])
+
+
+@numba_funcify.register(WrongOnNumba)
+def _wrong(op: Any, node: Any = None, **kwargs: Any) -> Any:
+    @numba_basic.numba_njit
+    def wrong(x: Any) -> Any:
+        out = np.exp(x)
+        return np.where(x > 2.0, out * 1.5, out)
+
+    return wrong
+
+
+@numba_funcify.register(NanOnNumba)
+def _nan(op: Any, node: Any = None, **kwargs: Any) -> Any:
+    @numba_basic.numba_njit
+    def nan(x: Any) -> Any:
+        return np.sqrt(x)
+
+    return nan
+
+
+@numba_funcify.register(Unstable)
+def _unstable(op: Any, node: Any = None, **kwargs: Any) -> Any:
+    @numba_basic.numba_njit
+    def unstable(x: Any) -> Any:
+        return np.exp(x) / np.exp(x)
+
+    return unstable
+
+
+class Halve(Op):  # type: ignore[misc]
+    """x / 2. A wrong rewrite, registered for every backend, drops it."""
+
+    __props__ = ()
+
+    def make_node(self, x: Any) -> Apply:
+        x = pt.as_tensor_variable(x)
+        return Apply(self, [x], [x.type()])
+
+    def perform(self, node: Any, inputs: Any, outputs: Any) -> None:
+        outputs[0][0] = inputs[0] / 2
+
+
+class Third(Halve):  # type: ignore[misc]
+    """x / 3. A wrong rewrite of numba's own (tagged "numba") drops it."""
+
+    def perform(self, node: Any, inputs: Any, outputs: Any) -> None:
+        outputs[0][0] = inputs[0] / 3
+
+
+@numba_funcify.register(Halve)
+def _halve(op: Any, node: Any = None, **kwargs: Any) -> Any:
+    @numba_basic.numba_njit
+    def halve(x: Any) -> Any:
+        return x / 2
+
+    return halve
+
+
+@numba_funcify.register(Third)
+def _third(op: Any, node: Any = None, **kwargs: Any) -> Any:
+    @numba_basic.numba_njit
+    def third(x: Any) -> Any:
+        return x / 3
+
+    return third
+
+
+wrong_on_numba = WrongOnNumba()
+nan_on_numba = NanOnNumba()
+unstable = Unstable()
+halve = Halve()
+third = Third()
+
+
+@node_rewriter([Halve])
+def local_planted_drop_halve(fgraph: Any, node: Any) -> Any:
+    """Halve(x) -> x: wrong (a planted rewrite, for every backend)."""
+    if type(node.op) is Halve:
+        return [node.inputs[0]]
+    return None
+
+
+@node_rewriter([Third])
+def local_planted_drop_third(fgraph: Any, node: Any) -> Any:
+    """Third(x) -> x: wrong (a planted rewrite of numba's own)."""
+    return [node.inputs[0]]
+
+
+@node_rewriter([Unstable])
+def local_planted_stabilise(fgraph: Any, node: Any) -> Any:
+    """Unstable(x) -> ones_like(x): exp(x) / exp(x) stabilised (a right rewrite, numba's own)."""
+    return [pt.ones_like(node.inputs[0])]
+
+
+def _register(rewriter: Any, *tags: str) -> None:
+    """In PyTensor's specialize database under ``tags`` only: "fast_run" reaches every backend,
+    "numba" the numba backend alone. They touch only graphs with the planted ops above."""
+    from pytensor.compile.mode import optdb
+
+    optdb["specialize"].register(
+        rewriter.__name__, rewriter, *tags, use_db_name_as_tag=False, overwrite_existing=True
+    )
+
+
+_register(local_planted_drop_halve, "fast_run")
+_register(local_planted_drop_third, "numba")
+_register(local_planted_stabilise, "numba")

@@ -1,0 +1,373 @@
+"""CompareMode: backends compared call by call; the node, the rewrite and a reproduction.
+
+The defects are planted (tests/modes/planted.py): ops whose numba implementation is wrong where
+their Python one is right, a wrong rewrite for every backend, a wrong one and a stabilising one
+of numba's own. The reproduction scripts are run with plain PyTensor, in a process without modecfg.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import os
+import pickle
+import re
+import subprocess
+import sys
+import textwrap
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pytensor")
+pytest.importorskip("numba")
+
+import pytensor
+import pytensor.tensor as pt
+
+import modecfg
+from modecfg import config
+from modecfg.errors import CompareError, CompareWarning, FlagValueError, NanGuardError
+from modecfg.modes.compare import (
+    REWRITES,
+    WRITTEN,
+    CompareMode,
+    Settings,
+    difference,
+    judge,
+    reference_linkers,
+)
+from tests.fresh import ROOT
+from tests.modes import planted
+
+HERE = os.path.abspath(__file__)
+
+
+def _line(text: str) -> int:
+    """The line of this file that holds ``text`` (where a planted graph is written)."""
+    with open(HERE, encoding="utf-8") as fh:
+        return next(n for n, line in enumerate(fh, 1) if text in line and "_line(" not in line)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def repro_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    directory = tmp_path_factory.mktemp("compare")
+    directory.chmod(0o700)
+    config.set("CompareMode.repro_dir", str(directory), source="test_compare")
+    yield directory
+    config.reset("CompareMode.repro_dir")
+
+
+def _mode(**kwargs: Any) -> CompareMode:
+    kwargs.setdefault("linkers", "cvm,py")  # no JAX start-up in every test
+    return CompareMode(linker=kwargs.pop("linker", "numba"), **kwargs)
+
+
+def _fails(f: Any, *args: Any) -> Any:
+    with pytest.raises(CompareError) as caught:
+        f(*args)
+    return caught.value.comparison
+
+
+def _run_plain(script: str) -> subprocess.CompletedProcess[str]:
+    """Run a reproduction as a user would, with plain PyTensor: modecfg is never imported."""
+    env = {k: v for k, v in os.environ.items() if not k.endswith(("_FLAGS", "RC"))}
+    env["PYTHONPATH"] = str(ROOT)  # for tests.modes.planted, where the planted ops live
+    code = (
+        "import runpy, sys\n"
+        "try:\n"
+        f"    runpy.run_path({script!r}, run_name='__main__')\n"
+        "finally:\n"
+        "    print('modecfg imported:', 'modecfg' in sys.modules)\n"
+    )
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+
+
+# -- comparing values --------------------------------------------------------------------------------
+
+
+def test_values_agree_within_the_tolerance_of_their_dtype() -> None:
+    one32, near32 = np.float32([1.0, 2.0]), np.float32([1.00005, 2.0])
+    assert difference(near32, one32, "a", "b") == ""  # float32: rtol 1e-4
+    assert difference(np.array([1.00005, 2.0]), np.array([1.0, 2.0]), "a", "b") == (
+        "1 of 2 values differ beyond rtol=1e-05, atol=1e-08; most at index (0,): a 1.00005, b 1"
+    )
+    assert difference(np.float64(1.2), np.float64(1.0), "a", "b", settings=Settings(rtol=0.5)) == ""
+    with config.override(**{"CompareMode.rtol": 0.5}):
+        assert difference(np.float64(1.2), np.float64(1.0), "a", "b") == ""
+        assert difference(np.float64(1.2), np.float64(1.0), "a", "b", settings=Settings(rtol=0.0))
+
+
+def test_nan_and_inf_agree_only_with_their_like() -> None:
+    nan = np.array([1.0, np.nan, 3.0])
+    assert difference(nan, nan.copy(), "a", "b") == ""
+    assert difference(nan, np.array([1.0, 2.0, 3.0]), "numba", "py") == (
+        "NaN in 1 of 3 values on numba, 0 on py; first at index (1,): numba nan, py 2"
+    )
+    inf = np.array([np.inf, -np.inf])
+    assert difference(inf, inf.copy(), "a", "b") == ""
+    assert difference(inf, -inf, "a", "b").startswith(
+        "Inf in 2 of 2 values on a, 2 on b; first at index (0,)"
+    )
+    assert difference(np.array([np.inf]), np.array([1e308]), "a", "b").startswith("Inf in 1 of 1")
+
+
+def test_shapes_integers_and_what_is_no_array() -> None:
+    assert difference(np.zeros(2), np.zeros(3), "a", "b") == "shape (2,) on a, (3,) on b"
+    assert difference(np.array([1, 2]), np.array([1, 3]), "a", "b") == (
+        "1 of 2 values differ; first at index (1,): a 2, b 3"
+    )
+    assert difference(np.array([1, 2]), np.array([1, 2]), "a", "b") == ""
+    rng = np.random.default_rng(0)
+    assert difference(rng, np.random.default_rng(1), "a", "b") == ""  # a generator's state is not a value
+
+
+# -- which backend is the odd one -------------------------------------------------------------------
+
+
+def _judge(**results: list[Any]) -> list[Any]:
+    named = {WRITTEN if k == "written" else k: v for k, v in results.items()}
+    return judge(named, "numba", ["output 0"], ["float64"])
+
+
+def test_the_backend_that_differs_from_the_graph_as_written_is_named() -> None:
+    (m,) = _judge(
+        numba=[np.float64(1.5)], cvm=[np.float64(1.0)], py=[np.float64(1.0)], written=[np.float64(1.0)]
+    )
+    assert (m.backend, m.reference) == ("numba", f"cvm, py and {WRITTEN}")
+
+
+def test_every_backend_differing_alike_from_the_graph_as_written_blames_the_rewrites() -> None:
+    (m,) = _judge(
+        numba=[np.float64(2.0)], cvm=[np.float64(2.0)], py=[np.float64(2.0)], written=[np.float64(1.0)]
+    )
+    assert (m.backend, m.reference) == (REWRITES, WRITTEN)
+
+
+def test_a_backend_that_stabilises_what_the_graph_as_written_overflows_is_not_reported() -> None:
+    nan = np.float64(np.nan)
+    assert _judge(numba=[np.float64(1.0)], cvm=[nan], py=[nan], written=[nan]) == []
+    assert _judge(numba=[np.float64(1.0)], cvm=[np.float64(1.0)], py=[np.float64(1.0)], written=[nan]) == []
+
+
+def test_a_backend_that_keeps_a_nan_the_others_stabilise_is_reported_as_such() -> None:
+    nan = np.float64(np.nan)
+    (m,) = _judge(numba=[nan], cvm=[np.float64(1.0)], py=[np.float64(1.0)], written=[nan])
+    assert m.backend == "numba" and m.reference == "cvm and py"
+    assert m.detail.endswith(f"({WRITTEN} makes NaN or Inf too: the others' rewrites stabilise it)")
+
+
+# -- planted defects, end to end --------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def wrong_numba() -> Any:
+    x = pt.vector("x")
+    y = (planted.wrong_on_numba(x * 2) + 1).sum()  # planted: numba's exp is 1.5x for inputs > 2
+    return pytensor.function([x], y, mode=_mode())
+
+
+def test_agreeing_calls_return_the_functions_own_values(wrong_numba: Any) -> None:
+    assert wrong_numba(np.array([0.1, 0.2])) == pytest.approx(np.exp(0.2) + np.exp(0.4) + 2)
+
+
+def test_a_wrong_numba_implementation_is_named_with_its_node_line_and_values(wrong_numba: Any) -> None:
+    found = _fails(wrong_numba, np.array([0.1, 3.0]))
+    (m,) = found.mismatches
+    assert (m.output, m.backend) == ("output 0", "numba")
+    node = found.node
+    assert type(node.node.op) is planted.WrongOnNumba and node.backend == "numba" and node.reference == "py"
+    assert (node.source.file, node.source.line) == (HERE, _line("planted: numba's exp is 1.5x"))
+    assert node.input_shapes == ((2,),) and node.input_dtypes == ("float64",)
+    assert "numba 605.14319024, py 403.42879349" in node.detail  # exp(6) * 1.5 against exp(6)
+    assert node.method == "bisection" and node.compiles <= math.ceil(math.log2(node.nodes)) + 2
+    assert found.rewrite is None and any("no rewrite is to blame" in n for n in found.notes)
+    assert found.skipped == {}
+    assert f"reproduction (plain PyTensor): python {found.repro}" in found.describe()
+
+
+def test_the_reproduction_runs_with_plain_pytensor_and_shows_the_difference(wrong_numba: Any) -> None:
+    found = _fails(wrong_numba, np.array([0.1, 3.0]))
+    assert found.repro is not None and Path(found.repro).with_suffix(".npz").is_file()
+    with np.load(Path(found.repro).with_suffix(".npz")) as data:  # no pickle in it
+        assert all(data[k].dtype != object for k in data.files)
+    run = _run_plain(found.repro)
+    assert run.returncode == 1, run.stderr
+    assert "numba:\n  [  1.22140276 605.14319024]\npy:\n  [  1.22140276 403.42879349]\n" in run.stdout
+    assert "output 0 differs between numba and py" in run.stdout
+    assert "modecfg imported: False" in run.stdout
+
+
+def test_a_nan_that_only_numba_makes_is_named(repro_dir: Path) -> None:
+    x = pt.vector("x")
+    f = pytensor.function([x], pt.exp(planted.nan_on_numba(x - 1)).sum(), mode=_mode())  # NaN on numba
+    found = _fails(f, np.array([0.0, 3.0]))
+    assert found.mismatches[0].detail.startswith("NaN in 1 of 1 values on numba, 0 on ")
+    assert type(found.node.node.op) is planted.NanOnNumba
+    assert found.node.source.line == _line("NaN on numba")
+    run = _run_plain(found.repro)
+    assert run.returncode == 1 and re.search(r"numba:\n  \[ *nan ", run.stdout), run.stderr
+
+
+def test_the_nan_guard_says_when_a_bad_value_is_the_backends_alone() -> None:
+    x = pt.vector("x")
+    f = pytensor.function(
+        [x], pt.exp(planted.nan_on_numba(x - 1)).sum(), mode=modecfg.NanGuardMode(linker="numba")
+    )
+    with config.override(**{"NanGuardMode.max_dumps": 0}), pytest.raises(NanGuardError) as caught:
+        f(np.array([0.0, 3.0]))
+    assert caught.value.bad is None
+    assert "not reproduced: the call re-run on the graph as written" in str(caught.value)
+    assert "the numba backend's, or a rewrite's (backend-only)" in str(caught.value)
+    assert "mode='CompareMode'" in str(caught.value)
+
+
+def test_a_wrong_rewrite_of_every_backend_is_named_with_the_line_it_rewrote() -> None:
+    x = pt.vector("x")
+    y = (planted.halve(x) + 1).sum()  # planted: a rewrite for every backend drops the halving
+    f = pytensor.function([x], y, mode=_mode())
+    found = _fails(f, np.array([1.0, 2.0]))
+    (m,) = found.mismatches
+    assert m.backend == REWRITES and "numba 5, the graph as written 3.5" in m.detail
+    rewrite = found.rewrite
+    assert rewrite.name == "local_planted_drop_halve" and rewrite.confirmed
+    assert rewrite.replaced == "Halve" and rewrite.source.line == _line("planted: a rewrite for every")
+    assert rewrite.compiles <= math.ceil(math.log2(rewrite.ran)) + 3
+    run = _run_plain(found.repro)
+    assert run.returncode == 1, run.stderr
+    assert (
+        "numba:\n  5.0\nnumba without local_planted_drop_halve:\n  3.5\npy as written:\n  3.5\n" in run.stdout
+    )
+
+
+def test_a_wrong_rewrite_of_numbas_own_is_named_on_numba() -> None:
+    x = pt.vector("x")
+    f = pytensor.function([x], (planted.third(x) * 3).sum(), mode=_mode())  # planted: numba drops it
+    found = _fails(f, np.array([3.0]))
+    assert [m.backend for m in found.mismatches] == ["numba"]
+    assert found.rewrite.name == "local_planted_drop_third" and found.rewrite.backend == "numba"
+    assert found.node is None  # numba computes the graph as written right: the rewritten one is wrong
+    assert _run_plain(found.repro).returncode == 1
+
+
+def test_stabilising_rewrites_are_not_reported() -> None:
+    x = pt.vector("x")
+    numbas_own = pytensor.function([x], planted.unstable(x), mode=_mode())  # NaN as written; numba: 1
+    assert numbas_own(np.array([1000.0, 1.0])).tolist() == [1.0, 1.0]
+    everyones = pytensor.function([x], pt.log(1 + pt.exp(x)), mode=_mode())  # inf as written; softplus
+    assert everyones(np.array([1000.0])).tolist() == [1000.0]
+
+
+def test_float32_rounding_within_the_tolerance_is_not_reported() -> None:
+    x = pt.vector("x", dtype="float32")
+    y = pt.cumsum(pt.exp(x) * np.float32(0.1))
+    values = np.random.default_rng(0).normal(size=20000).astype("float32")
+    assert pytensor.function([x], y, mode=_mode())(values).dtype == np.float32
+    exact = pytensor.function([x], y, mode=_mode(rtol=0.0, atol=0.0))
+    found = _fails(exact, values)  # the same rounding, with no tolerance: they do differ
+    assert "beyond rtol=0, atol=0" in found.mismatches[0].detail
+
+
+@pytest.fixture
+def shared_w() -> Any:
+    return pytensor.shared(np.zeros(2), name="w")
+
+
+def test_a_call_that_differs_updates_nothing_unless_it_only_warns(shared_w: Any) -> None:
+    x = pt.vector("x")
+    f = pytensor.function([x], [], updates={shared_w: shared_w + planted.wrong_on_numba(x)}, mode=_mode())
+    with pytest.raises(CompareError) as caught:
+        f(np.array([3.0, 0.0]))
+    assert caught.value.comparison.mismatches[0].output == "update of w"
+    assert shared_w.get_value().tolist() == [0.0, 0.0]
+    with config.override(**{"CompareMode.action": "warn"}), warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        f(np.array([3.0, 0.0]))
+    assert [type(w.message) for w in seen if issubclass(w.category, CompareWarning)] == [CompareWarning]
+    assert shared_w.get_value() == pytest.approx([1.5 * np.exp(3.0), 1.0])  # numba's own, written
+
+
+# -- a mode like the others -------------------------------------------------------------------------
+
+
+def test_selected_by_name_and_by_flag() -> None:
+    x = pt.vector("x")
+    with config.override(**{"CompareMode.linkers": "py"}):
+        f = pytensor.function([x], pt.exp(x).sum(), mode="CompareMode")
+        assert type(f.maker.mode) is CompareMode and f(np.zeros(2)) == 2.0
+        with config.override(mode="CompareMode"):
+            g = modecfg.function([x], pt.tanh(x).sum())
+        assert type(g.maker.mode) is CompareMode and g(np.zeros(2)) == 0.0
+    assert "CompareMode" in modecfg.modes.mode_names()
+
+
+def test_its_arguments_are_checked_as_its_flags() -> None:
+    with pytest.raises(FlagValueError, match=r"CompareMode\.linkers") as caught:
+        CompareMode(linkers="numba,nonsense")
+    assert "cvm" in str(caught.value)  # the valid names
+    with pytest.raises(FlagValueError, match=r"CompareMode\.rtol"):
+        CompareMode(rtol=-1.0)
+    assert CompareMode(linkers=["py", "c|py"]).linker.settings() == (Settings("py,c|py"),)
+
+
+def test_the_references_are_this_machines_backends_less_the_functions_own() -> None:
+    with config.override(**{"CompareMode.linkers": "auto"}):
+        auto = reference_linkers("numba")
+    assert "numba" not in auto and {"cvm", "py"} <= set(auto)
+    assert reference_linkers("cvm", Settings("numba,cvm,py")) == ("numba", "py")
+
+
+def test_a_compared_function_pickles(wrong_numba: Any) -> None:
+    again = pickle.loads(pickle.dumps(wrong_numba))
+    assert type(again.maker.mode.linker).__name__ == "CompareLinker"
+    assert again(np.array([0.1, 0.2])) == pytest.approx(wrong_numba(np.array([0.1, 0.2])))
+    with pytest.raises(CompareError):
+        again(np.array([0.1, 3.0]))
+
+
+def test_bisection_takes_logarithmically_many_compiles() -> None:
+    x = pt.vector("x")
+    y = x
+    for k in range(40):  # no rewrites: 157 nodes (constants broadcast), the planted one the 131st
+        y = planted.wrong_on_numba(y) if k == 26 else y * 1.01 + 0.01
+    f = pytensor.function([x], y, mode=_mode(optimizer=None, linkers="py"))
+    found = _fails(f, np.array([8.0]))
+    node = found.node
+    assert type(node.node.op) is planted.WrongOnNumba and (node.position, node.nodes) == (130, 157)
+    assert node.compiles == 9 <= math.ceil(math.log2(node.nodes)) + 2  # 1 + 1 + 7 halvings
+
+
+# -- the command ------------------------------------------------------------------------------------
+
+
+def _script(tmp_path: Path, body: str) -> str:
+    path = tmp_path / "train.py"
+    path.write_text(
+        "import numpy as np, pytensor, pytensor.tensor as pt\n"
+        "from tests.modes import planted\n"
+        "x = pt.vector('x')\n" + textwrap.dedent(body),
+        encoding="utf-8",
+    )
+    return str(path)
+
+
+def test_the_command_runs_a_script_in_compare_mode(tmp_path: Path) -> None:
+    from modecfg.cli import main
+
+    good = _script(tmp_path, "f = pytensor.function([x], pt.exp(x).sum())\nprint(f(np.ones(2)))\n")
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["compare", "--linkers", "py", good], out, err) == 0, err.getvalue()
+    assert out.getvalue().startswith("compare: 1 calls of 1 functions agree on ")
+    assert config.mode != "CompareMode"  # put back
+
+    bad = _script(
+        tmp_path, "f = pytensor.function([x], planted.wrong_on_numba(x).sum())\nf(np.full(2, 3.0))\n"
+    )
+    out = io.StringIO()
+    with config.override(linker="numba"):
+        assert main(["compare", "--linkers", "py", bad], out, io.StringIO()) == 1
+    assert "CompareMode: the backends differ" in out.getvalue() and "WrongOnNumba" in out.getvalue()
