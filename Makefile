@@ -27,6 +27,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/modes_bench.py
 	$(BIN)/python bench/float32_bench.py
 	$(BIN)/python bench/nanguard_bench.py
+	$(BIN)/python bench/compare_bench.py
 	$(BIN)/python bench/testvalue_bench.py
 	$(BIN)/python bench/profile_bench.py
 	$(BIN)/python bench/cache_bench.py

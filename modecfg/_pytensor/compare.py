@@ -25,6 +25,7 @@ __all__ = [
     "compile_on",
     "copy_value",
     "frontier",
+    "lone",
     "node_outputs",
     "nodes_between",
     "replaced_by",
@@ -162,6 +163,17 @@ def rewrite_module(name: str) -> str | None:
                     module = getattr(fn, "__module__", None)
                     return module if isinstance(module, str) else type(member).__module__
     return None
+
+
+def lone(node: Any) -> tuple[list[Any], list[Any], list[int]]:
+    """``node`` alone: fresh inputs in place of its variable inputs (its constants kept), the
+    outputs of its clone on them, and the positions of those inputs among the node's."""
+    from pytensor.graph.basic import Constant
+
+    positions = [k for k, var in enumerate(node.inputs) if not isinstance(var, Constant)]
+    fresh = {k: node.inputs[k].type(name=node.inputs[k].name) for k in positions}
+    clone = node.clone_with_new_inputs([fresh.get(k, var) for k, var in enumerate(node.inputs)])
+    return [fresh[k] for k in positions], list(clone.outputs), positions
 
 
 def upstream(graph: Any, outputs: Sequence[Any]) -> set[Any]:

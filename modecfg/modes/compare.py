@@ -8,8 +8,10 @@ Python. Outputs and updates are compared with dtype-aware tolerances. Where they
 1. **Which backend.** The graph as written is the reference when its values are finite; a
    backend that differs from it is the odd one. When every backend differs from it alike, the
    rewrites they share are. When the graph as written makes NaN or Inf, rewrites may have
-   stabilised it: the backends are compared with one another, and one that makes finite what the
-   graph as written does not is not reported (a stabilising rewrite is no culprit).
+   stabilised it: the backends are compared with one another. One that makes finite what the
+   graph as written does not is compiled once more, on the graph as written without rewrites:
+   if that makes NaN or Inf too, its rewrites stabilised the graph, and it is not reported (a
+   stabilising rewrite is no culprit); if not, the backend itself differs (a max that skips NaN).
 2. **The first node that differs**, on the odd backend's own rewritten graph. Backends that keep
    every node's value (py, vm, cvm, c|py) are asked for all of them in one compile; fused ones
    (numba, jax) are bisected over the topological order: the prefix of the first k nodes, its
@@ -193,6 +195,7 @@ class Mismatch(NamedTuple):
     backend: str  # the odd one; "the rewrites" when every backend differs from the graph as written
     reference: str  # what it was compared with
     detail: str  # how it differs (difference())
+    stabilised: bool = False  # finite where the graph as written is not: perhaps its rewrites' doing
 
     def describe(self) -> str:
         if self.backend == REWRITES:
@@ -215,6 +218,7 @@ class DifferingNode(NamedTuple):
     detail: str
     compiles: int
     method: str  # "per-node values" or "bisection"
+    input_values: tuple[Any, ...] = ()  # its inputs' values (the same on both: earlier nodes agree)
 
     def describe(self) -> str:
         inputs = ", ".join(
@@ -323,6 +327,7 @@ class _State:
         self.skipped: dict[str, str] = {}
         self.ready = False
         self.analysis: _Analysis | None = None
+        self.as_written: dict[str, Any] = {}  # backend -> the graph as written compiled on it, as it is
         self.lock = threading.Lock()
 
 
@@ -396,7 +401,10 @@ class ComparedVM:
             except Exception as exc:
                 raised[label] = f"{type(exc).__name__}: {exc}"
         dtypes = [getattr(out.type, "dtype", None) for out in plan.fgraph.outputs]
-        mismatches = judge(results, own, plan.output_names, dtypes, self._settings)
+        mismatches = [
+            m for m in judge(results, own, plan.output_names, dtypes, self._settings)
+            if not m.stabilised or not self._stabilised_by_rewrites(m, inputs)
+        ]  # fmt: skip
         mismatches += [Mismatch("the call", -1, label, own, f"raised {why}") for label, why in raised.items()]
         with counted.lock:
             counted.calls += 1
@@ -421,6 +429,27 @@ class ComparedVM:
             self._own_error = True
         error = CompareError(message, comparison=comparison)
         act(action, message, warning=CompareWarning, error=lambda: error, log=_log)
+
+    def _stabilised_by_rewrites(self, m: Mismatch, inputs: list[Any]) -> bool:
+        """Whether backend ``m.backend`` makes NaN or Inf in output ``m.position`` of the graph as
+        written, without rewrites (so its finite value is its rewrites' doing)."""
+        from modecfg._pytensor.compare import compile_on
+
+        written, state = self._plan.original, self._state
+        try:
+            compiled = state.as_written.get(m.backend)
+            if compiled is None:
+                linker = _linker(m.backend, self._plan)
+                compiled = state.as_written[m.backend] = compile_on(
+                    written.inputs, written.outputs, linker, rewrites=None
+                )
+            stabilised = not _finite(compiled(inputs)[m.position])
+        except Exception:  # it cannot run the graph as written: the rewrites must have been needed
+            stabilised = True
+        if stabilised:
+            _log.info("CompareMode: %s's rewrites stabilise %s, which makes NaN or Inf as written (not "
+                      "reported)", m.backend, m.output)  # fmt: skip
+        return stabilised
 
     def _analyse(self, first: Mismatch, inputs: list[Any], results: dict[str, list[Any]]) -> _Analysis:
         try:
@@ -491,18 +520,15 @@ def judge(results: dict[str, list[Any]], own: str, names: Sequence[str], dtypes:
             if group is majority:
                 continue
             for b in group:
-                if written is not None and _finite(results[b][i]):
-                    _log.info(
-                        "CompareMode: %s makes finite values where %s makes NaN or Inf: its rewrites "
-                        "stabilise it (not reported)", b, WRITTEN,
-                    )  # fmt: skip
-                    continue
                 detail = difference(
                     results[b][i], results[majority[0]][i], b, majority[0], dtype, settings=settings
                 )
-                if written is not None:
+                finite = written is not None and _finite(results[b][i])
+                if written is not None and not finite:
                     detail += f" ({WRITTEN} makes NaN or Inf too: the others' rewrites stabilise it)"
-                mismatches.append(Mismatch(name, i, b, _and(majority), detail))
+                # finite where the graph as written is not: its rewrites' doing (not reported), or
+                # its own (a max that skips NaN): stabilised=True asks the caller to tell which
+                mismatches.append(Mismatch(name, i, b, _and(majority), detail, stabilised=finite))
     return mismatches
 
 
@@ -561,9 +587,7 @@ def analyse(plan: Plan, references: dict[str, Any], first: Mismatch, inputs: lis
     rewrite = None
     repro = None
     if node is not None:
-        repro, note = write_repro(
-            graph, list(node.node.outputs), inputs, linker, _reference_of(backend), settings=settings,
-        )  # fmt: skip
+        repro, note = smallest_repro(graph, node, inputs, linker, settings)
         notes += [note] if note else []
     return _Analysis(node, rewrite, repro, tuple(notes))
 
@@ -646,7 +670,7 @@ def find_node(graph: Any, inputs: list[Any], backend: str, settings: Settings = 
         node, order.index(node), len(order), backend, reference,
         tuple(np.shape(v) for v in ins),
         tuple(str(getattr(v.type, "dtype", v.type)) for v in node.inputs),
-        source_line(node), grad_origin(node), detail, compiles, method,
+        source_line(node), grad_origin(node), detail, compiles, method, tuple(ins),
     ), ""  # fmt: skip
 
 
@@ -756,9 +780,43 @@ sys.exit(1 if differ else 0)
 '''
 
 
+class _Inputs(NamedTuple):
+    """A graph known by its inputs (all write_repro asks of one)."""
+
+    inputs: list[Any]
+
+
+def smallest_repro(graph: Any, found: DifferingNode, inputs: list[Any], backend: str,
+                   settings: Settings = FLAGS) -> tuple[str | None, str]:  # fmt: skip
+    """The node alone, on its inputs' values, when that shows the difference; else the sub-graph
+    of ``graph`` up to it. Either is checked here before it is written."""
+    from modecfg._pytensor.compare import compile_on, lone
+
+    reference = _reference_of(backend)
+
+    def shows(ins: list[Any], outs: list[Any], values: list[Any]) -> bool:
+        try:
+            a = compile_on(ins, outs, backend, rewrites=None)(values)
+            b = compile_on(ins, outs, reference, rewrites=None)(values)
+        except Exception:
+            return False
+        return any(difference(x, y, backend, reference, settings=settings) for x, y in zip(a, b, strict=True))
+
+    lone_inputs, lone_outputs, positions = lone(found.node)
+    values = [found.input_values[k] for k in positions]
+    if shows(lone_inputs, lone_outputs, values):
+        return write_repro(_Inputs(lone_inputs), lone_outputs, values, backend, reference, settings=settings,
+                           alone=True)  # fmt: skip
+    outputs = list(found.node.outputs)
+    path, note = write_repro(graph, outputs, inputs, backend, reference, settings=settings)
+    if path is not None and not shows(list(graph.inputs), outputs, inputs):
+        note = "the reproduction does not show the difference on its own: it needs the whole function"
+    return path, note
+
+
 def write_repro(graph: Any, outputs: list[Any], inputs: list[Any], backend: str, reference: str, *,
                 rewrites: str | None = None, exclude: str | None = None,
-                settings: Settings = FLAGS) -> tuple[str | None, str]:  # fmt: skip
+                settings: Settings = FLAGS, alone: bool = False) -> tuple[str | None, str]:  # fmt: skip
     """Write the sub-graph of ``graph`` up to ``outputs`` as a script and its inputs as an .npz; its
     path, or None and why not. The script compiles it on ``backend`` (with ``rewrites``, and
     without ``exclude`` as a third run) and on ``reference`` as it is."""
@@ -798,7 +856,10 @@ def write_repro(graph: Any, outputs: list[Any], inputs: list[Any], backend: str,
             source = source._replace(imports=(*source.imports, f"import {module}  # registers {exclude}"))
     n_nodes = len(nodes_between(sub_inputs, outputs))
     what = (
-        f"The sub-graph up to the first node that differs ({n_nodes} nodes), as "
+        "The first node that differs, alone, on its inputs' values (which both backends compute alike), "
+        f"compiled as {backend} ran it on {backend} and on {reference}."
+        if alone
+        else f"The sub-graph up to the first node that differs ({n_nodes} nodes), as "
         f"{backend} ran it (rewritten), compiled without further rewrites on {backend} and on {reference}."
         if rewrites is None
         else f"The graph as written, compiled with the {rewrites} rewrites on {backend}"

@@ -148,16 +148,17 @@ def test_every_backend_differing_alike_from_the_graph_as_written_blames_the_rewr
     assert (m.backend, m.reference) == (REWRITES, WRITTEN)
 
 
-def test_a_backend_that_stabilises_what_the_graph_as_written_overflows_is_not_reported() -> None:
+def test_a_backend_finite_where_the_graph_as_written_is_not_is_asked_whether_rewrites_did_it() -> None:
     nan = np.float64(np.nan)
-    assert _judge(numba=[np.float64(1.0)], cvm=[nan], py=[nan], written=[nan]) == []
+    (m,) = _judge(numba=[np.float64(1.0)], cvm=[nan], py=[nan], written=[nan])
+    assert m.backend == "numba" and m.stabilised  # the mode compiles it as written to tell
     assert _judge(numba=[np.float64(1.0)], cvm=[np.float64(1.0)], py=[np.float64(1.0)], written=[nan]) == []
 
 
 def test_a_backend_that_keeps_a_nan_the_others_stabilise_is_reported_as_such() -> None:
     nan = np.float64(np.nan)
     (m,) = _judge(numba=[nan], cvm=[np.float64(1.0)], py=[np.float64(1.0)], written=[nan])
-    assert m.backend == "numba" and m.reference == "cvm and py"
+    assert m.backend == "numba" and m.reference == "cvm and py" and not m.stabilised
     assert m.detail.endswith(f"({WRITTEN} makes NaN or Inf too: the others' rewrites stabilise it)")
 
 
@@ -260,6 +261,20 @@ def test_stabilising_rewrites_are_not_reported() -> None:
     assert numbas_own(np.array([1000.0, 1.0])).tolist() == [1.0, 1.0]
     everyones = pytensor.function([x], pt.log(1 + pt.exp(x)), mode=_mode())  # inf as written; softplus
     assert everyones(np.array([1000.0])).tolist() == [1000.0]
+
+
+def test_a_finite_value_numba_makes_where_the_others_keep_a_nan_is_numbas_own() -> None:
+    """PyTensor 3.0.7's numba Max skips NaN (numpy's, C's and Python's keep it): no rewrite made
+    it finite, so it is reported; found here while looking for a real difference."""
+    x = pt.vector("x")
+    f = pytensor.function([x], pt.max(x * 2), mode=_mode())  # a real difference: numba's max
+    found = _fails(f, np.array([1.0, np.nan, 2.0]))
+    (m,) = found.mismatches
+    assert (m.backend, m.reference, m.stabilised) == ("numba", "cvm and py", True)
+    assert m.detail == "NaN in 0 of 1 values on numba, 1 on cvm; first at the value: numba 4, cvm nan"
+    assert found.node.node.op.__class__.__name__ == "Max" and found.node.source.line == _line("numba's max")
+    run = _run_plain(found.repro)
+    assert run.returncode == 1 and "numba:\n  4.0\npy:\n  nan\n" in run.stdout, run.stdout + run.stderr
 
 
 def test_float32_rounding_within_the_tolerance_is_not_reported() -> None:
