@@ -24,6 +24,7 @@ __all__ = [
     "Tracking",
     "compile_on",
     "copy_value",
+    "draws_at_random",
     "frontier",
     "lone",
     "node_outputs",
@@ -174,6 +175,13 @@ def lone(node: Any) -> tuple[list[Any], list[Any], list[int]]:
     fresh = {k: node.inputs[k].type(name=node.inputs[k].name) for k in positions}
     clone = node.clone_with_new_inputs([fresh.get(k, var) for k, var in enumerate(node.inputs)])
     return [fresh[k] for k in positions], list(clone.outputs), positions
+
+
+def draws_at_random(graph: Any) -> bool:
+    """Whether ``graph`` takes a random generator (numpy's): JAX draws with a generator of its own."""
+    from pytensor.tensor.random.type import RandomGeneratorType
+
+    return any(isinstance(var.type, RandomGeneratorType) for var in graph.inputs)
 
 
 def upstream(graph: Any, outputs: Sequence[Any]) -> set[Any]:

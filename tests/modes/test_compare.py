@@ -386,3 +386,14 @@ def test_the_command_runs_a_script_in_compare_mode(tmp_path: Path) -> None:
     with config.override(linker="numba"):
         assert main(["compare", "--linkers", "py", bad], out, io.StringIO()) == 1
     assert "CompareMode: the backends differ" in out.getvalue() and "WrongOnNumba" in out.getvalue()
+
+
+def test_a_graph_that_draws_at_random_compares_and_leaves_jax_out() -> None:
+    rng = pytensor.shared(np.random.default_rng(0), name="rng")
+    x = pt.vector("x")
+    f = pytensor.function([x], x + pt.random.normal(0, 1, size=(3,), rng=rng), mode=_mode(linkers="py,jax"))
+    expected = np.random.default_rng(0).normal(size=3)
+    assert f(np.zeros(3)) == pytest.approx(expected)  # numba, Python and the graph as written draw alike
+    state = object.__getattribute__(f.vm, "_state")
+    if "jax" in state.references or "jax" in state.skipped:  # JAX is installed
+        assert state.skipped["jax"] == "it draws with a generator of its own, not numpy's"
