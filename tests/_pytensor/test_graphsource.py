@@ -1,0 +1,101 @@
+"""A graph written as PyTensor source: run in a fresh process with plain PyTensor, it computes what
+the graph computes; what cannot be written is said, never guessed."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pytensor")
+
+import pytensor
+import pytensor.tensor as pt
+from pytensor.compile.mode import Mode
+from pytensor.graph.basic import Apply
+from pytensor.graph.op import Op
+from pytensor.tensor.special import softmax
+
+from modecfg._pytensor.graphsource import CannotWrite, write_graph
+from tests.fresh import ROOT
+
+
+def _run(fgraph: Any, values: list[np.ndarray], tmp_path: Path) -> list[Any]:
+    """Write ``fgraph`` as source, run it in a process of plain PyTensor on ``values``."""
+    source = write_graph(list(fgraph.inputs), list(fgraph.outputs))
+    np.savez(tmp_path / "data.npz", **source.constants)
+    np.savez(tmp_path / "values.npz", *values)
+    script = "\n".join(
+        [
+            *source.imports,
+            "import json, sys, pytensor",
+            "from pytensor.compile.mode import Mode",
+            f"data = np.load({str(tmp_path / 'data.npz')!r})",
+            source.body,
+            f"f = pytensor.function([{', '.join(source.inputs)}], [{', '.join(source.outputs)}], "
+            "mode=Mode(linker='py', optimizer=None), accept_inplace=True)",
+            f"given = np.load({str(tmp_path / 'values.npz')!r})",
+            "out = f(*[given[f'arr_{k}'] for k in range(len(given.files))])",
+            "print(json.dumps([np.asarray(o).tolist() for o in out]))",
+            "print('modecfg' in sys.modules)",
+        ]
+    )
+    env = {k: v for k, v in os.environ.items() if not k.endswith(("_FLAGS", "RC"))}
+    env["PYTHONPATH"] = str(ROOT)
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
+    assert run.returncode == 0, run.stderr + "\n" + script
+    *_, result, imported = run.stdout.strip().splitlines()
+    assert imported == "False"
+    return list(json.loads(result))
+
+
+def test_a_rewritten_graph_with_fused_ops_symbolic_ops_and_constants_is_written_whole(tmp_path: Path) -> None:
+    x, m = pt.vector("x"), pt.matrix("m")
+    big = np.arange(30.0).reshape(5, 6)
+    y = (pt.log1p(pt.exp(x)) * 2 + pt.exp(x).sum() + m.T.dot(x)[0] + x[1:].max() + softmax(x)
+         + pt.arange(5.0) ** 2 + big.sum(1)).sum()  # fmt: skip
+    f = pytensor.function([x, m], y, mode=Mode(linker="py"))
+    kinds = {type(n.op).__name__ for n in f.maker.fgraph.toposort()}
+    assert {"Elemwise", "Subtensor", "Max", "DimShuffle", "Sum"} <= kinds  # and Softmax on PyTensor 3.0
+    assert any(
+        type(getattr(n.op, "scalar_op", None)).__name__ == "Composite" for n in f.maker.fgraph.toposort()
+    )
+    values = [np.linspace(-1, 1, 5), np.ones((5, 5))]
+    assert _run(f.maker.fgraph, values, tmp_path) == pytest.approx([float(f(*values))])
+
+
+def test_integers_booleans_and_several_outputs(tmp_path: Path) -> None:
+    i = pt.vector("i", dtype="int64")
+    f = pytensor.function(
+        [i], [i // 2, pt.eq(i % 3, 0), pt.argmax(i)], mode=Mode(linker="py", optimizer=None)
+    )
+    values = [np.array([4, 9, -3], dtype="int64")]
+    assert _run(f.maker.fgraph, values, tmp_path) == [[2, 4, -2], [False, True, True], 1]
+
+
+class _NoProps(Op):  # type: ignore[misc]
+    def make_node(self, x: Any) -> Apply:
+        return Apply(self, [x], [x.type()])
+
+    def perform(self, node: Any, inputs: Any, outputs: Any) -> None:
+        outputs[0][0] = inputs[0]
+
+
+def test_an_op_that_cannot_be_rebuilt_is_named() -> None:
+    x = pt.vector("x")
+    with pytest.raises(CannotWrite, match=r"the op .*_NoProps.*: neither built from its __props__"):
+        write_graph([x], [_NoProps()(x) + 1])
+
+
+def test_names_are_valid_and_distinct() -> None:
+    a, b = pt.vector("lambda"), pt.vector("1x")
+    source = write_graph([a, b], [a + b, a * b])
+    assert source.inputs == ("v_lambda", "v_1x")
+    assert len(set(source.outputs)) == 2
+    compile(source.body, "<written>", "exec")  # valid Python (compiled, never run here)

@@ -1,0 +1,80 @@
+"""PyMC, the real client: the same draws with modecfg as without, and CompareMode on a model.
+
+PyMC is not a dependency (CI does not install it); where it is installed these run in fresh
+processes on one compile cache. Learned with PyMC 6.4.0 / PyTensor 3.3.8 (2026-11-26): a run on
+an empty cache and one on a warm cache differ in the last bits, with or without modecfg (numba's
+freshly compiled and cached code round differently); runs in the same cache state are
+identical, with modecfg and without. So each side here runs once to warm the cache first.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("pymc")
+
+from tests.fresh import ROOT
+
+MODEL = """
+import json, sys
+if sys.argv[1] != "plain":
+    import modecfg
+import numpy as np
+import pymc as pm
+
+rng = np.random.default_rng(0)
+groups = np.repeat(np.arange(8), 10)
+y = rng.normal(groups * 0.3, 1.0)
+with pm.Model() as model:
+    mu = pm.Normal("mu", 0, 5)
+    tau = pm.HalfNormal("tau", 2)
+    theta = pm.Normal("theta", mu, tau, shape=8)
+    sigma = pm.HalfNormal("sigma", 2)
+    pm.Normal("y", theta[groups], sigma, observed=y)
+    idata = pm.sample(draws=100, tune=100, chains=2, cores=1, random_seed=1, progressbar=False,
+                      compute_convergence_checks=False)
+    prior = pm.sample_prior_predictive(draws=50, random_seed=2)
+    start = pm.find_MAP(progressbar=False, seed=3)
+out = {
+    "mu": idata.posterior["mu"].values.ravel().tolist(),
+    "prior_y": prior.prior_predictive["y"].values.ravel()[:50].tolist(),
+    "map": {k: np.asarray(v).tolist() for k, v in start.items()},
+}
+if sys.argv[1] == "compare":
+    from modecfg.modes.compare import CompareMode, counted
+    logp, dlogp = model.compile_logp(mode=CompareMode()), model.compile_dlogp(mode=CompareMode())
+    point = model.initial_point()
+    for k in range(3):
+        point = {name: v + 0.1 * k for name, v in point.items()}
+        logp(point), dlogp(point)
+    out["compared"] = [counted.calls, counted.functions]
+print(json.dumps(out))
+"""
+
+
+def _run(side: str, cache: Path) -> dict[str, Any]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith(("_FLAGS", "RC"))}
+    env.update(PYTHONPATH=str(ROOT), PYTENSOR_FLAGS=f"base_compiledir={cache}", MODECFGRC="")
+    run = subprocess.run(
+        [sys.executable, "-c", MODEL, side], capture_output=True, text=True, env=env, timeout=900
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    result: dict[str, Any] = json.loads(run.stdout.strip().splitlines()[-1])
+    return result
+
+
+@pytest.mark.slow
+def test_pymc_samples_alike_with_modecfg_and_compare_mode_finds_its_backends_agree(tmp_path: Path) -> None:
+    _run("plain", tmp_path)  # warms the cache
+    plain, with_modecfg = _run("plain", tmp_path), _run("modecfg", tmp_path)
+    assert with_modecfg == plain
+    compared = _run("compare", tmp_path)
+    assert compared.pop("compared") == [6, 2]  # three calls each of logp and dlogp, none differed
+    assert compared == plain
