@@ -36,9 +36,7 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
 import threading
-import time
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -542,6 +540,8 @@ def judge(results: dict[str, list[Any]], own: str, names: Sequence[str], dtypes:
 def analyse(plan: Plan, references: dict[str, Any], first: Mismatch, inputs: list[Any],
             results: dict[str, list[Any]], settings: Settings = FLAGS) -> _Analysis:  # fmt: skip
     """Steps 2-4 of the module docstring for the first mismatch of a call."""
+    from modecfg.modes.repro import smallest_repro, write_repro
+
     own = plan.linker or "the function's linker"
     notes: list[str] = []
     written = plan.original
@@ -601,7 +601,7 @@ def _linker(backend: str, plan: Plan) -> str:
     return plan.linker if backend in ("", "the function's linker") else backend
 
 
-def _reference_of(backend: str) -> str:
+def reference_of(backend: str) -> str:
     """The per-node reference for ``backend``: Python's implementations, or C's for Python's own."""
     from modecfg._registry.linkers import why_unavailable
 
@@ -616,7 +616,7 @@ def find_node(graph: Any, inputs: list[Any], backend: str, settings: Settings = 
     from modecfg._pytensor.compare import compile_on, frontier, node_outputs
 
     order = graph.toposort()
-    reference = _reference_of(backend)
+    reference = reference_of(backend)
     if reference == backend:
         return None, f"no other backend computes each node of {backend}'s graph here (no C compiler)"
     every = node_outputs(graph)
@@ -725,186 +725,6 @@ def find_rewrite(written: Any, inputs: list[Any], linker: str, index: int, truth
     replaced = str(node.op) if node is not None else str(full.replaced[culprit])
     return Rewrite(culprit, linker, replaced, source_line(node) if node is not None else None, len(names),
                    compiles, confirmed), ""  # fmt: skip
-
-
-# -- the reproduction --------------------------------------------------------------------------------
-
-
-def repro_directory() -> str:
-    configured = str(config.CompareMode.repro_dir)
-    if configured:
-        return os.path.abspath(os.path.expanduser(configured))
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(cache, "modecfg", "compare")
-
-
-_SCRIPT = '''\
-"""{title}
-
-Written by modecfg's CompareMode on {when}: PyTensor {pytensor}, numpy {numpy}{more}.
-{what}
-Run with plain PyTensor (no modecfg needed): python {name}
-It prints what each backend computes and exits 1 while they differ beyond rtol={rtol:g}, atol={atol:g}.
-The inputs are in {data} (numpy's .npz, read without pickle).
-"""
-
-import sys
-from pathlib import Path
-
-{imports}
-import pytensor
-from pytensor.compile.mode import Mode
-
-data = np.load(Path(__file__).with_suffix(".npz"))
-
-{body}
-
-inputs = [{inputs}]
-outputs = [{outputs}]
-values = [{values}]
-RTOL, ATOL = {rtol!r}, {atol!r}
-
-runs = {{}}
-for label, linker, rewrites, excluding in {runs}:
-    mode = Mode(linker=linker, optimizer=rewrites)
-    if excluding:
-        mode = mode.excluding(excluding)
-    f = pytensor.function(inputs, outputs, mode=mode, accept_inplace=True, on_unused_input="ignore")
-    runs[label] = [np.asarray(v) for v in f(*[np.array(v, copy=True) for v in values])]
-    print(f"{{label}}:", *runs[label], sep="\\n  ")
-
-first, second = {compared}
-differ = False
-for k, (a, b) in enumerate(zip(runs[first], runs[second])):
-    close = a.shape == b.shape and np.allclose(a, b, rtol=RTOL, atol=ATOL, equal_nan=True)
-    if not close:
-        differ = True
-        print(f"output {{k}} differs between {{first}} and {{second}}")
-sys.exit(1 if differ else 0)
-'''
-
-
-class _Inputs(NamedTuple):
-    """A graph known by its inputs (all write_repro asks of one)."""
-
-    inputs: list[Any]
-
-
-def smallest_repro(graph: Any, found: DifferingNode, inputs: list[Any], backend: str,
-                   settings: Settings = FLAGS) -> tuple[str | None, str]:  # fmt: skip
-    """The node alone, on its inputs' values, when that shows the difference; else the sub-graph
-    of ``graph`` up to it. Either is checked here before it is written."""
-    from modecfg._pytensor.compare import compile_on, lone
-
-    reference = _reference_of(backend)
-
-    def shows(ins: list[Any], outs: list[Any], values: list[Any]) -> bool:
-        try:
-            a = compile_on(ins, outs, backend, rewrites=None)(values)
-            b = compile_on(ins, outs, reference, rewrites=None)(values)
-        except Exception:
-            return False
-        return any(difference(x, y, backend, reference, settings=settings) for x, y in zip(a, b, strict=True))
-
-    lone_inputs, lone_outputs, positions = lone(found.node)
-    values = [found.input_values[k] for k in positions]
-    if shows(lone_inputs, lone_outputs, values):
-        return write_repro(_Inputs(lone_inputs), lone_outputs, values, backend, reference, settings=settings,
-                           alone=True)  # fmt: skip
-    outputs = list(found.node.outputs)
-    path, note = write_repro(graph, outputs, inputs, backend, reference, settings=settings)
-    if path is not None and not shows(list(graph.inputs), outputs, inputs):
-        note = "the reproduction does not show the difference on its own: it needs the whole function"
-    return path, note
-
-
-def write_repro(graph: Any, outputs: list[Any], inputs: list[Any], backend: str, reference: str, *,
-                rewrites: str | None = None, exclude: str | None = None,
-                settings: Settings = FLAGS, alone: bool = False) -> tuple[str | None, str]:  # fmt: skip
-    """Write the sub-graph of ``graph`` up to ``outputs`` as a script and its inputs as an .npz; its
-    path, or None and why not. The script compiles it on ``backend`` (with ``rewrites``, and
-    without ``exclude`` as a third run) and on ``reference`` as it is."""
-    from modecfg._pytensor.compare import nodes_between, upstream
-    from modecfg._pytensor.graphsource import CannotWrite, write_graph
-    from modecfg.modes.dump import _private_directory
-
-    used = upstream(graph, outputs)
-    sub_inputs = [v for v in graph.inputs if v in used]
-    try:
-        source = write_graph(sub_inputs, outputs)
-    except CannotWrite as exc:
-        return None, f"no reproduction written: {exc}"
-    directory = repro_directory()
-    problem = _private_directory(directory)
-    if problem:
-        return None, f"no reproduction written: {problem}"
-    dtype = next((getattr(o.type, "dtype", None) for o in outputs), None)
-    rtol, atol = tolerance(dtype if dtype and str(dtype).startswith(("float", "complex")) else None, settings)
-    runs: list[tuple[str, str, str | None, str | None]] = [(backend, backend, rewrites, None)]
-    if exclude:
-        runs.append((f"{backend} without {exclude}", backend, rewrites, exclude))
-    runs.append((f"{reference} as written" if rewrites else reference, reference, None, None))
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    base = os.path.join(
-        directory, f"repro-{backend.replace('|', '')}-{stamp}-{os.getpid()}-{id(graph) % 10000}"
-    )
-    arrays = {f"input_{k}": np.asarray(inputs[graph.inputs.index(v)]) for k, v in enumerate(sub_inputs)}
-    arrays.update({f"const_{name}": value for name, value in source.constants.items()})
-    body = source.body.replace("data[", "data['const_' + ")  # the constants' keys in the data file
-    versions = _versions()
-    if exclude:  # a rewrite that is not PyTensor's is registered by its module's import
-        from modecfg._pytensor.compare import rewrite_module
-
-        module = rewrite_module(exclude)
-        if module and module.split(".")[0] not in ("pytensor", "__main__"):
-            source = source._replace(imports=(*source.imports, f"import {module}  # registers {exclude}"))
-    n_nodes = len(nodes_between(sub_inputs, outputs))
-    what = (
-        "The first node that differs, alone, on its inputs' values (which both backends compute alike), "
-        f"compiled as {backend} ran it on {backend} and on {reference}."
-        if alone
-        else f"The sub-graph up to the first node that differs ({n_nodes} nodes), as "
-        f"{backend} ran it (rewritten), compiled without further rewrites on {backend} and on {reference}."
-        if rewrites is None
-        else f"The graph as written, compiled with the {rewrites} rewrites on {backend}"
-        + (f", again without {exclude}," if exclude else "")
-        + f" and as written on {reference}."
-    )
-    script = _SCRIPT.format(
-        title=f"A difference between {backend} and {reference}, found by modecfg compare.",
-        when=time.strftime("%Y-%m-%d %H:%M"),
-        pytensor=_versions(("pytensor",))["pytensor"],
-        numpy=np.__version__,
-        more="".join(f", {k} {v}" for k, v in versions.items()),
-        what=what,
-        name=os.path.basename(base) + ".py",
-        data=os.path.basename(base) + ".npz",
-        rtol=rtol,
-        atol=atol,
-        imports="\n".join(sorted(source.imports, key=lambda line: (line.startswith("from"), line))),
-        body=body,
-        inputs=", ".join(source.inputs),
-        outputs=", ".join(source.outputs),
-        values=", ".join(f"data['input_{k}']" for k in range(len(sub_inputs))),
-        runs=repr(runs),
-        compared=f"{runs[0][0]!r}, {runs[-1][0]!r}",
-    )
-    np.savez(base + ".npz", allow_pickle=False, **arrays)  # numeric arrays: np.load needs no pickle
-    with open(base + ".py", "w", encoding="utf-8") as fh:
-        fh.write(script)
-    return base + ".py", ""
-
-
-def _versions(names: Sequence[str] = ("numba", "jax")) -> dict[str, str]:
-    import importlib.metadata
-
-    found = {}
-    for name in names:
-        try:
-            found[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            pass
-    return found
 
 
 # -- the mode ----------------------------------------------------------------------------------------

@@ -404,3 +404,14 @@ def test_a_graph_that_draws_at_random_compares_and_leaves_jax_out() -> None:
     state = object.__getattribute__(f.vm, "_state")
     if "jax" in state.references or "jax" in state.skipped:  # JAX is installed
         assert state.skipped["jax"] == "it draws with a generator of its own, not numpy's"
+
+
+def test_a_reference_backend_that_differs_is_named_and_searched_on_its_own_graph() -> None:
+    x = pt.vector("x")
+    y = (planted.wrong_on_numba(x) * 2).sum()  # numba, here a reference, is the wrong one
+    f = pytensor.function([x], y, mode=_mode(linker="cvm", linkers="numba,py"))
+    found = _fails(f, np.array([3.0]))
+    assert [(m.backend, m.reference) for m in found.mismatches] == [("numba", f"cvm, py and {WRITTEN}")]
+    assert found.backends == ("cvm", "numba", "py")
+    assert type(found.node.node.op) is planted.WrongOnNumba and found.node.backend == "numba"
+    assert _run_plain(found.repro).returncode == 1
