@@ -554,9 +554,10 @@ def analyse(plan: Plan, references: dict[str, Any], first: Mismatch, inputs: lis
             written, inputs, plan.linker, first.position, truth[first.position], settings
         )
         notes += [note] if note else []
+        outputs = [written.outputs[first.position]]
         repro, note = write_repro(
-            written, [written.outputs[first.position]], inputs, plan.linker, "py", rewrites=_rewrites_query(),
-            exclude=rewrite.name if rewrite is not None else None, settings=settings,
+            written, outputs, inputs, plan.linker, "py", _tolerances(outputs, settings),
+            rewrites=_rewrites_query(), exclude=rewrite.name if rewrite is not None else None,
         )  # fmt: skip
         return _Analysis(None, rewrite, repro, (*notes, *([note] if note else [])))
     backend = first.backend
@@ -575,9 +576,10 @@ def analyse(plan: Plan, references: dict[str, Any], first: Mismatch, inputs: lis
                 written, inputs, linker, first.position, truth[first.position], settings
             )
             notes += [note] if note else []
+            outputs = [written.outputs[first.position]]
             repro, note = write_repro(
-                written, [written.outputs[first.position]], inputs, linker, "py", rewrites=_rewrites_query(),
-                exclude=rewrite.name if rewrite is not None else None, settings=settings,
+                written, outputs, inputs, linker, "py", _tolerances(outputs, settings),
+                rewrites=_rewrites_query(), exclude=rewrite.name if rewrite is not None else None,
             )  # fmt: skip
             return _Analysis(None, rewrite, repro, (*notes, *([note] if note else [])))
         notes.append(
@@ -591,9 +593,24 @@ def analyse(plan: Plan, references: dict[str, Any], first: Mismatch, inputs: lis
     rewrite = None
     repro = None
     if node is not None:
-        repro, note = smallest_repro(graph, node, inputs, linker, settings)
+        reference = reference_of(backend)
+        repro, note = smallest_repro(
+            graph, node.node, node.input_values, inputs, linker, reference,
+            _tolerances(node.node.outputs, settings),
+            functools.partial(_differs, first=linker, second=reference, settings=settings),
+        )  # fmt: skip
         notes += [note] if note else []
     return _Analysis(node, rewrite, repro, tuple(notes))
+
+
+def _tolerances(outputs: Sequence[Any], settings: Settings) -> tuple[float, float]:
+    """(rtol, atol) for a reproduction of ``outputs`` (by the first's dtype, as the mode compares)."""
+    dtype = next((getattr(o.type, "dtype", None) for o in outputs), None)
+    return tolerance(dtype if dtype and str(dtype).startswith(("float", "complex")) else None, settings)
+
+
+def _differs(a: Any, b: Any, *, first: str, second: str, settings: Settings) -> bool:
+    return bool(difference(a, b, first, second, settings=settings))
 
 
 def _linker(backend: str, plan: Plan) -> str:

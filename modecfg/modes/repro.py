@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from modecfg.config import config
-from modecfg.modes.compare import FLAGS, DifferingNode, Settings, difference, reference_of, tolerance
 
 __all__ = ["repro_directory", "smallest_repro", "write_repro"]
 
@@ -83,13 +82,13 @@ class _Inputs(NamedTuple):
     inputs: list[Any]
 
 
-def smallest_repro(graph: Any, found: DifferingNode, inputs: list[Any], backend: str,
-                   settings: Settings = FLAGS) -> tuple[str | None, str]:  # fmt: skip
-    """The node alone, on its inputs' values, when that shows the difference; else the sub-graph
-    of ``graph`` up to it. Either is checked here before it is written."""
+def smallest_repro(graph: Any, node: Any, input_values: Sequence[Any], inputs: list[Any], backend: str,
+                   reference: str, tolerances: tuple[float, float],
+                   differs: Callable[[Any, Any], bool]) -> tuple[str | None, str]:  # fmt: skip
+    """``node`` alone, on its inputs' values (``input_values``), when that shows the difference
+    (``differs(value on backend, value on reference)``); else the sub-graph of ``graph`` up to it,
+    on the graph's ``inputs``. Either is checked here before it is written."""
     from modecfg._pytensor.compare import compile_on, lone
-
-    reference = reference_of(backend)
 
     def shows(ins: list[Any], outs: list[Any], values: list[Any]) -> bool:
         try:
@@ -97,23 +96,24 @@ def smallest_repro(graph: Any, found: DifferingNode, inputs: list[Any], backend:
             b = compile_on(ins, outs, reference, rewrites=None)(values)
         except Exception:
             return False
-        return any(difference(x, y, backend, reference, settings=settings) for x, y in zip(a, b, strict=True))
+        return any(differs(x, y) for x, y in zip(a, b, strict=True))
 
-    lone_inputs, lone_outputs, positions = lone(found.node)
-    values = [found.input_values[k] for k in positions]
+    lone_inputs, lone_outputs, positions = lone(node)
+    values = [input_values[k] for k in positions]
     if shows(lone_inputs, lone_outputs, values):
-        return write_repro(_Inputs(lone_inputs), lone_outputs, values, backend, reference, settings=settings,
-                           alone=True)  # fmt: skip
-    outputs = list(found.node.outputs)
-    path, note = write_repro(graph, outputs, inputs, backend, reference, settings=settings)
+        return write_repro(
+            _Inputs(lone_inputs), lone_outputs, values, backend, reference, tolerances, alone=True
+        )
+    outputs = list(node.outputs)
+    path, note = write_repro(graph, outputs, inputs, backend, reference, tolerances)
     if path is not None and not shows(list(graph.inputs), outputs, inputs):
         note = "the reproduction does not show the difference on its own: it needs the whole function"
     return path, note
 
 
-def write_repro(graph: Any, outputs: list[Any], inputs: list[Any], backend: str, reference: str, *,
-                rewrites: str | None = None, exclude: str | None = None,
-                settings: Settings = FLAGS, alone: bool = False) -> tuple[str | None, str]:  # fmt: skip
+def write_repro(graph: Any, outputs: list[Any], inputs: list[Any], backend: str, reference: str,
+                tolerances: tuple[float, float], *, rewrites: str | None = None, exclude: str | None = None,
+                alone: bool = False) -> tuple[str | None, str]:  # fmt: skip
     """Write the sub-graph of ``graph`` up to ``outputs`` as a script and its inputs as an .npz; its
     path, or None and why not. The script compiles it on ``backend`` (with ``rewrites``, and
     without ``exclude`` as a third run) and on ``reference`` as it is."""
@@ -131,8 +131,7 @@ def write_repro(graph: Any, outputs: list[Any], inputs: list[Any], backend: str,
     problem = _private_directory(directory)
     if problem:
         return None, f"no reproduction written: {problem}"
-    dtype = next((getattr(o.type, "dtype", None) for o in outputs), None)
-    rtol, atol = tolerance(dtype if dtype and str(dtype).startswith(("float", "complex")) else None, settings)
+    rtol, atol = tolerances
     runs: list[tuple[str, str, str | None, str | None]] = [(backend, backend, rewrites, None)]
     if exclude:
         runs.append((f"{backend} without {exclude}", backend, rewrites, exclude))
