@@ -70,7 +70,6 @@ def _at_once(linker: str, base: Path, n: int) -> list[dict[str, float]]:
 EXPECTED = 3 * (3 * math.e + math.tanh(1.0))
 
 
-@pytest.mark.slow
 def test_processes_compiling_one_numba_graph_at_once_compile_it_once(tmp_path: Path) -> None:
     """Plain PyTensor: each of the 4 compiles it (numba takes no lock), 4 misses in 5 of 5 runs here."""
     results = _at_once("numba", tmp_path, 4)
@@ -79,7 +78,6 @@ def test_processes_compiling_one_numba_graph_at_once_compile_it_once(tmp_path: P
     assert list((tmp_path / "numba" / ".locks").iterdir()) != []
 
 
-@pytest.mark.slow
 def test_processes_compiling_one_c_graph_at_once_build_each_module_once(tmp_path: Path) -> None:
     alone = tmp_path / "alone"
     (one,) = _at_once("cvm", alone, 1)
