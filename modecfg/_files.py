@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import stat
 
-__all__ = ["NotReadable", "others_can_write", "read_regular_file", "shared_filesystem"]
+__all__ = ["NotReadable", "others_can_write", "read_regular_file", "shared_filesystem", "user_cache_dir"]
 
 _KINDS = (
     (stat.S_ISDIR, "a directory"),
@@ -111,3 +111,10 @@ def shared_filesystem(path: str, *, mounts: str | None = None) -> str:
         if inside and len(point) >= len(best):
             best, kind = point, words[2]
     return kind if kind in _SHARED_KINDS else ""
+
+
+def user_cache_dir(*parts: str) -> str:
+    """``parts`` under modecfg's directory of the user's cache: ``$XDG_CACHE_HOME/modecfg``, else
+    ``~/.cache/modecfg`` (not created)."""
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(cache, "modecfg", *parts)

@@ -198,8 +198,9 @@ def _does_not_link(cxx: str, ldflags: str) -> str:
         stamp = f"{cxx}\0{os.stat(cxx if os.sep in cxx else _which(cxx)).st_mtime_ns}\0{ldflags}"
     except OSError:
         stamp = f"{cxx}\0?\0{ldflags}"
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    marker = os.path.join(cache, "modecfg", "linktest", hashlib.sha256(stamp.encode()).hexdigest())
+    from modecfg._files import user_cache_dir
+
+    marker = user_cache_dir("linktest", hashlib.sha256(stamp.encode()).hexdigest())
     if os.path.exists(marker):
         return ""
     try:

@@ -61,3 +61,21 @@ def test_first_user_frame_skips_library_frames_and_counts_them() -> None:
     frame, distance = first_user_frame(0)  # from this function on: it is user code
     assert frame is sys._getframe() and distance == 0
     assert is_library(json.__file__) and not is_library(__file__)
+
+
+def test_a_node_of_the_users_own_op_is_named_by_the_line_applying_it_not_its_make_node() -> None:
+    from types import SimpleNamespace
+
+    from modecfg._source import source_line
+
+    import pytensor
+
+    here = str(Path(__file__).resolve())
+    trace = [(pytensor.__file__, 1, "function", "..."), (here, 10, "model", "y = my_op(x)"),
+             (here, 20, "make_node", "return Apply(self, [x], [x.type()])")]  # fmt: skip
+    var = SimpleNamespace(tag=SimpleNamespace(trace=[trace]))
+    assert source_line(var) == (here, 10, "y = my_op(x)")
+    only_make_node = SimpleNamespace(tag=SimpleNamespace(trace=[trace[:1] + trace[2:]]))
+    assert source_line(only_make_node) == (here, 20, "return Apply(self, [x], [x.type()])")
+    helper = SimpleNamespace(tag=SimpleNamespace(trace=[[*trace[:2], (here, 30, "helper", "z = exp(x)")]]))
+    assert source_line(helper) == (here, 30, "z = exp(x)")  # the innermost user frame, as before

@@ -39,7 +39,7 @@ class Source(NamedTuple):
     body: str  # statements defining the inputs, then every node, in order
     inputs: tuple[str, ...]  # the names of the graph's inputs, in order
     outputs: tuple[str, ...]  # the names of its outputs, in order
-    constants: dict[str, np.ndarray]  # data file arrays for the larger constants
+    constants: dict[str, np.ndarray]  # the larger constants, by their key in the data file (const_...)
 
 
 class _Writer:
@@ -195,8 +195,9 @@ class _Writer:
                 literal = self.value(data.tolist())
                 self.lines.append(f"{name} = pt.constant(np.array({literal}, dtype={data.dtype.name!r}))")
             else:
-                self.constants[name] = data
-                self.lines.append(f"{name} = pt.constant(data[{name!r}])")
+                key = f"const_{name}"  # beside the inputs' keys (input_0, ...) in one data file
+                self.constants[key] = data
+                self.lines.append(f"{name} = pt.constant(data[{key!r}])")
             return name
         if isinstance(var, ScalarConstant):
             self.imports.add("import pytensor.scalar as ps")

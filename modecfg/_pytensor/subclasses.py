@@ -22,7 +22,14 @@ from modecfg._pytensor.kinds import linker_name
 from modecfg._pytensor.profiling import new_stats, timing_mode
 from modecfg._pytensor.wrapped import rewrites_for
 
-__all__ = ["InPlaceSafeMaker", "MonitoringMode", "ProfilingMode", "WrappingLinker", "WrappingMode"]
+__all__ = [
+    "InPlaceSafeMaker",
+    "MonitoringMode",
+    "ProfilingMode",
+    "WrappedVM",
+    "WrappingLinker",
+    "WrappingMode",
+]
 
 
 class MonitoringMode(_PyTensorMonitorMode):  # type: ignore[misc]
@@ -119,6 +126,40 @@ class WrappingLinker(Linker):  # type: ignore[misc]
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.inner!r})"
+
+
+class WrappedVM:
+    """What a :class:`WrappingLinker`'s ``wrap`` returns: the callable PyTensor's Function runs in
+    place of the inner linker's VM (``_vm``), with the call's input and output containers and the
+    subclass's plan of the graph. Whatever else the Function asks of it or sets on it
+    (``storage_map``, ``thunks``, ``time_thunks``) is the inner VM's. While the wrapper's own error
+    is being raised (``_own_error``), ``position_of_error`` is hidden: that error has no failing
+    node, and goes to the user as it is. Subclasses name their own state in ``__slots__`` with a
+    leading underscore."""
+
+    __slots__ = ("_ins", "_outs", "_own_error", "_plan", "_vm")
+    need_update_inputs = (
+        True  # the Function writes the updates, after the wrapper's call (see WrappingLinker)
+    )
+
+    def __init__(self, vm: Any, ins: list[Any], outs: list[Any], plan: Any) -> None:
+        self._vm, self._ins, self._outs, self._plan = vm, ins, outs, plan
+        self._own_error = False
+
+    @property
+    def allow_gc(self) -> Any:  # read by the Function after every call: not through __getattr__
+        return self._vm.allow_gc
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_") or (name == "position_of_error" and self._own_error):
+            raise AttributeError(name)
+        return getattr(self._vm, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name.startswith("_"):  # the wrapper's own state (its slots)
+            object.__setattr__(self, name, value)
+        else:  # time_thunks and the like belong to the wrapped VM
+            setattr(self._vm, name, value)
 
 
 class InPlaceSafeMaker(FunctionMaker):  # type: ignore[misc]

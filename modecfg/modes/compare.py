@@ -44,7 +44,7 @@ import numpy as np
 
 from modecfg._pytensor.gradients import GradOrigin, grad_origin
 from modecfg._pytensor.kinds import linker_name
-from modecfg._pytensor.subclasses import WrappingLinker, WrappingMode
+from modecfg._pytensor.subclasses import WrappedVM, WrappingLinker, WrappingMode
 from modecfg._source import SourceLine, source_line
 from modecfg._warn import act
 from modecfg.config import config
@@ -329,16 +329,16 @@ class _State:
         self.lock = threading.Lock()
 
 
-class ComparedVM:
+class ComparedVM(WrappedVM):
     """The callable PyTensor's Function runs: the function's own VM, then the references."""
 
-    __slots__ = ("_ins", "_outs", "_own_error", "_plan", "_settings", "_state", "_vm")
-    need_update_inputs = True  # the Function writes the updates, after the comparison
+    __slots__ = ("_settings", "_state")
+    _plan: Plan
 
     def __init__(self, vm: Any, ins: list[Any], outs: list[Any], plan: Plan, settings: Settings) -> None:
-        self._vm, self._ins, self._outs, self._plan, self._settings = vm, ins, outs, plan, settings
+        super().__init__(vm, ins, outs, plan)
+        self._settings = settings
         self._state = _State()
-        self._own_error = False
 
     def __call__(self) -> Any:
         if getattr(_calls, "depth", 0):  # an inner function (scan) of a compared call
@@ -459,21 +459,6 @@ class ComparedVM:
         except Exception as exc:  # looking must never cost the user the comparison's error
             _log.debug("CompareMode: the analysis failed", exc_info=True)
             return _Analysis(None, None, None, (f"the node and rewrite could not be looked for: {exc!r}",))
-
-    @property
-    def allow_gc(self) -> Any:
-        return self._vm.allow_gc
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_") or (name == "position_of_error" and self._own_error):
-            raise AttributeError(name)
-        return getattr(self._vm, name)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in ComparedVM.__slots__:
-            object.__setattr__(self, name, value)
-        else:
-            setattr(self._vm, name, value)
 
 
 def judge(results: dict[str, list[Any]], own: str, names: Sequence[str], dtypes: Sequence[Any],

@@ -88,8 +88,9 @@ def dump_directory(cfg: Config | None = None) -> str:
     configured = str((cfg or config).NanGuardMode.dump_dir)
     if configured:
         return os.path.abspath(os.path.expanduser(configured))
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(cache, "modecfg", "nanguard")
+    from modecfg._files import user_cache_dir
+
+    return user_cache_dir("nanguard")
 
 
 def directory_problem(directory: str) -> str:
@@ -106,7 +107,7 @@ def directory_problem(directory: str) -> str:
     )
 
 
-def _private_directory(directory: str) -> str:
+def private_directory(directory: str) -> str:
     """Create ``directory`` 0700 if missing; refuse one others could tamper with (its problem, or '')."""
     try:
         os.makedirs(directory, mode=0o700, exist_ok=True)
@@ -276,7 +277,7 @@ def write_dump(
             )
         _written += 1
     directory = dump_directory()
-    problem = _private_directory(directory)
+    problem = private_directory(directory)
     if problem:
         return None, problem
     try:

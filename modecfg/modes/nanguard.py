@@ -42,7 +42,7 @@ from modecfg._pytensor.gradients import GradOrigin, grad_origin
 from modecfg._pytensor.graphs import inner_graph
 from modecfg._pytensor.kinds import linker_name
 from modecfg._pytensor.locate import untouched
-from modecfg._pytensor.subclasses import WrappingLinker, WrappingMode
+from modecfg._pytensor.subclasses import WrappedVM, WrappingLinker, WrappingMode
 from modecfg._source import SourceLine, source_line
 from modecfg._warn import act
 from modecfg.config import config
@@ -307,17 +307,17 @@ def _restore(cell: list[Any], saved: Any) -> None:
         cell[0] = saved
 
 
-class GuardedVM:
+class GuardedVM(WrappedVM):
     """The callable PyTensor's Function runs: the wrapped linker's, checked before it returns."""
 
-    __slots__ = ("_checks", "_dumped", "_ins", "_outs", "_own_error", "_plan", "_vm")
-    need_update_inputs = True  # the Function writes the updates, after the check (see GuardLinker)
+    __slots__ = ("_checks", "_dumped")
+    _plan: Plan
 
     def __init__(
         self, vm: Any, ins: list[Any], outs: list[Any], plan: Plan, checks: Any = (None,) * 3
     ) -> None:
-        self._vm, self._ins, self._outs, self._plan, self._checks = vm, ins, outs, plan, checks
-        self._own_error = False
+        super().__init__(vm, ins, outs, plan)
+        self._checks = checks
         self._dumped = False
 
     def __call__(self) -> Any:
@@ -373,23 +373,6 @@ class GuardedVM:
             self._own_error = True
         error = NanGuardError(message, bad=found, dump_path=dump, bad_outputs=bad_outputs)
         act(action, message, warning=NanGuardWarning, error=lambda: error, log=_log, raise_after_pdb=True)
-
-    @property
-    def allow_gc(self) -> Any:  # read by the Function after every call: not through __getattr__
-        return self._vm.allow_gc
-
-    def __getattr__(self, name: str) -> Any:  # storage_map, thunks, nodes, update_profile
-        # PyTensor's Function asks for position_of_error when a call raises: the guard's
-        # own error has no failing node, and goes to the user as it is.
-        if name.startswith("_") or (name == "position_of_error" and self._own_error):
-            raise AttributeError(name)
-        return getattr(self._vm, name)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in GuardedVM.__slots__:
-            object.__setattr__(self, name, value)
-        else:  # time_thunks and the like belong to the wrapped VM
-            setattr(self._vm, name, value)
 
 
 def _message(found: BadValue | None, bad_outputs: list[str], dump: str | None, why_no_dump: str,

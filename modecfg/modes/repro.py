@@ -23,11 +23,13 @@ __all__ = ["repro_directory", "smallest_repro", "write_repro"]
 
 
 def repro_directory() -> str:
+    """Where reproductions go (not created): ``CompareMode.repro_dir``, else the user's cache."""
     configured = str(config.CompareMode.repro_dir)
     if configured:
         return os.path.abspath(os.path.expanduser(configured))
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(cache, "modecfg", "compare")
+    from modecfg._files import user_cache_dir
+
+    return user_cache_dir("compare")
 
 
 _SCRIPT = '''\
@@ -119,7 +121,7 @@ def write_repro(graph: Any, outputs: list[Any], inputs: list[Any], backend: str,
     without ``exclude`` as a third run) and on ``reference`` as it is."""
     from modecfg._pytensor.compare import nodes_between, upstream
     from modecfg._pytensor.graphsource import CannotWrite, write_graph
-    from modecfg.modes.dump import _private_directory
+    from modecfg.modes.dump import private_directory
 
     used = upstream(graph, outputs)
     sub_inputs = [v for v in graph.inputs if v in used]
@@ -128,7 +130,7 @@ def write_repro(graph: Any, outputs: list[Any], inputs: list[Any], backend: str,
     except CannotWrite as exc:
         return None, f"no reproduction written: {exc}"
     directory = repro_directory()
-    problem = _private_directory(directory)
+    problem = private_directory(directory)
     if problem:
         return None, f"no reproduction written: {problem}"
     rtol, atol = tolerances
@@ -141,8 +143,7 @@ def write_repro(graph: Any, outputs: list[Any], inputs: list[Any], backend: str,
         directory, f"repro-{backend.replace('|', '')}-{stamp}-{os.getpid()}-{id(graph) % 10000}"
     )
     arrays = {f"input_{k}": np.asarray(inputs[graph.inputs.index(v)]) for k, v in enumerate(sub_inputs)}
-    arrays.update({f"const_{name}": value for name, value in source.constants.items()})
-    body = source.body.replace("data[", "data['const_' + ")  # the constants' keys in the data file
+    arrays.update(source.constants)
     versions = _versions()
     if exclude:  # a rewrite that is not PyTensor's is registered by its module's import
         from modecfg._pytensor.compare import rewrite_module
@@ -174,7 +175,7 @@ def write_repro(graph: Any, outputs: list[Any], inputs: list[Any], backend: str,
         rtol=rtol,
         atol=atol,
         imports="\n".join(sorted(source.imports, key=lambda line: (line.startswith("from"), line))),
-        body=body,
+        body=source.body,
         inputs=", ".join(source.inputs),
         outputs=", ".join(source.outputs),
         values=", ".join(f"data['input_{k}']" for k in range(len(sub_inputs))),

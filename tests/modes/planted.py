@@ -19,44 +19,42 @@ from pytensor.link.numba.dispatch import basic as numba_basic
 from pytensor.link.numba.dispatch.basic import numba_funcify
 
 
-class WrongOnNumba(Op):  # type: ignore[misc]
+class _Elementwise(Op):  # type: ignore[misc]
+    """An op of one array, the same type out, computed in Python by ``python``."""
+
+    __props__ = ()
+
+    def make_node(self, x: Any) -> Apply:
+        x = pt.as_tensor_variable(x)
+        return Apply(self, [x], [x.type()])
+
+    def perform(self, node: Any, inputs: Any, outputs: Any) -> None:
+        outputs[0][0] = self.python(inputs[0])
+
+    def python(self, x: Any) -> Any:
+        raise NotImplementedError
+
+
+class WrongOnNumba(_Elementwise):
     """exp(x) in Python; numba's implementation is 1.5 * exp(x) wherever x > 2."""
 
-    __props__ = ()
-
-    def make_node(self, x: Any) -> Apply:
-        x = pt.as_tensor_variable(x)
-        return Apply(self, [x], [x.type()])
-
-    def perform(self, node: Any, inputs: Any, outputs: Any) -> None:
-        outputs[0][0] = np.exp(inputs[0])
+    def python(self, x: Any) -> Any:
+        return np.exp(x)
 
 
-class NanOnNumba(Op):  # type: ignore[misc]
+class NanOnNumba(_Elementwise):
     """sqrt(|x|) in Python; numba's implementation forgets the |.|: NaN for x < 0."""
 
-    __props__ = ()
-
-    def make_node(self, x: Any) -> Apply:
-        x = pt.as_tensor_variable(x)
-        return Apply(self, [x], [x.type()])
-
-    def perform(self, node: Any, inputs: Any, outputs: Any) -> None:
-        outputs[0][0] = np.sqrt(np.abs(inputs[0]))
+    def python(self, x: Any) -> Any:
+        return np.sqrt(np.abs(x))
 
 
-class Unstable(Op):  # type: ignore[misc]
+class Unstable(_Elementwise):
     """exp(x) / exp(x): NaN where exp(x) overflows; a numba-only rewrite stabilises it to 1."""
 
-    __props__ = ()
-
-    def make_node(self, x: Any) -> Apply:
-        x = pt.as_tensor_variable(x)
-        return Apply(self, [x], [x.type()])
-
-    def perform(self, node: Any, inputs: Any, outputs: Any) -> None:
+    def python(self, x: Any) -> Any:
         with np.errstate(over="ignore", invalid="ignore"):
-            outputs[0][0] = np.exp(inputs[0]) / np.exp(inputs[0])
+            return np.exp(x) / np.exp(x)
 
 
 @numba_funcify.register(WrongOnNumba)
@@ -87,24 +85,18 @@ def _unstable(op: Any, node: Any = None, **kwargs: Any) -> Any:
     return unstable
 
 
-class Halve(Op):  # type: ignore[misc]
+class Halve(_Elementwise):
     """x / 2. A wrong rewrite, registered for every backend, drops it."""
 
-    __props__ = ()
-
-    def make_node(self, x: Any) -> Apply:
-        x = pt.as_tensor_variable(x)
-        return Apply(self, [x], [x.type()])
-
-    def perform(self, node: Any, inputs: Any, outputs: Any) -> None:
-        outputs[0][0] = inputs[0] / 2
+    def python(self, x: Any) -> Any:
+        return x / 2
 
 
-class Third(Halve):  # type: ignore[misc]
+class Third(Halve):
     """x / 3. A wrong rewrite of numba's own (tagged "numba") drops it."""
 
-    def perform(self, node: Any, inputs: Any, outputs: Any) -> None:
-        outputs[0][0] = inputs[0] / 3
+    def python(self, x: Any) -> Any:
+        return x / 3
 
 
 @numba_funcify.register(Halve)
