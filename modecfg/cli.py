@@ -688,7 +688,7 @@ def _parser() -> argparse.ArgumentParser:
         "1 a difference (or nothing compared), 2 the script failed otherwise.",
     )  # fmt: skip
     s.set_defaults(handler=cmd_compare)
-    s.add_argument("--linkers", help="reference linkers, comma-separated (CompareMode.linkers; default auto)")
+    s.add_argument("--linkers", help="reference linkers, e.g. numba:cvm (CompareMode.linkers; default auto)")
     s.add_argument("--rtol", type=float, help="relative tolerance (CompareMode.rtol; default by dtype)")
     s.add_argument("--atol", type=float, help="absolute tolerance (CompareMode.atol; default by dtype)")
     s.add_argument("script")

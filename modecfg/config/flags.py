@@ -593,16 +593,20 @@ flag("NanGuardMode.max_dumps", int, 10,
      range=Range(ge=0))
 
 def _linker_list(value: str) -> str:
-    """``auto`` or comma-separated names of the linker table (numba, cvm, py, jax, ...)."""
+    """``auto``, or names of the linker table (numba, cvm, py, jax, ...) separated by ``:`` as
+    PyTensor's list flags are (``optimizer_including``), or by commas where a flag string does not
+    hold them (a Python call, a TOML or INI file); held ``:``-separated, so ``to_flags()`` round-trips."""
+    import re
+
     from modecfg._registry.linkers import canonical_linker
 
     if value.strip().lower() == "auto":
         return "auto"
-    names = [part.strip() for part in value.split(",") if part.strip()]
+    names = [part for part in re.split(r"[\s:,]+", value) if part]
     if not names:
-        raise ValueError("no linker named; use auto, or linker names such as numba,cvm,py")
+        raise ValueError("no linker named; use auto, or linker names such as numba:cvm:py")
     try:
-        return ",".join(canonical_linker(name) for name in names)
+        return ":".join(canonical_linker(name) for name in names)
     except ValueError as exc:
         from modecfg._registry.linkers import linker_names
 
@@ -610,10 +614,11 @@ def _linker_list(value: str) -> str:
 
 
 flag("CompareMode.linkers", str, "auto",
-     "CompareMode: the reference linkers every call also runs on, comma-separated (numba, cvm, c|py, "
-     "py, vm, jax, ...); auto: each of numba, cvm, py and jax this machine can run, less the "
-     "function's own linker. The graph as written, run node by node in Python, is always compared.",
-     check=_linker_list, describe="auto, or comma-separated linker names")
+     "CompareMode: the reference linkers every call also runs on, separated by ':' (numba:cvm:py; "
+     "commas too, outside a flag string); auto: each of numba, cvm, py and jax this machine can run, "
+     "less the function's own linker. The graph as written, run node by node in Python, is always "
+     "compared.",
+     check=_linker_list, describe="auto, or linker names separated by ':'")
 flag("CompareMode.rtol", float | None, None,
      "CompareMode: relative tolerance; None: by dtype (float16 1e-3, float32 1e-4, float64 1e-5: "
      "PyTensor's test tolerances, float32's looser because backends sum in different orders).",

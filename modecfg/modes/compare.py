@@ -298,7 +298,7 @@ def reference_linkers(own: str, settings: Settings = FLAGS) -> tuple[str, ...]:
     if configured == "auto":
         names = [n for n in AUTO_LINKERS if not why_unavailable(n)]
     else:
-        names = [n for n in configured.split(",") if n]
+        names = [n for n in configured.split(":") if n]
     same = {own, own.replace("_nogc", "")}
     return tuple(dict.fromkeys(n for n in names if n not in same))
 
@@ -751,7 +751,7 @@ class CompareMode(WrappingMode):
     """The function's own linker and rewrites; every call compared with the other backends.
 
     ``CompareMode(linkers=None, rtol=None, atol=None, optimizer="default", linker=None)``:
-    ``linkers`` (names, or one comma-separated string) are the reference backends, ``rtol`` and
+    ``linkers`` (names, or one string of them separated by ``:``) are the reference backends, ``rtol`` and
     ``atol`` the tolerances, for the functions compiled with this mode; each left out (None)
     follows its ``CompareMode.*`` flag, read at each call. The default linker is modecfg's
     choice for the ``linker`` flag.
@@ -781,6 +781,6 @@ def _settings(linkers: str | Sequence[str] | None, rtol: float | None, atol: flo
         if value is None:
             continue
         if name == "linkers" and not isinstance(value, str):
-            value = ",".join(value)  # type: ignore[arg-type]
+            value = ":".join(value)  # type: ignore[arg-type]
         checked[name] = config.validated(f"CompareMode.{name}", value)
     return Settings(**checked)

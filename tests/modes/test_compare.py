@@ -333,14 +333,15 @@ def test_its_arguments_are_checked_as_its_flags() -> None:
     assert "cvm" in str(caught.value)  # the valid names
     with pytest.raises(FlagValueError, match=r"CompareMode\.rtol"):
         CompareMode(rtol=-1.0)
-    assert CompareMode(linkers=["py", "c|py"]).linker.settings() == (Settings("py,c|py"),)
+    assert CompareMode(linkers=["py", "c|py"]).linker.settings() == (Settings("py:c|py"),)
+    assert CompareMode(linkers="numba, cvm").linker.settings() == (Settings("numba:cvm"),)
 
 
 def test_the_references_are_this_machines_backends_less_the_functions_own() -> None:
     with config.override(**{"CompareMode.linkers": "auto"}):
         auto = reference_linkers("numba")
     assert "numba" not in auto and {"cvm", "py"} <= set(auto)
-    assert reference_linkers("cvm", Settings("numba,cvm,py")) == ("numba", "py")
+    assert reference_linkers("cvm", Settings("numba:cvm:py")) == ("numba", "py")
 
 
 def test_a_compared_function_pickles(wrong_numba: Any) -> None:
@@ -415,3 +416,49 @@ def test_a_reference_backend_that_differs_is_named_and_searched_on_its_own_graph
     assert found.backends == ("cvm", "numba", "py")
     assert type(found.node.node.op) is planted.WrongOnNumba and found.node.backend == "numba"
     assert _run_plain(found.repro).returncode == 1
+
+
+def test_the_linkers_flag_through_every_door(tmp_path: Path) -> None:
+    """':'-separated as PyTensor's list flags are, so that a flag string can hold it; commas where
+    nothing else splits on them; a bad one refused where it was set, naming the valid names."""
+    from tests.fresh import run_json
+
+    rc = tmp_path / "rc.toml"
+    rc.write_text('[CompareMode]\nlinkers = "py, cvm"\n', encoding="utf-8")
+    code = """
+        import json, modecfg, pytensor
+        from modecfg.modes.compare import reference_linkers
+        out = {"linkers": reference_linkers("numba"), "origin": str(modecfg.config.origin("CompareMode.linkers")),
+               "to_flags": modecfg.config.to_flags()}
+        with pytensor.config.change_flags(CompareMode__linkers="numba"):
+            out["change_flags"] = reference_linkers("cvm")
+        print(json.dumps(out))
+    """
+    env = run_json(code, {"THEANO_FLAGS": "floatX=float64,CompareMode.linkers=py:cvm"})
+    assert env["linkers"] == ["py", "cvm"] and "CompareMode.linkers=py:cvm" in env["to_flags"]
+    assert env["change_flags"] == ["numba"]
+    quoted = run_json(code, {"THEANO_FLAGS": 'CompareMode.linkers="py,cvm"'})
+    assert quoted["linkers"] == ["py", "cvm"]
+    from_rc = run_json(code, {"MODECFGRC": str(rc)})
+    assert from_rc["linkers"] == ["py", "cvm"] and from_rc["origin"].startswith(str(rc))
+    with pytest.raises(FlagValueError, match=r"no linker named; use auto"):
+        config.validated("CompareMode.linkers", " : ")
+    with pytest.raises(FlagValueError, match=r"'bogus' is not a linker; valid: auto, or names among .*numba"):
+        modecfg.load(env={"THEANO_FLAGS": "CompareMode.linkers=numba:bogus"}).CompareMode.linkers
+
+
+def test_a_reproduction_directory_others_may_write_is_refused_and_the_error_still_comes(
+    tmp_path: Path,
+) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    x = pt.vector("x")
+    f = pytensor.function([x], planted.wrong_on_numba(x), mode=_mode(linkers="py"))
+    with config.override(**{"CompareMode.repro_dir": str(shared)}):
+        found = _fails(f, np.array([3.0]))
+    assert found.repro is None and list(shared.iterdir()) == []
+    assert f"no reproduction written: {shared} is writable by group or others (mode 777)" in "\n".join(
+        found.notes
+    )
+    assert type(found.node.node.op) is planted.WrongOnNumba  # the rest of the finding is there
