@@ -66,9 +66,9 @@ def test_first_user_frame_skips_library_frames_and_counts_them() -> None:
 def test_a_node_of_the_users_own_op_is_named_by_the_line_applying_it_not_its_make_node() -> None:
     from types import SimpleNamespace
 
-    from modecfg._source import source_line
-
     import pytensor
+
+    from modecfg._source import source_line
 
     here = str(Path(__file__).resolve())
     trace = [(pytensor.__file__, 1, "function", "..."), (here, 10, "model", "y = my_op(x)"),

@@ -428,8 +428,9 @@ def test_the_linkers_flag_through_every_door(tmp_path: Path) -> None:
     code = """
         import json, modecfg, pytensor
         from modecfg.modes.compare import reference_linkers
-        out = {"linkers": reference_linkers("numba"), "origin": str(modecfg.config.origin("CompareMode.linkers")),
-               "to_flags": modecfg.config.to_flags()}
+        cfg = modecfg.config
+        out = {"linkers": reference_linkers("numba"), "origin": str(cfg.origin("CompareMode.linkers")),
+               "to_flags": cfg.to_flags()}
         with pytensor.config.change_flags(CompareMode__linkers="numba"):
             out["change_flags"] = reference_linkers("cvm")
         print(json.dumps(out))
@@ -444,7 +445,7 @@ def test_the_linkers_flag_through_every_door(tmp_path: Path) -> None:
     with pytest.raises(FlagValueError, match=r"no linker named; use auto"):
         config.validated("CompareMode.linkers", " : ")
     with pytest.raises(FlagValueError, match=r"'bogus' is not a linker; valid: auto, or names among .*numba"):
-        modecfg.load(env={"THEANO_FLAGS": "CompareMode.linkers=numba:bogus"}).CompareMode.linkers
+        modecfg.load(env={"THEANO_FLAGS": "CompareMode.linkers=numba:bogus"}).CompareMode.linkers  # noqa: B018
 
 
 def test_a_reproduction_directory_others_may_write_is_refused_and_the_error_still_comes(
