@@ -25,6 +25,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/config_bench.py
+	$(BIN)/python bench/override_ladder.py
 	$(BIN)/python bench/modes_bench.py
 	$(BIN)/python bench/float32_bench.py
 	$(BIN)/python bench/nanguard_bench.py

@@ -107,7 +107,8 @@ class Config(Section):
         store.ready_up()
         scoped = store.override_of(spec.name)
         if scoped is not None:
-            return scoped[1]
+            origin: Origin = scoped[1]
+            return origin
         found = store.candidates.get(spec.name)
         return found[-1].origin if found else DEFAULT_ORIGIN
 
@@ -119,7 +120,7 @@ class Config(Section):
         layers = list(self.layers(spec.name))
         scoped = self._cfg_store.override_of(spec.name)
         if scoped is not None:
-            value, origin = scoped
+            value, origin = scoped[0], scoped[1]
             layers.append(Candidate(value, value, origin))
         return Explanation(
             name=spec.name,

@@ -1,23 +1,24 @@
 """Scoped overrides: values seen only by the thread or asyncio task that entered them.
 
-An override must be seen only where it was made, so the overrides of a context are a
-*scope* kept in a :class:`contextvars.ContextVar`: a dict of flag name -> (value,
-origin), and the scope it was pushed on under the key ``PARENT``. A context copied
-inside an override (``asyncio.create_task``, ``contextvars.copy_context().run``)
-keeps the scope, and with it the override, for as long as it lives, as Python's
-context variables promise.
+An override must be seen only where it was made, so each flag has a
+:class:`contextvars.ContextVar` of its own (``Store.var_of``) holding, in each context, the
+innermost override of that flag there: an *item* ``[value, origin, parent, owner, alive]``,
+whose parent is the item it was pushed on (the enclosing override of the same flag) and whose
+owner is the :class:`Override` that entered it. A context copied inside an override
+(``asyncio.create_task``, ``contextvars.copy_context().run``) keeps the item, and with it the
+override, for as long as it lives, as Python's context variables promise. One variable per
+flag keeps an entry to one ``set`` per flag, whatever else is overridden around it.
 
-Each scope holds, under the key ``ALIVE``, a weak reference of its own to the
-:class:`~modecfg.config.store.Held` object of each flag it sets (``Store.holders``): a flag
-is held while some weak reference to its ``Held`` lives, and these live exactly as long as
-the scopes holding them. A block's exit lets its scope go; one a copied context still holds
-stays counted until that context lets it go, with no sweep and no reference count read. On
-any Python the project admits (free-threaded builds, 3.14's borrowed references, an
-interpreter that frees late) a scope is counted at least as long as some context holds it;
-one freed late only keeps its flag's reads on the slower path a little longer. The
-``Overridden`` read descriptor stays on its class while any scope holds the flag, so
-``config.floatX``, ``config["floatX"]``, ``config.origin()`` and ``config.overrides()``
-agree in every context.
+Each item holds, as ``alive``, a weak reference of its own to the
+:class:`~modecfg.config.store.Held` object of its flag (``Store.holders``): a flag is held
+while some weak reference to its ``Held`` lives, and these live exactly as long as the items
+holding them. A block's exit lets its item go; one a copied context still holds stays counted
+until that context lets it go, with no sweep and no reference count read. On any Python the
+project admits (free-threaded builds, 3.14's borrowed references, an interpreter that frees
+late) an item is counted at least as long as some context holds it; one freed late only keeps
+its flag's reads on the slower path a little longer. The ``Overridden`` read descriptor stays
+on its class while any item holds the flag, so ``config.floatX``, ``config["floatX"]``,
+``config.origin()`` and ``config.overrides()`` agree in every context.
 """
 
 from __future__ import annotations
@@ -30,43 +31,36 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from modecfg.config.flagstring import format_flags
 from modecfg.config.origin import Origin
-from modecfg.config.store import Change, Held, Store
+from modecfg.config.store import UNSET, Change, Held, Item, Store
 
 if TYPE_CHECKING:
     from modecfg.config.protocol import ConfigLike
 
-__all__ = ["ALIVE", "KEYS", "OWNER", "PARENT", "Items", "Override", "Scope", "make_override", "replace"]
+__all__ = ["Items", "Override", "make_override", "replace"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-PARENT = object()  # key of a scope's parent scope
-OWNER = object()  # key of the Override whose entry made the scope (exits find their own scope by it)
-ALIVE = object()  # key of the scope's weak references to the Held of its flags
-KEYS = (PARENT, OWNER, ALIVE)  # the keys of a scope that are not flags
 _ref = weakref.ref
 Items = dict[str, tuple[Any, Origin]]  # flag -> (value, where the override was written)
 
 
-Scope = dict[object, Any]
-
-
 def _never(ref: weakref.ref[Held]) -> None:
-    """The callback of a scope's weak references. It is there to make each one a new object
+    """The callback of an item's weak reference. It is there to make each one a new object
     (weakref.ref without a callback hands out one shared reference); a Held outlives them."""
 
 
 def replace(store: Store, name: str, item: tuple[Any, Origin]) -> None:
-    """Put a copy of this context's scope with ``name`` set to ``item`` in its place (an
-    assignment inside an override); the block's exit leaves the copy.
+    """Put a copy of this context's override of ``name`` with ``item`` as its value in its place
+    (an assignment inside an override); the block's exit leaves the copy.
 
-    A context that still holds the scope (copied before the assignment) keeps what it saw.
+    A context that still holds the old one (copied before the assignment) keeps what it saw.
     """
-    scope = store.scope_var.get()
-    assert scope is not None, "replace() is called inside an override"
-    new = dict(scope)  # shares the scope's weak references: counted while either lives
-    new[name] = item
-    store.scope_var.set(new)
-    _reopened(scope, new)
+    var = store.var_of(name)
+    top = var.get()
+    assert top is not None, "replace() is called inside an override"
+    new = [item[0], item[1], top[2], top[3], top[4]]  # shares the weak reference: counted while either lives
+    var.set(new)
+    _reopened(top, new)
 
 
 class Override:
@@ -75,15 +69,14 @@ class Override:
 
     An Override holds no per-use state, so one object may be entered by many threads
     and tasks at once, and ``override()`` hands out the same object for the same call
-    site and values. Each entry pushes a scope that remembers its parent and its
-    owner; an exit in order restores the parent. Exits may also come out of order (an
-    ``ExitStack``, a fixture holding an override while a test enters another): the exit
-    then takes away exactly its own values and keeps those entered since, as PyTensor's
-    ``change_flags`` restores exactly what it changed.
+    site and values. Each entry pushes, on the variable of each of its flags, an item that
+    remembers its parent and its owner; an exit in order restores the parents. Exits may also
+    come out of order (an ``ExitStack``, a fixture holding an override while a test enters
+    another): the exit then takes away exactly its own values and keeps those entered since,
+    as PyTensor's ``change_flags`` restores exactly what it changed.
     """
 
     __slots__ = (
-        "_alone",
         "_code",
         "_config",
         "_held",
@@ -94,7 +87,7 @@ class Override:
         "_raw",
         "_shadowed",
         "_store",
-        "_var",
+        "_vars",
     )  # fmt: skip
 
     def __init__(
@@ -103,41 +96,39 @@ class Override:
         store.ready_up()  # an override is a read: the sources come first (a worker's first use)
         self._config = config
         self._store = store
-        self._var = store.scope_var
         self._items: Items = dict(items)
-        self._alone: dict[object, Any] = {}
-        self._alone.update(items)
-        self._alone[PARENT] = None  # the scope when none is active
-        self._alone[OWNER] = self
         self._names = tuple(items)
+        self._vars = tuple(store.var_of(name) for name in items)
         self._held = tuple(store.holders[name] for name in items)
         self._listening = tuple(store.override_listeners[name] for name in items)
         self._shadowed = store.shadowed
         self._code = code  # the call site and raw values, for override()'s cache
         self._raw = dict(raw) if raw is not None else None
-        self._last: Any = None  # the newest scope entered and not yet left (one left elsewhere ends it)
+        # The items of the newest entry not yet left, one per flag (an exit elsewhere ends them).
+        self._last: Any = None
 
     @property
     def values(self) -> Mapping[str, Any]:
         """The flags this override sets, by dotted name."""
         return MappingProxyType({name: value for name, (value, _) in self._items.items()})
 
+    def _made(self) -> list[Item] | None:
+        """The items of the newest entry not yet left, one per flag, in the order of the names."""
+        last: list[Item] | None = self._last
+        return last
+
     def __enter__(self) -> ConfigLike:
-        var = self._var
-        parent = var.get()
-        if parent is None:
-            scope = self._alone.copy()
-        else:
-            scope = {**parent, **self._items}  # type: ignore[dict-item]
-            scope[PARENT] = parent
-            scope[OWNER] = self
-        scope[ALIVE] = tuple([_ref(held, _never) for held in self._held])  # before shadowed is read
+        made = [
+            [value, origin, var.get(), self, _ref(held, _never)]  # counted before shadowed is read
+            for var, (value, origin), held in zip(self._vars, self._items.values(), self._held, strict=True)
+        ]
         shadowed = self._shadowed
         for name in self._names:
             if name not in shadowed:
                 self._store.install(name)
-        self._last = scope
-        var.set(scope)
+        self._last = made
+        for var, item in zip(self._vars, made, strict=True):
+            var.set(item)
         for listeners in self._listening:
             if listeners:
                 self._tell()
@@ -156,17 +147,20 @@ class Override:
             raise
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        var = self._var
-        scope = var.get()
-        if scope is None or scope[OWNER] is not self:
-            scope = _leave_out_of_order(var, scope, self)
-            if scope is None:  # entered in another thread or task: ended there, as PyTensor would
-                return
+        tops = [var.get() for var in self._vars]
+        if all(top is not None and top[3] is self for top in tops):
+            for var, top in zip(self._vars, tops, strict=True):
+                var.set(top[2])  # type: ignore[index]
+            first = tops[0] if tops else None  # an override of no flag sets nothing
         else:
-            var.set(scope[PARENT])
-        if self._last is scope:
+            left = _leave_out_of_order(self)
+            if left is None:  # entered in another thread or task: ended there, as PyTensor would
+                return
+            first = left
+        last = self._last
+        if last is not None and (not last or last[0] is first):
             self._last = None
-        # the scope's flags stay held while it lives: a copied context may keep it
+        # the items stay counted while they live: a copied context may keep them
 
     def __call__(self, func: F) -> F:
         import inspect
@@ -242,102 +236,108 @@ class Override:
 
 
 class _SingleOverride(Override):
-    """An Override of one flag, the common case, with a shorter enter and exit."""
+    """An Override of one flag, the common case, with a shorter enter and exit: ``_last`` is the
+    item itself."""
 
-    __slots__ = ("_name", "_one_held", "_one_listening")
+    __slots__ = ("_name", "_one_held", "_one_listening", "_origin", "_value", "_var")
 
     def __init__(
         self, config: ConfigLike, store: Store, items: Items, code: Any = None, raw: Any = None
     ) -> None:
         super().__init__(config, store, items, code, raw)
         (self._name,) = self._names
+        (self._var,) = self._vars
+        ((self._value, self._origin),) = self._items.values()
         (self._one_held,) = self._held
         (self._one_listening,) = self._listening
 
+    def _made(self) -> list[Item] | None:
+        return None if self._last is None else [self._last]
+
     def __enter__(self) -> ConfigLike:
         var = self._var
-        parent = var.get()
-        if parent is None:
-            scope = self._alone.copy()
-        else:
-            scope = {**parent, **self._items}  # type: ignore[dict-item]
-            scope[PARENT] = parent
-            scope[OWNER] = self
-        scope[ALIVE] = _ref(self._one_held, _never)  # before shadowed is read
-        if self._name not in self._shadowed:
+        self._last = item = [self._value, self._origin, var.get(), self, _ref(self._one_held, _never)]
+        if self._name not in self._shadowed:  # read after the item's weak reference is made
             self._store.install(self._name)
-        self._last = scope
-        var.set(scope)
+        var.set(item)
         if self._one_listening:
             self._tell()
         return self._config
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        # Override.__exit__ for one flag, without the loop: measured 5-8% off enter+exit here.
         var = self._var
-        scope = var.get()
-        if scope is None or scope[OWNER] is not self:
-            scope = _leave_out_of_order(var, scope, self)
-            if scope is None:  # entered in another thread or task: ended there, as PyTensor would
+        top = var.get()
+        if top is None or top[3] is not self:
+            top = _leave_out_of_order(self)
+            if top is None:  # entered in another thread or task: ended there, as PyTensor would
                 return
         else:
-            var.set(scope[PARENT])
-        if self._last is scope:
+            var.set(top[2])
+        if self._last is top:
             self._last = None
 
 
-def _leave_out_of_order(var: Any, top: Mapping[object, Any] | None, owner: Override) -> Any:
-    """Take the newest scope ``owner`` made out of this context's chain, keeping the scopes
-    entered after it (rebuilt on its parent, each with its own values); return it."""
-    newer = []
-    scope = top
-    while scope is not None and scope[OWNER] is not owner:
-        newer.append(scope)
-        scope = scope[PARENT]
-    if scope is None:
-        return _end_elsewhere(owner)
-    rebuilt = scope[PARENT]
-    for later in reversed(newer):
-        if later[OWNER] is None:  # ended from another thread (_end_elsewhere): nothing of its own
-            continue
-        own = {name: later[name] for name in later[OWNER]._names}  # assignments inside it included
-        new = {**rebuilt, **own} if rebuilt is not None else own
-        new[PARENT], new[OWNER], new[ALIVE] = rebuilt, later[OWNER], later[ALIVE]  # held while either lives
-        _reopened(later, new)
-        rebuilt = new
-    var.set(rebuilt)
-    return scope
+def _leave_out_of_order(owner: Override) -> Item | None:
+    """Take the newest entry of ``owner`` out of this context's overrides, keeping those entered
+    after it (each rebuilt on what was beneath it); return its first item, or None when it was
+    not entered here (then it is ended where it was entered)."""
+    first: Item | None = None
+    for var in owner._vars:
+        newer = []
+        item = var.get()
+        while item is not None and item[3] is not owner:
+            newer.append(item)
+            item = item[2]
+        if item is None:
+            if first is None:  # not entered in this context
+                _end_elsewhere(owner)
+                return None
+            continue  # pragma: no cover - an entry sets every flag of its owner
+        rebuilt = item[2]
+        for later in reversed(newer):
+            if later[3] is None:  # ended from another thread (_end_elsewhere): nothing of its own
+                continue
+            new = [later[0], later[1], rebuilt, later[3], later[4]]  # counted while either lives
+            _reopened(later, new)
+            rebuilt = new
+        var.set(rebuilt)
+        if first is None:
+            first = item
+    return first
 
 
-def _reopened(old: Mapping[object, Any], new: Mapping[object, Any]) -> None:
-    """``new`` takes the place of the open scope ``old`` (an assignment inside it, a scope left
+def _reopened(old: Item, new: Item) -> None:
+    """``new`` takes the place of the open item ``old`` (an assignment inside it, an item left
     out of order beneath it): its owner keeps the one in force."""
-    owner = old[OWNER]
-    if owner is not None and owner._last is old:
-        owner._last = new
+    owner: Override | None = old[3]
+    if owner is None:
+        return
+    if isinstance(owner, _SingleOverride):
+        if owner._last is old:
+            owner._last = new
+        return
+    last = owner._last
+    for i, item in enumerate(last or ()):
+        if item is old:
+            last[i] = new
 
 
 def _end_elsewhere(owner: Override) -> None:
     """``owner`` is left in a context that never entered it (a block entered in one thread and
-    left in another, as PyTensor's change_flags allows): the scope it made where it was
-    entered is ended there, as PyTensor restores its values wherever the block is left. That
-    scope, still the entering context's, stops answering for the flags it set; reads there
-    see what was in force before it (the newest entry of the override: one object entered
-    in several threads at once and left across them ends its newest). An override open
-    nowhere is an error."""
-    scope = owner._last
-    if scope is None:
+    left in another, as PyTensor's change_flags allows): the items it made where it was
+    entered are ended there, as PyTensor restores its values wherever the block is left. Those
+    items, still the entering context's, stop answering for their flags; reads there see what
+    was in force before them (the newest entry of the override: one object entered in several
+    threads at once and left across them ends its newest). An override open nowhere is an error."""
+    made = owner._made()
+    if made is None:
         raise RuntimeError("override exited without being entered in this context, nor open in another")
     owner._last = None
-    parent = scope[PARENT]
-    for name in owner._names:
-        hit = parent.get(name) if parent is not None else None
-        if hit is None:
-            scope.pop(name, None)
-        else:
-            scope[name] = hit
-    scope[OWNER] = None  # ended: a block around it left later rebuilds its chain without it
-    # (its flags stay held, by its weak references, until the entering context lets it go)
+    for item in made:
+        parent = item[2]
+        item[0], item[1] = (UNSET, None) if parent is None else (parent[0], parent[1])
+        item[3] = None  # ended: a block around it left later rebuilds its chain without it
+    # (its flags stay held, by their weak references, until the entering context lets them go)
 
 
 def make_override(config: ConfigLike, store: Store, items: Items, code: Any, raw: Any) -> Override:

@@ -9,11 +9,11 @@ other attribute. Everything that is not a stored value is a descriptor on the cl
 * ``LazyDefault`` for defaults computed from other flags (``compile.timeout``);
 * ``Alias`` for PyTensor's ``__`` spelling (``config.traceback__limit``);
 * ``Overridden`` for a flag with a scoped override somewhere in the process. It
-  consults the override scopes (:mod:`modecfg.config.overrides`) and is removed by the
-  first read after the last scope holding that flag is gone: a scope lives as long as
-  some context (a thread, a task, a copied context) still holds it, so a task created
-  inside an override that outlives the block still reads the override through
-  every path.
+  consults the flag's overrides in the reading context (:mod:`modecfg.config.overrides`)
+  and is removed by the first read after the last item holding that flag is gone: an item
+  lives as long as some context (a thread, a task, a copied context) still holds it, so a
+  task created inside an override that outlives the block still reads the override
+  through every path.
 
 Each Config has its own classes, so overrides of one Config never touch another.
 """
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import contextvars
 import weakref
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
 from modecfg._locks import Lock, RLock, fork_safe
@@ -37,9 +37,14 @@ if TYPE_CHECKING:
 
     from modecfg.config.protocol import ConfigLike
 
-__all__ = ["Change", "Held", "Section", "Store", "View", "caller_origin", "warn_notes"]
+__all__ = ["UNSET", "Change", "Held", "Item", "Section", "Store", "View", "caller_origin", "warn_notes"]
 
 _MISSING = object()
+
+# One override of one flag in one context: [value, origin, parent, owner, alive] (see
+# modecfg.config.overrides). A list: a block left from another thread ends its items in place.
+Item = list[Any]
+UNSET: Any = object()  # the value of an item ended elsewhere with nothing beneath it: no override
 
 
 def caller_origin(layer: Layer) -> Origin:
@@ -72,13 +77,13 @@ Guard = Callable[[Flag, Any], None]
 
 class View(Protocol):
     """Something that shows a store's values elsewhere and must know which flags some
-    override holds (their reads there must then ask the override scopes)."""
+    override holds (their reads there must then ask the reading context's overrides)."""
 
     def scoped(self, name: str, on: bool) -> None: ...
 
 
 class Held:
-    """Whether some override scope, in any context, holds one flag: each such scope holds a weak
+    """Whether some override item, in any context, holds one flag: each such item holds a weak
     reference of its own to the flag's Held (:mod:`modecfg.config.overrides`), so the flag is
     held while one lives. Nothing is counted by hand and no reference count is read."""
 
@@ -92,7 +97,7 @@ class Held:
         return self.__weakref__ is not None  # type: ignore[attr-defined]
 
     def __repr__(self) -> str:
-        return f"<Held {self.name}: {weakref.getweakrefcount(self)} scopes>"
+        return f"<Held {self.name}: {weakref.getweakrefcount(self)} items>"
 
 
 class _Descriptor:
@@ -118,21 +123,25 @@ class _FlagDescriptor(_Descriptor):
 
 
 class Overridden(_FlagDescriptor):
-    """On a section class while some live scope overrides the flag."""
+    """On a section class while some live override item holds the flag, in any context."""
 
-    __slots__ = ()
+    __slots__ = ("var",)
+
+    def __init__(self, name: str, store: Store) -> None:
+        super().__init__(name, store)
+        self.var = store.var_of(name)
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         if obj is None:
             return self
+        hit = self.var.get()
+        if hit is not None:
+            value = hit[0]
+            if value is not UNSET:
+                return value
         store = self.store
-        scope = store.scope_var.get()
-        if scope is not None:
-            hit = scope.get(self.name)
-            if hit is not None:
-                return hit[0]
         if not store.holders[self.name]:
-            store.uninstall(self.name)  # no scope holds it any more: plain reads again
+            store.uninstall(self.name)  # no item holds it any more: plain reads again
         return store.base(self.name)
 
 
@@ -223,15 +232,14 @@ class Store:
         self.ready = loader is None
         self.lock = fork_safe(self, "lock", RLock)  # sources, assignment
         self.counting = fork_safe(self, "counting", Lock)  # the Overridden descriptors
-        # The override scope of each context (see modecfg.config.overrides).
-        self.scope_var: contextvars.ContextVar[Mapping[object, Any] | None] = contextvars.ContextVar(
-            "modecfg_overrides", default=None
-        )
+        # flag -> its overrides in each context (see modecfg.config.overrides), made at its first
+        self.vars: dict[str, contextvars.ContextVar[Item | None]] = {}
+        self.entered: dict[str, None] = {}  # the flags ever overridden, in the order of their first
         self.sections: dict[tuple[str, ...], Section] = {}
         self.candidates: dict[str, list[Candidate]] = {}
         self.notes: list[Note] = []
         self.read: list[str] = []
-        # flag -> whether a live override scope holds it, in any context (true while one does)
+        # flag -> whether a live override item holds it, in any context (true while one does)
         self.holders: dict[str, Held] = {name: Held(name) for name in flags}
         # flag -> what its class held before an Overridden went in (None: nothing)
         self.shadowed: dict[str, object] = {}
@@ -253,26 +261,32 @@ class Store:
                 raise RuntimeError("a process has one process-wide configuration")
             _PROCESS_WIDE.append(self)
 
-    def override_of(self, name: str) -> tuple[Any, Origin] | None:
-        """The override of ``name`` in the reading thread or task, (value, origin), if any:
-        the one way the facade reads the current override scope."""
-        scope = self.scope_var.get()
-        if scope is None:
+    def var_of(self, name: str) -> contextvars.ContextVar[Item | None]:
+        """The context variable holding the overrides of ``name``, made at the first ask."""
+        var = self.vars.get(name)
+        if var is None:  # setdefault: two threads asking at once get the same one
+            var = self.vars.setdefault(name, contextvars.ContextVar(f"modecfg:{name}", default=None))
+        return var
+
+    def override_of(self, name: str) -> Item | None:
+        """The override of ``name`` in the reading thread or task, if any: an item whose first two
+        entries are its value and origin; the one way the facade reads the overrides."""
+        var = self.vars.get(name)
+        found = var.get() if var is not None else None
+        if found is None or found[0] is UNSET:
             return None
-        found: tuple[Any, Origin] | None = scope.get(name)
         return found
 
     def value(self, name: str) -> Any:
         """The value of ``name`` in the reading thread or task: its override, else :meth:`base`."""
-        scope = self.scope_var.get()
-        found = scope.get(name) if scope is not None else None
+        found = self.override_of(name)
         return found[0] if found is not None else self.base(name)
 
     # -- views: what shows this store's values elsewhere (PyTensor's config) -------------
 
     def add_view(self, view: View) -> None:
-        """Tell ``view`` from now on when a flag's reads must ask the override scopes
-        (``view.scoped(name, on)``), starting with the flags some scope holds now."""
+        """Tell ``view`` from now on when a flag's reads must ask the overrides
+        (``view.scoped(name, on)``), starting with the flags some override holds now."""
         with self.counting:
             self.views.append(view)
             for name in self.shadowed:
@@ -289,11 +303,13 @@ class Store:
         return self.counting
 
     def overridden(self) -> dict[str, tuple[Any, Origin]]:
-        """Every override in the reading thread or task, by flag."""
-        scope = self.scope_var.get()
-        if scope is None:
-            return {}
-        return {k: v for k, v in scope.items() if isinstance(k, str)}
+        """Every override in the reading thread or task, by flag: (value, origin)."""
+        found = {}
+        for name in tuple(self.entered):
+            item = self.override_of(name)
+            if item is not None:
+                found[name] = (item[0], item[1])
+        return found
 
     # -- flags -----------------------------------------------------------------------
 
@@ -496,14 +512,15 @@ class Store:
             previous = cls.__dict__.get(spec.attr)
             # Descriptor first, record second: entering reads ``shadowed`` unlocked.
             setattr(cls, spec.attr, Overridden(name, self))
+            self.entered[name] = None
             for view in self.views:
                 view.scoped(name, True)
             self.shadowed[name] = previous
 
     def uninstall(self, name: str) -> None:
-        """Take the Overridden of ``name`` away again if no live scope holds it.
+        """Take the Overridden of ``name`` away again if no live item holds it.
 
-        A scope made meanwhile either sees the descriptor gone (and installs it) or is
+        An item made meanwhile either sees the descriptor gone (and installs it) or is
         seen by the re-check at the end: ``holders`` is appended to before ``shadowed`` is
         looked at, ``shadowed`` is emptied before the descriptor goes and filled after
         it comes.

@@ -275,6 +275,67 @@ def test_a_block_left_elsewhere_with_nothing_around_it_gives_back_the_defaults(c
     assert seen == {"after": ("float64", 8, Layer.DEFAULT), "end": ("float64", 8, Layer.DEFAULT)}
 
 
+def test_a_block_left_elsewhere_is_no_override_by_any_read_in_the_thread_that_entered_it(
+    cfg: modecfg.Config,
+) -> None:
+    block = cfg.override(floatX="float32", traceback__limit=3)
+    entered, left, seen = threading.Event(), threading.Event(), {}
+
+    def enters() -> None:
+        block.__enter__()
+        entered.set()
+        left.wait(10)
+        seen["reads"] = (*_reads(cfg), cfg.overrides(), cfg.explain("floatX").origin.layer)
+        cfg.floatX = "float16"  # nothing open here now: a plain assignment, kept after
+        seen["assigned"] = (cfg.floatX, cfg.origin("floatX").layer)
+
+    def leaves() -> None:
+        entered.wait(10)
+        block.__exit__(None, None, None)
+        left.set()
+
+    _together(enters, leaves)
+    assert seen == {
+        "reads": ("float64", "float64", Layer.DEFAULT, None, {}, Layer.DEFAULT),
+        "assigned": ("float16", Layer.ASSIGNMENT),
+    }
+    assert (cfg.floatX, cfg.origin("floatX").layer) == ("float16", Layer.ASSIGNMENT)
+
+
+def test_deep_nesting_of_many_flags_unwinds_to_the_defaults(cfg: modecfg.Config) -> None:
+    """Each entry sets its own flags' variables only: 60 nested blocks over four flags, some of
+    several flags, left in order and one out of order, give back each level's values."""
+    from contextlib import ExitStack
+
+    names = ("floatX", "traceback__limit", "on_opt_error", "allow_gc")
+    values = (("float16", "float32"), (1, 2, 3), ("raise", "ignore"), (False, True))
+    want = []
+    with ExitStack() as stack:
+        blocks = []
+        for level in range(60):
+            flags = {names[level % 4]: values[level % 4][level % len(values[level % 4])]}
+            if level % 7 == 0:
+                flags[names[(level + 1) % 4]] = values[(level + 1) % 4][0]
+            blocks.append(cfg.override(**flags))
+            stack.enter_context(blocks[-1])
+            want.append(_values4(cfg))
+        assert _values4(cfg) == want[-1]
+        blocks[30].__exit__(None, None, None)  # out of order: the levels above it keep their own
+        assert cfg.floatX == want[-1][0] and cfg.traceback.limit == want[-1][1]
+        stack.pop_all()
+        for block in reversed(blocks[31:]):
+            block.__exit__(None, None, None)
+        for level in range(29, -1, -1):
+            assert _values4(cfg) == want[level]
+            blocks[level].__exit__(None, None, None)
+    assert _values4(cfg) == ("float64", 8, "warn", True)
+    assert cfg.overrides() == {}
+
+
+def _values4(cfg: modecfg.Config) -> tuple[object, ...]:
+    return (cfg.floatX, cfg.traceback.limit, cfg.on_opt_error, cfg.allow_gc)
+
+
 def test_an_override_never_entered_cannot_be_left() -> None:
     cfg = modecfg.load(env={})
     with pytest.raises(RuntimeError) as info:
