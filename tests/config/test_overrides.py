@@ -336,6 +336,113 @@ def _values4(cfg: modecfg.Config) -> tuple[object, ...]:
     return (cfg.floatX, cfg.traceback.limit, cfg.on_opt_error, cfg.allow_gc)
 
 
+@pytest.mark.parametrize("flags", [{"floatX": "float32"}, {"floatX": "float32", "traceback__limit": 3}])
+def test_a_block_with_an_assignment_inside_can_still_be_left_elsewhere(
+    cfg: modecfg.Config, flags: dict[str, object]
+) -> None:
+    import contextlib
+
+    seen = _in_thread_left_by_another(cfg, contextlib.nullcontext, cfg.override(**flags))
+    # the assignment inside replaced the block's floatX; leaving elsewhere still ends the block
+    assert seen == {"after": ("float64", 8, Layer.DEFAULT), "end": ("float64", 8, Layer.DEFAULT)}
+
+
+def test_leaving_a_block_around_one_left_elsewhere_keeps_the_block_entered_after_it(
+    cfg: modecfg.Config,
+) -> None:
+    """One flag, three blocks: the middle one is ended from another thread, then the outer one
+    is left before the inner one: the inner one's value stays until it is left."""
+    block = cfg.override(floatX="float32")
+    entered, left, seen = threading.Event(), threading.Event(), {}
+
+    def enters() -> None:
+        outer = cfg.override(floatX="float16")
+        outer.__enter__()
+        block.__enter__()
+        entered.set()
+        left.wait(10)
+        inner = cfg.override(floatX="float64")
+        inner.__enter__()  # on top of the block ended elsewhere, over the same flag
+        outer.__exit__(None, None, None)  # out of order: inner stays
+        seen["inner"] = (cfg.floatX, cfg.origin("floatX").layer, cfg.overrides())
+        inner.__exit__(None, None, None)
+        seen["none"] = (cfg.floatX, cfg.origin("floatX").layer, cfg.overrides())
+
+    def leaves() -> None:
+        entered.wait(10)
+        block.__exit__(None, None, None)
+        left.set()
+
+    _together(enters, leaves)
+    assert seen == {
+        "inner": ("float64", Layer.OVERRIDE, {"floatX": "float64"}),
+        "none": ("float64", Layer.DEFAULT, {}),
+    }
+
+
+@pytest.mark.parametrize("flags", [{"floatX": "float32"}, {"floatX": "float32", "traceback__limit": 2}])
+def test_a_block_left_out_of_order_cannot_be_left_again_from_another_thread(
+    cfg: modecfg.Config, flags: dict[str, object]
+) -> None:
+    block = cfg.override(**flags)
+    later = cfg.override(floatX="float16", traceback__limit=5)
+    block.__enter__()
+    later.__enter__()
+    block.__exit__(None, None, None)  # out of order: later stays
+    assert (cfg.floatX, cfg.traceback.limit) == ("float16", 5)
+    errors: list[BaseException] = []
+
+    def leave_again() -> None:
+        try:
+            block.__exit__(None, None, None)
+        except BaseException as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=leave_again)
+    thread.start()
+    thread.join(10)
+    assert [type(e) for e in errors] == [RuntimeError]
+    assert (cfg.floatX, cfg.traceback.limit) == ("float16", 5)
+    later.__exit__(None, None, None)
+    assert cfg.overrides() == {}
+
+
+@pytest.mark.parametrize("flags", [{"floatX": "float32"}, {"floatX": "float32", "traceback__limit": 3}])
+def test_one_object_entered_in_two_threads_left_by_one_can_still_be_left_elsewhere_by_the_other(
+    cfg: modecfg.Config, flags: dict[str, object]
+) -> None:
+    """Thread 1 enters and leaves; thread 2 entered after it: its block, the newest entry, is
+    still open, and a third thread may end it (as PyTensor's change_flags may be left anywhere)."""
+    block = cfg.override(**flags)
+    first_in, second_in, first_out, ended = (threading.Event() for _ in range(4))
+    seen: dict[str, object] = {}
+
+    def first() -> None:
+        block.__enter__()
+        first_in.set()
+        second_in.wait(10)
+        block.__exit__(None, None, None)  # its own entry, in order; not the newest
+        first_out.set()
+
+    def second() -> None:
+        first_in.wait(10)
+        block.__enter__()
+        second_in.set()
+        ended.wait(10)
+        seen["second"] = (cfg.floatX, cfg.overrides())
+
+    def third() -> None:
+        first_out.wait(10)
+        try:
+            block.__exit__(None, None, None)
+        except Exception as exc:  # said in the result: the test names it
+            seen["error"] = repr(exc)
+        ended.set()
+
+    _together(first, second, third)
+    assert seen == {"second": ("float64", {})}
+
+
 def test_an_override_never_entered_cannot_be_left() -> None:
     cfg = modecfg.load(env={})
     with pytest.raises(RuntimeError) as info:
@@ -513,6 +620,23 @@ def test_a_scope_freed_late_stays_counted_until_it_is_freed(cfg: modecfg.Config)
     assert _descriptor_on_class(cfg)
     assert cfg.floatX == "float64"  # the first read after takes it away
     assert not _descriptor_on_class(cfg)
+
+
+@pytest.mark.parametrize("flags", [{"floatX": "float32"}, {"floatX": "float32", "traceback__limit": 2}])
+def test_each_copied_context_holds_its_own_count(cfg: modecfg.Config, flags: dict[str, object]) -> None:
+    store = _store(cfg)
+    block = cfg.override(**flags)
+    copies = []
+    for _ in range(3):
+        with block:
+            copies.append(contextvars.copy_context())
+    names = ["floatX", "traceback.limit"][: len(flags)]
+    assert [_held(store, name) for name in names] == [3] * len(names)
+    assert repr(store.holders["floatX"]) == "<Held floatX: 3 items>"
+    copies.pop()
+    assert [_held(store, name) for name in names] == [2] * len(names)
+    copies.clear()
+    assert [_held(store, name) for name in names] == [0] * len(names)
 
 
 def test_a_scope_left_with_no_copy_is_not_kept_lingering(cfg: modecfg.Config) -> None:
