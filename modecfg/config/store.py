@@ -234,7 +234,6 @@ class Store:
         self.counting = fork_safe(self, "counting", Lock)  # the Overridden descriptors
         # flag -> its overrides in each context (see modecfg.config.overrides), made at its first
         self.vars: dict[str, contextvars.ContextVar[Item | None]] = {}
-        self.entered: dict[str, None] = {}  # the flags ever overridden, in the order of their first
         self.sections: dict[tuple[str, ...], Section] = {}
         self.candidates: dict[str, list[Candidate]] = {}
         self.notes: list[Note] = []
@@ -305,9 +304,9 @@ class Store:
     def overridden(self) -> dict[str, tuple[Any, Origin]]:
         """Every override in the reading thread or task, by flag: (value, origin)."""
         found = {}
-        for name in tuple(self.entered):
-            item = self.override_of(name)
-            if item is not None:
+        for name, var in tuple(self.vars.items()):  # the flags some Override was made for
+            item = var.get()
+            if item is not None and item[0] is not UNSET:
                 found[name] = (item[0], item[1])
         return found
 
@@ -512,7 +511,6 @@ class Store:
             previous = cls.__dict__.get(spec.attr)
             # Descriptor first, record second: entering reads ``shadowed`` unlocked.
             setattr(cls, spec.attr, Overridden(name, self))
-            self.entered[name] = None
             for view in self.views:
                 view.scoped(name, True)
             self.shadowed[name] = previous

@@ -231,6 +231,20 @@ def _together(*bodies: Any) -> None:
         t.join(10)
 
 
+def _left_from_another_thread(block: Any) -> list[BaseException]:
+    """Leave ``block`` from a thread of its own; what that raised."""
+    errors: list[BaseException] = []
+
+    def leave() -> None:
+        try:
+            block.__exit__(None, None, None)
+        except BaseException as exc:  # the caller checks what it was
+            errors.append(exc)
+
+    _together(leave)
+    return errors
+
+
 def _in_thread_left_by_another(cfg: modecfg.Config, setup: Any, block: Any) -> dict[str, Any]:
     """``setup()`` then ``block.__enter__()`` in one thread; ``block.__exit__`` in another; the
     first thread then reads floatX, traceback.limit and their layers, inside ``setup()`` and after."""
@@ -390,17 +404,7 @@ def test_a_block_left_out_of_order_cannot_be_left_again_from_another_thread(
     later.__enter__()
     block.__exit__(None, None, None)  # out of order: later stays
     assert (cfg.floatX, cfg.traceback.limit) == ("float16", 5)
-    errors: list[BaseException] = []
-
-    def leave_again() -> None:
-        try:
-            block.__exit__(None, None, None)
-        except BaseException as exc:
-            errors.append(exc)
-
-    thread = threading.Thread(target=leave_again)
-    thread.start()
-    thread.join(10)
+    errors = _left_from_another_thread(block)
     assert [type(e) for e in errors] == [RuntimeError]
     assert (cfg.floatX, cfg.traceback.limit) == ("float16", 5)
     later.__exit__(None, None, None)
@@ -550,17 +554,7 @@ def test_an_override_left_then_left_again_from_another_thread_is_an_error(
     block = cfg.override(**flags)
     with block:
         pass
-    errors: list[BaseException] = []
-
-    def leave_again() -> None:
-        try:
-            block.__exit__(None, None, None)
-        except BaseException as exc:
-            errors.append(exc)
-
-    thread = threading.Thread(target=leave_again)
-    thread.start()
-    thread.join(10)
+    errors = _left_from_another_thread(block)
     assert [type(e) for e in errors] == [RuntimeError]
     assert "without being entered in this context, nor open in another" in str(errors[0])
     assert cfg.floatX == "float64" and cfg.overrides() == {}
