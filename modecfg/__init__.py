@@ -34,6 +34,7 @@ from modecfg.errors import (
     ConfigError,
     ConfigErrors,
     DeviceFallbackWarning,
+    DeviceMemoryError,
     DeviceUnavailableError,
     DumpError,
     DumpWarning,
@@ -53,6 +54,7 @@ from modecfg.errors import (
     PyTensorIntegrationWarning,
     RcFileError,
     ReadOnlyFlagError,
+    SharedValueError,
     TestValueError,
     TestValueWarning,
     UnknownFlagError,
@@ -80,6 +82,7 @@ if _TYPE_CHECKING:  # the names handed out on first use, each written here once 
     from modecfg.modes.compare import CompareMode as CompareMode
     from modecfg.modes.compiling import compiled_with as compiled_with
     from modecfg.modes.compiling import function as function
+    from modecfg.modes.device import ran_on as ran_on
     from modecfg.modes.dump import Dump as Dump
     from modecfg.modes.dump import load_dump as load_dump
     from modecfg.modes.monitor import MonitorMode as MonitorMode
@@ -101,6 +104,7 @@ __all__ = [
     "ConfigError",
     "ConfigErrors",
     "DeviceFallbackWarning",
+    "DeviceMemoryError",
     "DeviceUnavailableError",
     "Diagnosis",
     "DumpError",
@@ -124,6 +128,7 @@ __all__ = [
     "PyTensorIntegrationWarning",
     "RcFileError",
     "ReadOnlyFlagError",
+    "SharedValueError",
     "TestValueError",
     "TestValueWarning",
     "UnknownFlagError",

@@ -23,10 +23,27 @@ _bridge: PyTensorBridge | None = None
 _unsubscribe: list[Any] = []  # what wire() subscribed, to be unsubscribed by unwire()
 
 
-def _enforce_float32(fgraph: Any) -> None:
+def _enforce_float32(fgraph: Any, mode: Any) -> None:
     from modecfg.checks.enforce import enforce
 
-    enforce(fgraph)
+    enforce(fgraph, mode)
+
+
+_bounding: list[bool] = []
+
+
+def _bound_after_compiles(fgraph: Any, mode: Any) -> None:
+    """The first compile of the process registers the caches' bound at exit, with everything it
+    runs imported now: at exit nothing may be imported (filelock's import starts a thread pool,
+    and Python 3.12 refuses that during shutdown, printing a traceback). A process that
+    compiles nothing fills no cache and leaves them as they are."""
+    if _bounding:
+        return
+    _bounding.append(True)
+    from modecfg.cache.trim import prepare_exit
+
+    prepare_exit()
+    atexit.register(_bound_caches)
 
 
 def _get_mode(name: str | None) -> Any:
@@ -80,6 +97,14 @@ def _test_values_touched(change: Change | None = None) -> None:
         enable(SCAN_TEST_VALUES)
 
 
+def _jax_linked() -> None:
+    """A function was linked for JAX: its inputs given as JAX arrays are used where they are
+    from now on (the patch costs every call a check: off until JAX is used)."""
+    from modecfg._pytensor.patches import DEVICE_INPUTS, enable
+
+    enable(DEVICE_INPUTS)
+
+
 def _modes_changed(change: Change) -> None:
     """A flag that shapes the built-in modes changed for the process: the modes built
     from the old value will not be asked for again."""
@@ -98,8 +123,6 @@ def _pytensor_loaded() -> None:
     if config.compute_test_value != "off":
         _test_values_touched()
     _say_unsafe_cache()
-    atexit.unregister(_bound_caches)  # once, however often PyTensor's import is met
-    atexit.register(_bound_caches)
 
 
 def _say_unsafe_cache() -> None:
@@ -128,7 +151,9 @@ def wire() -> None:
         return
     set_pytensor_names(declared.names)
     hooks.before_rewrites.append(_enforce_float32)
+    hooks.before_rewrites.append(_bound_after_compiles)
     hooks.get_mode = _get_mode
+    hooks.jax_linked = _jax_linked
     hooks.print_profiles = _print_profiles
     hooks.profiled_mode = _profiled_mode
     hooks.rewrite_mode = _rewrite_mode
@@ -155,10 +180,13 @@ def unwire() -> None:
         _bridge = None
     while _unsubscribe:
         _unsubscribe.pop()()
-    if _enforce_float32 in hooks.before_rewrites:
-        hooks.before_rewrites.remove(_enforce_float32)
+    for hook in (_enforce_float32, _bound_after_compiles):
+        if hook in hooks.before_rewrites:
+            hooks.before_rewrites.remove(hook)
+    _bounding.clear()
     if _pytensor_loaded in hooks.after_import:
         hooks.after_import.remove(_pytensor_loaded)
     atexit.unregister(_bound_caches)
     hooks.get_mode = hooks.print_profiles = hooks.rewrite_mode = hooks.profiled_mode = None
+    hooks.jax_linked = None
     hooks.test_values = hooks.scan_test_values = None

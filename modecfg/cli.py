@@ -220,6 +220,7 @@ def cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         f"time per step    {result.step_seconds * 1e3:8.3f} ms (median of {result.steps})\n"
         f"cost             {result.first_cost:.4f} -> {result.last_cost:.4f}\n"
         f"accuracy         {result.accuracy:8.1%}\n"
+        f"ran on             {result.ran_on}\n"
     )
     if result.floatX != "float32":
         out.write(f"float32 check    not applicable: floatX={result.floatX}\n")

@@ -34,6 +34,7 @@ class DemoResult(NamedTuple):
     last_cost: float
     float64: tuple[Any, ...]  # modecfg.check_float32 findings of the compiled functions
     profile: Any = None  # the ProfileReport of the training step, with profile=True
+    ran_on: str = ""  # where the training step ran (modecfg.ran_on): the tutorial's last question
 
 
 class Model(NamedTuple):
@@ -101,6 +102,7 @@ def _linker(fn: Any) -> str:
 def run(steps: int = 200, seed: int = 0, mode: Any = None, profile: bool = False) -> DemoResult:
     """Compile and train; measure compile time, time per step and final accuracy."""
     from modecfg.checks import check_float32
+    from modecfg.modes.device import ran_on
 
     model = compile_model(mode, seed, profile=profile or None)
     times = []
@@ -108,8 +110,8 @@ def run(steps: int = 200, seed: int = 0, mode: Any = None, profile: bool = False
     for _ in range(steps):
         start = time.perf_counter()
         _, cost = model.train(model.x, model.y)
+        costs.append(float(cost))  # inside the timing: JAX returns before its device has finished
         times.append(time.perf_counter() - start)
-        costs.append(float(cost))
     accuracy = float((model.predict(model.x) == model.y).mean())
     return DemoResult(
         floatX=str(config.floatX),
@@ -123,6 +125,7 @@ def run(steps: int = 200, seed: int = 0, mode: Any = None, profile: bool = False
         last_cost=costs[-1] if costs else float("nan"),
         float64=tuple(check_float32(model.train) + check_float32(model.predict)),
         profile=_report(model.train) if profile else None,
+        ran_on=ran_on(model.train),
     )
 
 

@@ -14,6 +14,8 @@ Every error names what was wrong, where it came from and what is valid::
     │   ├── DeviceUnavailableError           a device this machine cannot use (and why)
     │   └── ConfigErrors                     several of the above at once (``.errors``)
     ├── Float64Error                         float64 in a float32 graph
+    ├── SharedValueError (TypeError)         a shared variable's value its type or the device cannot hold
+    ├── DeviceMemoryError (MemoryError)      a shared variable that does not fit in the GPU's memory
     ├── NanGuardError                        NaN / Inf / huge value in a guarded call
     ├── CompareError                         backends computing one call differ (node, rewrite, repro)
     ├── TestValueError                       a node fails on its inputs' test values
@@ -59,6 +61,7 @@ __all__ = [
     "ConfigError",
     "ConfigErrors",
     "DeviceFallbackWarning",
+    "DeviceMemoryError",
     "DeviceUnavailableError",
     "DumpError",
     "DumpWarning",
@@ -78,6 +81,7 @@ __all__ = [
     "PyTensorIntegrationWarning",
     "RcFileError",
     "ReadOnlyFlagError",
+    "SharedValueError",
     "TestValueError",
     "TestValueWarning",
     "UnknownFlagError",
@@ -200,6 +204,17 @@ class Float64Error(ModecfgError, TypeError):
     def __init__(self, message: str, findings: Sequence[object] = ()) -> None:
         super().__init__(message)
         self.findings = tuple(findings)
+
+
+class SharedValueError(ModecfgError, TypeError, ValueError):
+    """A shared variable given a value its type cannot hold (``set_value`` of another dtype or
+    number of dimensions), or holding one the device cannot (a dtype JAX has no arrays of).
+    Nothing is changed: the variable keeps its value."""
+
+
+class DeviceMemoryError(ModecfgError, MemoryError):
+    """A shared variable whose value does not fit in the GPU's memory; names it and its size.
+    Nothing is placed: the function's shared variables stay where they were."""
 
 
 class NanGuardError(ModecfgError, FloatingPointError):

@@ -35,13 +35,13 @@ def _cli(*argv: str) -> tuple[int, str, str]:
 def test_show_lists_non_default_flags_with_origins(
     monkeypatch: pytest.MonkeyPatch, fresh_config: None
 ) -> None:
-    monkeypatch.setenv("THEANO_FLAGS", "floatX=float32,device=gpu")
+    monkeypatch.setenv("THEANO_FLAGS", "floatX=float32,device=gpu,lib.cnmem=.8")
     code, out, err = _cli("show")
     assert code == 0
     assert "floatX" in out and "float32" in out and "THEANO_FLAGS" in out
-    assert "device" in out and "cuda" in out
+    assert "device" in out and "gpu" in out
     assert "read from: THEANO_FLAGS, MODECFG_FLAGS" in out
-    assert "ObsoleteFlagWarning: device=gpu" in err
+    assert "ObsoleteFlagWarning: lib.cnmem" in err
 
 
 def test_show_all_json(monkeypatch: pytest.MonkeyPatch, fresh_config: None) -> None:
@@ -86,12 +86,13 @@ def test_validate_reports_every_problem_with_file_and_line(
     rc = tmp_path / ".theanorc"
     rc.write_text("[global]\nfloatX = float33\nfloatx = float32\n[lib]\ncnmem = .8\n")
     monkeypatch.setenv("THEANORC", str(rc))
-    monkeypatch.setenv("THEANO_FLAGS", "device=gpu,optimizer_incuding=x")
+    monkeypatch.setenv("THEANO_FLAGS", "device=gpu,lib.cnmem=.8,optimizer_incuding=x")
     code, out, _ = _cli("validate")
     assert code == 1
     assert f"error: {rc}:3: 'floatx' is set twice in [global] (first at line 2)" in out
     assert "error: unknown flag 'optimizer_incuding' (from THEANO_FLAGS)" in out
-    assert "warning: device=gpu is the old Theano GPU backend's name" in out
+    assert "warning: lib.cnmem is obsolete" in out
+    assert "device" not in out  # Theano's gpu spelling is valid
     assert "2 problem(s) found" in out
 
 
@@ -175,16 +176,16 @@ def test_migrate_a_legacy_theanorc(tmp_path: Path) -> None:
     assert code == 0
     assert out == (
         "[global]\nfloatX = float32\nmode = DebugMode\nbase_compiledir = /scratch/%(user)s\n"
-        "device = cuda0\n\n[traceback]\nlimit = -1\n"
+        "device = gpu0\n\n[traceback]\nlimit = -1\n"
     )
     assert f"changed: {rc}:2: floatx is now spelled floatX" in err
     assert f"changed: {rc}:4: mode=DEBUG_MODE is now written mode=DebugMode" in err
-    assert f"changed: {rc}:3: device=gpu0 is the old Theano GPU backend's name; use device=cuda0" in err
+    assert "device=gpu0" not in err  # Theano's spelling, with Theano's meaning: kept as written
     assert f"dropped: {rc}:7: lib.cnmem is obsolete: GPU memory preallocation" in err
     assert f"dropped: {rc}:9: nvcc.fastmath is obsolete" in err
     migrated = tmp_path / "migrated"
     migrated.write_text(out)
-    assert modecfg.load(env={"USER": "ann"}, rc_files=[migrated]).device == "cuda0"
+    assert modecfg.load(env={"USER": "ann"}, rc_files=[migrated]).device == "gpu0"
 
 
 def test_migrate_a_flag_string_to_toml_and_back(tmp_path: Path) -> None:
@@ -214,7 +215,7 @@ def test_migrate_reports_errors_and_fails(tmp_path: Path) -> None:
 def test_migrate_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("THEANO_FLAGS", "device=gpu,floatX=float32")
     code, out, _ = _cli("migrate")
-    assert code == 0 and out == "floatX=float32,device=cuda\n"
+    assert code == 0 and out == "floatX=float32,device=gpu\n"
 
 
 def test_migrate_finds_a_legacy_rc_file_or_names_every_place_it_looked(
@@ -229,7 +230,7 @@ def test_migrate_finds_a_legacy_rc_file_or_names_every_place_it_looked(
     assert err == f"nothing to migrate: no {places}\n"
     (tmp_path / ".aesararc").write_text("[global]\ndevice = gpu\n")
     code, out, _ = _cli("migrate")
-    assert code == 0 and "device = cuda" in out
+    assert code == 0 and "device = gpu" in out
 
 
 def test_migrate_a_missing_file_fails_clearly(tmp_path: Path) -> None:
@@ -410,6 +411,11 @@ def test_validate_names_a_gpu_device_this_machine_cannot_use(monkeypatch: pytest
     assert code == 1 and "device=cuda0 (from MODECFG_FLAGS): device=cuda0 runs graphs through JAX" in out
     monkeypatch.setenv("MODECFG_FLAGS", "device=cuda0,fallback_to_cpu=True")  # asked to fall back: fine
     assert _cli("validate")[0] == 0
+    monkeypatch.setenv("MODECFG_FLAGS", "device=gpu0")  # Theano's spelling falls back, as in Theano
+    assert _cli("validate")[0] == 0
+    monkeypatch.setenv("MODECFG_FLAGS", "device=gpu0,force_device=True")  # unless forced
+    code, out, _ = _cli("validate")
+    assert code == 1 and "device=gpu0 (from MODECFG_FLAGS): device=gpu0 runs graphs through JAX" in out
 
 
 def test_validate_names_a_compile_directory_that_cannot_be_made(

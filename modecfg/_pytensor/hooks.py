@@ -18,17 +18,19 @@ class Hooks:
     """One slot per integration point that calls upward."""
 
     __slots__ = (
-        "after_import", "before_rewrites", "get_mode", "print_profiles", "profiled_mode", "rewrite_mode",
-        "scan_test_values", "test_values",
+        "after_import", "before_rewrites", "get_mode", "jax_linked", "print_profiles", "profiled_mode",
+        "rewrite_mode", "scan_test_values", "test_values",
     )  # fmt: skip
 
     def __init__(self) -> None:
         # Called once PyTensor is loaded and the patches are in (after install()).
         self.after_import: list[Callable[[], None]] = []
-        # Every compile's graph, before PyTensor rewrites it (float32 enforcement).
-        self.before_rewrites: list[Callable[[Any], None]] = []
+        # Every compile's graph and mode, before PyTensor rewrites it (float32 enforcement).
+        self.before_rewrites: list[Callable[[Any, Any], None]] = []
         # The mode a compile's graph (and its profile) is rewritten with: linker=per_graph chooses per graph.
         self.rewrite_mode: Callable[[Any, Any, Any], Any] | None = None
+        # A function linked for JAX (modecfg._pytensor.jaxlink): its on-demand patches go on.
+        self.jax_linked: Callable[[], None] | None = None
         # A registered mode by name (None: the ``mode`` flag), for PyTensor's mode table.
         self.get_mode: Callable[[str | None], Any] | None = None
         # modecfg's profile summary, printed at exit instead of PyTensor's.

@@ -17,6 +17,7 @@ __all__ = [
     "LOCATION",
     "NO_TEST_VALUE",
     "ORIGINAL",
+    "PROFILE_DEVICE",
     "PROFILE_NAME",
     "PROFILE_NOTE",
     "PROFILE_TIMED_BY",
@@ -41,6 +42,7 @@ NO_TEST_VALUE = "_modecfg_no_test_value"  # Variable.tag: no test value here, sa
 PROFILE_NAME = "modecfg_name"  # the function's name in modecfg's reports
 PROFILE_TIMED_BY = "modecfg_timed_by"  # the linker that timed the nodes, in words
 PROFILE_NOTE = "modecfg_note"  # a note for the report's header
+PROFILE_DEVICE = "modecfg_device"  # a JAX function's device figures: a dict (jaxlink.DeviceThunk.stats)
 
 # on an exception PyTensor raises
 LOCATION = "modecfg_location"  # (file, line) of the user's code the error points at

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     import logging
 
 __all__ = [
+    "DEVICE_INPUTS",
     "PATCHES",
     "TESTED",
     "Patch",
@@ -157,6 +158,18 @@ SCAN_TEST_VALUES = Patch(
 )
 
 
+DEVICE_INPUTS = Patch(
+    name="device inputs",
+    module="pytensor.compile.executor",
+    attr="Function._validate_inputs",
+    params=("self", "args", "kwargs"),
+    on_demand=True,
+    replacement=replacements.validate_inputs,
+    why="a JAX function's inputs given as JAX arrays are used where they are, not copied to the host "
+    "and back (on once a JAX function is linked)",
+)
+
+
 PATCHES: tuple[Patch, ...] = (
     CONFIG_VIEW,
     CHANGE_FLAGS_BEFORE,
@@ -183,8 +196,9 @@ PATCHES: tuple[Patch, ...] = (
         ),
         params=("inputs", "outputs", "mode"),
         replacement=replacements.function,
-        why="a profiled pytensor.function (profile=True or the flag) on numba, jax, c|py, py or c, "
-        "which cannot time nodes, is compiled with cvm (or vm) and says so, not empty tables",
+        why="a profiled pytensor.function (profile=True or the flag) on numba, c|py, py or c, "
+        "which cannot time nodes, is compiled with cvm (or vm) and says so, not empty tables (jax is "
+        "timed on its device)",
     ),
     REGISTER_MODE,
     Patch(
@@ -309,6 +323,35 @@ PATCHES: tuple[Patch, ...] = (
         "lock, so one compiles and the others load, never waiting blind (compile.wait, "
         "compile.timeout)",
     ),
+    Patch(
+        name="jax device",
+        module="pytensor.link.basic",
+        attr="JITLinker.make_all",
+        params=("self", "input_storage", "output_storage", "storage_map"),
+        replacement=replacements.jit_make_all,
+        why="a JAX function computes float64 where its graph says float64 and float32 matmuls in float32 "
+        "(matmul_precision), keeps the shared variables it reads on the device between calls, and is "
+        "timed there when profiled (modecfg._pytensor.jaxlink)",
+    ),
+    Patch(
+        name="shared values",
+        module="pytensor.compile.sharedvalue",
+        attr="SharedVariable.get_value",
+        params=("self", "borrow", "return_internal_type"),
+        replacement=replacements.get_value,
+        why="get_value of a shared variable a JAX function updated on the device returns numpy, as on "
+        "the CPU (its device array with return_internal_type=True)",
+    ),
+    Patch(
+        name="shared values (set)",
+        module="pytensor.compile.sharedvalue",
+        attr="SharedVariable.set_value",
+        params=("self", "new_value", "borrow"),
+        replacement=replacements.set_value,
+        why="set_value keeps a JAX array on its device, and a value of the wrong dtype or dimensions is a "
+        "SharedValueError naming the variable",
+    ),
+    DEVICE_INPUTS,
     TEST_VALUES,
     SCAN_TEST_VALUES,
 )

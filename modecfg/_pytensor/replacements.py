@@ -20,6 +20,7 @@ from typing import Any
 from modecfg._locks import RLock, fork_safe
 from modecfg._pytensor import blas, gradients, locate, marks
 from modecfg._pytensor.hooks import hooks
+from modecfg._pytensor.kinds import linker_name
 from modecfg._pytensor.modetable import ModeTable
 from modecfg._source import calling_line
 from modecfg.config import config
@@ -162,9 +163,9 @@ def prepare_fgraph(prepare: Any, inputs: Any, outputs: Any, additional_outputs: 
     # the configuration of this compile, kept with the function: plain values, picklable anywhere
     setattr(fgraph, marks.COMPILED_WITH, config.in_effect())
     locate.remember(fgraph)
-    for hook in hooks.before_rewrites:
-        hook(fgraph)
     mode = args[0] if args else kwargs.get("mode")
+    for hook in hooks.before_rewrites:
+        hook(fgraph, mode)
     profile = args[1] if len(args) > 1 else kwargs.get("profile")
     if hooks.rewrite_mode is not None and mode is not None:
         chosen = hooks.rewrite_mode(fgraph, mode, profile)
@@ -443,3 +444,81 @@ def get_module_cache(get: Any, init_args: Any = None) -> Any:
     asking at once would each make one, each reading the whole cache)."""
     with _module_cache_lock:
         return get(init_args)
+
+
+# -- the JAX device path (modecfg._pytensor.jaxlink) ---------------------------------
+
+
+def jit_make_all(self: Any, make_all: Any, *args: Any, **kwargs: Any) -> Any:
+    """``JITLinker.make_all``: a JAX linker's function is pinned to x64 and the matmul precision,
+    reads its shared variables from the device, and is timed there; numba's is PyTensor's."""
+    if linker_name(self) != "jax":
+        return make_all(self, *args, **kwargs)
+    from modecfg._pytensor import jaxlink
+
+    return jaxlink.link(self, make_all, *args, **kwargs)
+
+
+def get_value(self: Any, get: Any, borrow: bool = False, return_internal_type: bool = False) -> Any:
+    """``SharedVariable.get_value``: a value a JAX function left on the device comes back as numpy
+    (with ``borrow``, a read-only view of its host copy), its device array with
+    ``return_internal_type=True`` (Theano's GPU variables answered so too)."""
+    from modecfg._pytensor.jaxlink import host_value, is_device_array
+
+    raw = self.container.storage[0]
+    if return_internal_type or not is_device_array(raw):
+        return get(self, borrow, return_internal_type)
+    return host_value(raw, borrow)
+
+
+def set_value(self: Any, set_: Any, new_value: Any, borrow: bool = False) -> None:
+    """``SharedVariable.set_value``: a JAX array of the variable's type is kept on its device as it
+    is; a value the type refuses is a SharedValueError naming the variable (its value kept)."""
+    from modecfg._pytensor.jaxlink import is_device_array, takes_as_is
+
+    if is_device_array(new_value) and takes_as_is(self.container, new_value):
+        self.container.storage[0] = new_value  # immutable: nothing to copy
+        return
+    try:
+        set_(self, new_value, borrow)
+    except (TypeError, ValueError) as exc:
+        kind = self.type
+        if not hasattr(kind, "dtype") or not hasattr(kind, "ndim"):
+            raise
+        from modecfg.errors import SharedValueError
+
+        got = getattr(new_value, "dtype", type(new_value).__name__)
+        shape = getattr(new_value, "shape", None)
+        raise SharedValueError(
+            f"set_value of shared variable {str(self.name or self)!r}: it holds {kind.dtype} values "
+            f"of {kind.ndim} dimension(s) (shape {tuple(kind.shape)}), and was given {got}"
+            + (f" of shape {tuple(shape)}" if shape is not None else "")
+            + f" ({exc}). Its value is unchanged; give np.asarray(value, dtype={kind.dtype!r}) of "
+            f"{kind.ndim} dimension(s)"
+        ) from exc
+
+
+def validate_inputs(self: Any, validate: Any, args: Any, kwargs: Any) -> Any:
+    """``Function._validate_inputs``: a JAX function's inputs given as JAX arrays of the input's
+    dtype are passed on as they are (PyTensor's check would copy them to the host and back).
+    PyTensor checks everything else: the arrays stand in as zero-strided numpy views."""
+    from modecfg._pytensor.jaxlink import DeviceThunk, is_device_array, takes_as_is
+
+    if type(self.vm) is not DeviceThunk:
+        return validate(self, args, kwargs)
+    kept = {
+        i: arg
+        for i, (container, arg) in enumerate(zip(self.input_storage, args, strict=False))
+        if is_device_array(arg) and takes_as_is(container, arg)
+    }
+    if not kept:
+        return validate(self, args, kwargs)
+    import numpy as np
+
+    stand_ins = list(args)
+    for i, arg in kept.items():
+        stand_ins[i] = np.broadcast_to(np.zeros((), dtype=arg.dtype), arg.shape)
+    validate(self, stand_ins, kwargs)
+    for i, arg in kept.items():
+        self.input_storage[i].storage[0] = arg
+    return None

@@ -102,6 +102,7 @@ SHAPING_FLAGS = (
     "optimizer_requiring",
     "device",
     "fallback_to_cpu",
+    "force_device",
     "cxx",
     "DebugMode.patience",
     "DebugMode.check_c",

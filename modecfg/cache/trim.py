@@ -185,9 +185,18 @@ def clean(
             release(lock)
 
 
+def prepare_exit() -> None:
+    """Import now what :func:`bound_at_exit` runs: at exit nothing may be imported."""
+    from modecfg._pytensor import caches  # noqa: F401 - entries.rescan imports it
+    from modecfg.config.units import seconds, size_bytes
+
+    seconds("1d")
+    size_bytes("1MiB")  # their validators, made on first use
+
+
 def bound_at_exit() -> None:
     """Apply the flags' bounds, at most once an hour per cache and only if its lock is free:
-    registered with ``atexit`` once PyTensor is imported. Never raises (it runs at exit)."""
+    registered with ``atexit`` at the process's first compile. Never raises (it runs at exit)."""
     try:
         limits = bounds()
         if limits == Bounds(None, None):

@@ -5,6 +5,11 @@ graph before rewriting it: ``warn`` emits one :class:`~modecfg.errors.Float64War
 per finding, ``raise`` raises :class:`~modecfg.errors.Float64Error` carrying them all,
 ``pdb`` stops in the debugger at the first. ``collecting()`` gathers the findings of
 every compile instead (``modecfg check-float32``).
+
+A graph compiled for a GPU (``device=cuda`` / ``gpu``, run through JAX) is checked whatever
+``warn_float64`` says: ``ignore`` counts as ``warn`` there. JAX computes the float64 (modecfg
+turns x64 on for such a graph, :mod:`modecfg._pytensor.jaxlink`), and on a GPU float64 is
+the slow path a float32 model never means to take.
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ def collecting() -> Iterator[list[Finding]]:
 
 def applies() -> bool:
     """True when compiles are checked: floatX=float32, or a GPU device."""
-    return config.floatX == "float32" or str(config.device).startswith("cuda")
+    return config.floatX == "float32" or str(config.device) != "cpu"
 
 
 def _check(fgraph: Any) -> list[Finding]:
@@ -69,7 +74,16 @@ def before_compile(outputs: Any, updates: Any = None) -> None:
         _act(action, _check(targets))
 
 
-def enforce(fgraph: Any) -> None:
+def on_gpu(mode: Any) -> bool:
+    """Whether a compile with ``mode`` runs on a GPU: a GPU device, and the JAX linker."""
+    if str(config.device) == "cpu" or mode is None or not hasattr(mode, "linker"):
+        return False
+    from modecfg._pytensor.kinds import linker_name
+
+    return linker_name(mode.linker) == "jax"
+
+
+def enforce(fgraph: Any, mode: Any = None) -> None:
     if _collectors:
         findings = _check(fgraph)
         with _collectors_lock:
@@ -77,6 +91,8 @@ def enforce(fgraph: Any) -> None:
                 collector.extend(findings)
         return
     action = config.warn_float64
+    if action == "ignore" and on_gpu(mode):
+        action = "warn"
     if action == "ignore" or not applies():
         return
     _act(action, _check(fgraph))

@@ -56,8 +56,6 @@ OBSOLETE: dict[str, str] = {
     "magma.include_path": "MAGMA linear algebra on the GPU is gone; nothing is needed",
     "magma.library_path": "MAGMA linear algebra on the GPU is gone; nothing is needed",
     "pycuda.init": _GPU,
-    "force_device": "device alone chooses the device; a GPU that cannot be used is an error "
-    "unless fallback_to_cpu=True",
     "init_gpu_device": "use device=cudaN",
     "print_active_device": "run `modecfg doctor` to see the devices and backends",
     "contexts": "multi-GPU contexts are gone; give each process its own device=cudaN",

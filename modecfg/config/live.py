@@ -337,14 +337,8 @@ class Config(Section):
         store.assign(spec, typed, value, origin)
 
     def _validated(self, spec: Flag, raw: Any, origin: Origin | None) -> Any:
-        value = raw
-        if isinstance(raw, str) and spec.legacy_value is not None:
-            legacy = spec.legacy_value(raw)  # device=gpu0: read as cuda0 here as in the sources
-            if legacy is not None:
-                value, message = legacy
-                warn_notes([Note(spec.name, message, origin or Origin(Layer.OVERRIDE))])
         try:
-            return validate(spec, value)
+            return validate(spec, raw)
         except ValueError as exc:
             raise value_error(spec, raw, origin, str(exc)) from None
 

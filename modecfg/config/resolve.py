@@ -135,11 +135,6 @@ def candidate(
         raise unknown_flag(info.written, origin, info.suggestions, info.message)
     spec = info.flag
     raw = setting.raw
-    if isinstance(raw, str) and spec.legacy_value is not None:
-        legacy = spec.legacy_value(raw)
-        if legacy is not None:
-            raw, message = legacy
-            notes.append(Note(spec.name, message, origin))
     if origin.layer is Layer.ENV and isinstance(raw, str) and not setting.quoted:
         _check_swallowed(spec, raw, origin, flags)
     try:

@@ -18,7 +18,7 @@ __all__ = ["ProfileMode"]
 class ProfileMode(ProfilingMode):
     """FAST_RUN with every compiled function profiled (``fn.profile.summary()``).
 
-    A linker that cannot time nodes (numba, jax, c|py, py, c) is replaced by cvm (or vm),
+    A linker that cannot time nodes (numba, c|py, py, c) is replaced by cvm (or vm),
     said once, as for any profiled compile.
     """
 

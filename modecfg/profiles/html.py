@@ -87,6 +87,12 @@ def sections(shown: Sequence[ProfileReport], n_apply: int, n_ops: int) -> str:
             (f"{c.time * 1e3:.3f} ms", f"{c.share:.1%}", c.calls, c.nodes, c.op_class) for c in report.classes
         ]
         note = f'<p class="note">{html.escape(report.note)}</p>' if report.note else ""
+        if report.device is not None:
+            from modecfg.profiles.device import device_lines
+
+            items = "".join(f"<li>{html.escape(line)}</li>" for line in device_lines(report.device))
+            sections.append(f"<h2>{html.escape(report.name)}</h2>{note}<ul>{items}</ul>")
+            continue
         sections.append(
             f"<h2>{html.escape(report.name)}</h2>"
             f"<p>{report.calls} call(s); {report.call_time * 1e3:.3f} ms in calls, "

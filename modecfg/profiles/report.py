@@ -132,6 +132,7 @@ class ProfileReport(NamedTuple):
     peak_memory: int | None  # bytes, when PyTensor recorded shapes (profile_memory)
     largest: tuple[MemoryRow, ...]
     config: tuple[tuple[str, str, str], ...] = ()  # (flag, repr of value, origin) compiled with
+    device: dict[str, Any] | None = None  # a JAX function's figures on its device (device_lines)
 
     @classmethod
     def from_stats(cls, stats: Any, name: str | None = None, min_memory_size: int = 0) -> ProfileReport:
@@ -182,6 +183,7 @@ class ProfileReport(NamedTuple):
             peak_memory=peak,
             largest=largest,
             config=_compiled_with(stats),
+            device=_device(stats),
         )
 
     @classmethod
@@ -261,6 +263,11 @@ class ProfileReport(NamedTuple):
         if self.config:
             shown = ", ".join(f"{name}={value} ({origin})" for name, value, origin in self.config)
             lines.append(f"  compiled with {shown}")
+        if self.device is not None:
+            from modecfg.profiles.device import device_lines
+
+            lines += ["  " + line for line in device_lines(self.device)]
+            return "\n".join(lines)
         lines.append(
             f"\n  {'time':>10} {'share':>6} {'cumul':>6} {'calls':>7} {'per call':>10}  apply (source)"
         )
@@ -285,6 +292,11 @@ class ProfileReport(NamedTuple):
             for m in self.largest[:n_apply]:
                 lines.append(f"    {m.bytes / 1024:10.1f} KiB  {m.dtype}{m.shape}  {m.variable} = {m.op}")
         return "\n".join(lines)
+
+
+def _device(stats: Any) -> dict[str, Any] | None:
+    figures = getattr(stats, marks.PROFILE_DEVICE, None)
+    return dict(figures) if isinstance(figures, dict) else None
 
 
 def _compiled_with(stats: Any) -> tuple[tuple[str, str, str], ...]:

@@ -93,11 +93,13 @@ def test_the_command_cleans_another_configurations_cache(
     assert sorted(p.name for p in root.iterdir()) == [".lock", "tmpnew"]  # the lock file it took stays
 
 
-def test_a_process_that_imported_pytensor_bounds_its_caches_at_exit(tmp_path: Path) -> None:
+def test_a_process_that_compiled_bounds_its_caches_at_exit(tmp_path: Path) -> None:
     code = """
         import json, os, time
-        import modecfg, pytensor
+        import modecfg, pytensor, pytensor.tensor as pt
         from pathlib import Path
+        x = pt.vector("x")
+        pytensor.function([x], x + 1, mode=pytensor.compile.mode.Mode(linker="py"))  # bounded at exit
         root = Path(pytensor.config.compiledir)
         old = root / "tmpold"; old.mkdir(parents=True)
         (old / "m.so").write_bytes(b"x"); os.utime(old / "m.so", (time.time() - 9 * 86400,) * 2)
@@ -115,6 +117,14 @@ def test_a_process_that_imported_pytensor_bounds_its_caches_at_exit(tmp_path: Pa
     run_json(code.replace("old.mkdir(parents=True)", "old.mkdir(parents=True, exist_ok=True)"), env)
     assert (root / "tmpold").exists()  # no bound: nothing goes, and nothing is stamped
     assert not (root / ".modecfg-bounded").exists()
+    env["MODECFG_FLAGS"] = "cache.max_age=7d"
+    run_json(
+        code.replace("old.mkdir(parents=True)", "old.mkdir(parents=True, exist_ok=True)").replace(
+            'pytensor.function([x], x + 1, mode=pytensor.compile.mode.Mode(linker="py"))', "pass"
+        ),
+        env,
+    )
+    assert (root / "tmpold").exists()  # compiled nothing: filled no cache, bounds none at exit
 
 
 def test_the_layout_contact_checks_pytensors_source(monkeypatch: pytest.MonkeyPatch) -> None:

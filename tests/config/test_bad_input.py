@@ -69,13 +69,13 @@ def test_did_you_mean_is_searched_for_the_first_fifty_unknown_names_only() -> No
     assert suggested == [True] * 50 + [False] * 10
 
 
-def test_a_legacy_device_is_read_alike_from_every_layer() -> None:
-    with pytest.warns(modecfg.ObsoleteFlagWarning, match="use device=cuda0"):
-        assert modecfg.load(env={"MODECFG_FLAGS": "device=gpu0"}).device == "cuda0"
+def test_theano_device_spelling_is_read_alike_from_every_layer() -> None:
+    assert modecfg.load(env={"MODECFG_FLAGS": "device=gpu0"}).device == "gpu0"
     cfg = modecfg.load(env={})
-    with pytest.warns(modecfg.ObsoleteFlagWarning, match="use device=cuda1"):
-        cfg.device = "gpu1"
-    assert cfg.device == "cuda1" and cfg.origin("device").layer == "assignment"
+    cfg.device = "gpu1"
+    assert cfg.device == "gpu1" and cfg.origin("device").layer == "assignment"
+    with pytest.raises(modecfg.FlagValueError, match="use cpu, cuda or cudaN"):
+        cfg.device = "gpu-1"
 
 
 @modecfg.change_flags(floatX="float32")

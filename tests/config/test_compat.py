@@ -36,7 +36,6 @@ def test_no_obsolete_name_is_also_a_flag() -> None:
         ("cuda.root", "nothing is needed"),
         ("dnn.enabled", "nothing is needed"),
         ("dnn.conv.algo_bwd_filter", "nothing is needed"),
-        ("force_device", "fallback_to_cpu"),
         ("init_gpu_device", "device=cudaN"),
         ("print_active_device", "modecfg doctor"),
         ("contexts", "device=cudaN"),
@@ -69,16 +68,20 @@ def test_one_warning_per_flag_however_many_sources_set_it(tmp_path: Path) -> Non
     assert sorted(m.split(" is obsolete")[0] for m in messages) == ["lib.cnmem", "nvcc.fastmath"]
 
 
-def test_legacy_gpu_devices_are_read_as_cuda_with_a_warning() -> None:
-    for old, new in [("gpu", "cuda"), ("gpu0", "cuda0"), ("gpu3", "cuda3")]:
+def test_theano_gpu_devices_are_kept_as_written_without_a_warning() -> None:
+    """device=gpu is Theano's spelling, with Theano's meaning (fall back to the CPU where no GPU
+    is usable): not an obsolete name of cuda, which is strict."""
+    for old in ("gpu", "gpu0", "gpu3"):
         cfg, messages = _load_warnings({"THEANO_FLAGS": f"device={old}"})
-        assert cfg.device == new
-        assert messages == [
-            f"device={old} is the old Theano GPU backend's name; use device={new} (from THEANO_FLAGS)"
-        ]
+        assert cfg.device == old and messages == []
 
 
-@pytest.mark.parametrize("device", ["cpu", "cuda", "cuda0", "cuda12"])
+def test_force_device_is_a_flag_again() -> None:
+    cfg, messages = _load_warnings({"THEANO_FLAGS": "device=gpu,force_device=True"})
+    assert cfg.force_device is True and messages == []
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda", "cuda0", "cuda12", "gpu", "gpu1"])
 def test_modern_devices_need_no_warning(device: str) -> None:
     cfg, messages = _load_warnings({"THEANO_FLAGS": f"device={device}"})
     assert cfg.device == device and messages == []
@@ -146,13 +149,13 @@ def test_canonical_spelling() -> None:
 REAL_STRINGS = [
     (
         "floatX=float32,device=gpu0,optimizer=None",
-        {"floatX": "float32", "device": "cuda0", "optimizer": "None"},
+        {"floatX": "float32", "device": "gpu0", "optimizer": "None"},
     ),
     (
         "device=cuda, floatX=float32, optimizer_including=cudnn",
         {"device": "cuda", "optimizer_including": "cudnn"},
     ),
-    ("mode=FAST_RUN,device=gpu,floatX=float32,lib.cnmem=.75", {"mode": "FAST_RUN", "device": "cuda"}),
+    ("mode=FAST_RUN,device=gpu,floatX=float32,lib.cnmem=.75", {"mode": "FAST_RUN", "device": "gpu"}),
     ("mode=DEBUG_MODE", {"mode": "DebugMode"}),
     ("mode=FAST_COMPILE,exception_verbosity=high", {"mode": "FAST_COMPILE", "exception_verbosity": "high"}),
     ("mode=Mode,linker=c|py,optimizer=fast_compile", {"linker": "c|py", "optimizer": "fast_compile"}),
@@ -269,7 +272,7 @@ def test_a_real_theanorc_reads_in_full(tmp_path: Path) -> None:
     rc.write_text(REAL_THEANORC)
     cfg, messages = _load_warnings({"HOME": str(tmp_path), "USER": "ann"})
     assert cfg.floatX == "float32"
-    assert cfg.device == "cuda0"
+    assert cfg.device == "gpu0"
     assert cfg.optimizer_including == "cudnn"
     assert cfg.allow_gc is False
     assert str(cfg.base_compiledir) == "/scratch/ann/theano"
@@ -279,7 +282,7 @@ def test_a_real_theanorc_reads_in_full(tmp_path: Path) -> None:
     assert cfg["warn.ignore_bug_before"] == "0.8"
     obsolete = sorted(m.split(" ")[0] for m in messages)
     assert obsolete == sorted(
-        ["device=gpu0", "lib.cnmem", "nvcc.fastmath", "nvcc.flags", "nvcc.compiler_bindir", "dnn.enabled",
+        ["lib.cnmem", "nvcc.fastmath", "nvcc.flags", "nvcc.compiler_bindir", "dnn.enabled",
          "dnn.include_path", "dnn.conv.algo_fwd", "dnn.conv.algo_bwd_filter", "cuda.root"]
     )  # fmt: skip
     assert cfg.origin("allow_gc").line == 7

@@ -1,0 +1,443 @@
+"""PyTensor's JAX linker as the ``device`` flag runs it: data that stays on the device, the
+precision the graph says, and timings of what ran there.
+
+PyTensor's ``JITLinker.make_all`` builds a JAX function's single thunk; modecfg's replacement
+(patch "jax device", :mod:`modecfg._pytensor.patches`) calls it, then, for a JAX linker only:
+
+* **x64 and matmul precision pinned per function.** Each function is converted, traced and
+  run in JAX's thread-local contexts: ``jax_enable_x64`` on when floatX is float64 or its graph
+  holds a float64 (or complex128) variable, so a float64 the graph asks for is computed in
+  float64 (PyTensor's JAX dispatch sets x64 once per process from floatX at its first import
+  and truncates silently otherwise); off for a float32 graph, which stays float32 throughout;
+  and the ``matmul_precision`` flag's precision (JAX's default on NVIDIA GPUs is TF32). Outputs
+  come back in the dtypes the graph declares (PyTensor's JAX reductions return their
+  accumulator's dtype under x64). JAX's process-wide x64 is set from floatX at each link, as
+  PyTensor would set it if it read floatX then.
+* **Shared variables resident on the device.** Each shared tensor the graph reads is read
+  through a :class:`Resident`: its value is sent to the device once (at link time, all of
+  them or none) and the device copy is used on every call until ``set_value`` gives a new
+  value; copies are kept per shared variable, so two functions reading one dataset share one
+  device copy. The variable's container keeps the host value, so every other linker reads it
+  as before. Values a function *updates* come back from JAX as device arrays, as in plain
+  PyTensor; ``get_value`` turns them into numpy (patch "shared values").
+* **Device inputs without a copy.** An input passed as a JAX array of the input's dtype is
+  handed to the JAX function as it is (patch "device inputs", on once a JAX function exists:
+  PyTensor's input check would copy it to the host and back).
+* **Timings of the device run.** The first call (trace, XLA compile, run) is timed, finished
+  on the device; once the function is profiled, every call is: inputs sent, the run
+  synchronised, bytes moved; the report shows them instead of node times JAX cannot give.
+
+Nothing here is attached to a PyTensor object that pickles: the :class:`DeviceThunk` is the
+function's VM (rebuilt when a pickled function is loaded), residency lives in a module-level
+table keyed weakly by the shared variable's container, and a profile holds plain dicts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import sys
+import threading
+import time
+import weakref
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from modecfg._pytensor import marks
+from modecfg._pytensor.hooks import hooks
+from modecfg.config import config
+from modecfg.errors import DeviceMemoryError, SharedValueError
+
+__all__ = [
+    "PRECISIONS",
+    "DeviceThunk",
+    "Resident",
+    "device_of",
+    "device_stats",
+    "is_device_array",
+    "link",
+    "sent_to_device",
+]
+
+# The matmul_precision flag's values are jax.default_matmul_precision's own names.
+PRECISIONS: dict[str, str] = {"highest": "highest", "high": "high", "default": "default"}
+
+# Bytes a GPU cannot hold: kinds JAX has no arrays of (objects, strings, void records).
+_NO_JAX_KINDS = frozenset("OSUVM")
+
+
+@functools.cache
+def _contexts() -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """JAX's thread-local x64 and matmul-precision context managers."""
+    import jax
+
+    x64: Any = getattr(jax, "enable_x64", None)
+    if not callable(x64):  # pragma: no cover - JAX before 0.5 keeps it under experimental
+        from jax.experimental import enable_x64
+
+        x64 = enable_x64
+    return x64, jax.default_matmul_precision
+
+
+@contextlib.contextmanager
+def pinned(x64_on: bool, precision: str) -> Iterator[None]:
+    """x64 as ``x64_on`` and ``precision`` for matmuls and convolutions, in this thread, for
+    this block."""
+    x64, matmul = _contexts()
+    with x64(x64_on), matmul(PRECISIONS[precision]):
+        yield
+
+
+_WIDE = frozenset(["float64", "complex128"])
+
+
+def needs_x64(fgraph: Any) -> bool:
+    """Whether a graph computes in 64 bits: floatX=float64, or a float64 / complex128 variable."""
+    if config.floatX == "float64":
+        return True
+    return any(getattr(var.type, "dtype", None) in _WIDE for var in fgraph.variables)
+
+
+def is_device_array(value: Any) -> bool:
+    """A JAX array (without importing JAX where nothing imported it)."""
+    jax = sys.modules.get("jax")
+    return jax is not None and isinstance(value, jax.Array)
+
+
+def _target(device: Any = None) -> Any:
+    """The JAX device a function compiled now runs on: JAX's default device (``device=cuda``
+    made it the chosen GPU), else the first of JAX's default backend."""
+    import jax
+
+    if device is not None:
+        return device
+    chosen = jax.config.jax_default_device
+    if chosen is None:
+        return jax.devices()[0]
+    if isinstance(chosen, str):
+        return jax.devices(chosen)[0]
+    return chosen
+
+
+def describe_device(device: Any) -> str:
+    """``cuda:0 (NVIDIA H100 80GB HBM3)``, ``cpu:0``: a JAX device in words."""
+    platform = "cuda" if device.platform == "gpu" else str(device.platform)
+    kind = str(getattr(device, "device_kind", "") or "")
+    shown = f"{platform}:{device.id}"
+    return f"{shown} ({kind})" if kind and kind.lower() != "cpu" else shown
+
+
+# -- residency -----------------------------------------------------------------------
+
+
+class _Copy:
+    """A shared variable's value on one device: the host object it was made from, and the copy."""
+
+    __slots__ = ("device", "host", "on_device", "sent", "sent_bytes", "x64")
+
+    def __init__(self) -> None:
+        self.host: Any = None
+        self.on_device: Any = None
+        self.device: Any = None
+        self.x64 = False  # made with x64 on (an int64 sent with it off is int32 there)
+        self.sent = 0  # times a value was sent
+        self.sent_bytes = 0
+
+
+_lock = threading.Lock()
+# a shared variable's container -> its device copy (weak: the copy goes with the variable)
+_copies: weakref.WeakKeyDictionary[Any, _Copy] = weakref.WeakKeyDictionary()
+
+
+def _copy_of(container: Any) -> _Copy:
+    with _lock:
+        copy = _copies.get(container)
+        if copy is None:
+            copy = _copies[container] = _Copy()
+        return copy
+
+
+def _put(name: str, value: np.ndarray, device: Any, x64_on: bool) -> Any:
+    """``value`` on ``device`` as a function with ``x64_on`` reads it, finished, or a clear error."""
+    import jax
+
+    if value.dtype.kind in _NO_JAX_KINDS:
+        raise SharedValueError(
+            f"shared variable {name!r} holds {value.dtype} values, which JAX has no arrays of: it "
+            f"cannot be used on {describe_device(device)}; give it a numeric dtype"
+        )
+    x64, _ = _contexts()
+    try:
+        with x64(x64_on):
+            return jax.block_until_ready(jax.device_put(value, device))
+    except Exception as exc:
+        text = str(exc)
+        if "RESOURCE_EXHAUSTED" in text or "out of memory" in text.lower():
+            raise DeviceMemoryError(
+                f"shared variable {name!r} ({value.nbytes / 2**20:.1f} MiB, {value.dtype}"
+                f"{tuple(value.shape)}) does not fit in the memory of {describe_device(device)}: "
+                f"{text.splitlines()[0] if text else type(exc).__name__}. Nothing was placed; free "
+                "device memory (XLA_PYTHON_CLIENT_MEM_FRACTION, smaller batches) or use device=cpu"
+            ) from exc
+        raise
+
+
+class Resident:
+    """A shared tensor's storage as a JAX function's thunk reads it (``storage[0]``): the device
+    copy of the host value, sent when the host value is new (link time, ``set_value``); a
+    device array the function itself put there (an update) as it is."""
+
+    __slots__ = ("copy", "device", "name", "storage", "x64")
+
+    def __init__(self, storage: list[Any], copy: _Copy, device: Any, name: str, x64_on: bool) -> None:
+        self.storage = storage
+        self.copy = copy
+        self.device = device
+        self.name = name
+        self.x64 = x64_on
+
+    def current(self, value: Any) -> bool:
+        copy = self.copy
+        return value is copy.host and copy.device is self.device and copy.x64 is self.x64
+
+    def __getitem__(self, index: int) -> Any:
+        value = self.storage[index]
+        if self.current(value):
+            return self.copy.on_device
+        if not isinstance(value, np.ndarray):
+            return value  # a device array (an update), or what PyTensor passes on as it is
+        _keep([(self, value, _put(self.name, value, self.device, self.x64))])
+        return self.copy.on_device
+
+    def __setitem__(self, index: int, value: Any) -> None:
+        self.storage[index] = value
+
+    def __len__(self) -> int:
+        return len(self.storage)
+
+    def __repr__(self) -> str:
+        return f"<resident {self.name!r} on {describe_device(self.device)}>"
+
+
+def _keep(placed: list[tuple[Resident, np.ndarray, Any]]) -> None:
+    with _lock:
+        for resident, value, on_device in placed:
+            copy = resident.copy
+            copy.host, copy.on_device, copy.device, copy.x64 = value, on_device, resident.device, resident.x64
+            copy.sent += 1
+            copy.sent_bytes += value.nbytes
+
+
+def _place_all(residents: list[Resident]) -> None:
+    """Send every resident's host value now, all or none: a value that does not fit leaves
+    the others where they were (their earlier copies, or none)."""
+    placed = []
+    for resident in residents:
+        value = resident.storage[0]
+        if isinstance(value, np.ndarray) and not resident.current(value):
+            placed.append((resident, value, _put(resident.name, value, resident.device, resident.x64)))
+    _keep(placed)
+
+
+def sent_to_device(variable: Any) -> tuple[int, int]:
+    """How often a shared variable's value was sent to a device, and how many bytes in all."""
+    with _lock:
+        copy = _copies.get(variable.container)
+    return (copy.sent, copy.sent_bytes) if copy is not None else (0, 0)
+
+
+# -- the thunk -----------------------------------------------------------------------
+
+
+class DeviceThunk:
+    """A JAX function's VM: PyTensor's thunk, run with the function's x64 and matmul precision,
+    its outputs in the graph's dtypes, timed on the device for profiles. Every other attribute
+    is the thunk's."""
+
+    def __init__(self, thunk: Any, device: Any, x64_on: bool, precision: str, residents: list[Resident],
+                 inputs: list[Any], dtypes: list[str | None]) -> None:  # fmt: skip
+        self.thunk = thunk
+        self.device = device
+        self.x64 = x64_on
+        self.precision = precision
+        self.residents = residents
+        self.plain_inputs = inputs  # the storage of inputs that are not shared variables
+        self.dtypes = dtypes  # each output's declared dtype (None: not a tensor)
+        self.casts: list[tuple[list[Any], str]] = []  # outputs JAX returns in another dtype
+        self.profiled = False
+        self.stats: dict[str, Any] = {
+            "device": describe_device(device),
+            "precision": precision,
+            "x64": x64_on,
+            "first_call": None,  # seconds: trace, XLA compile and the first run, finished
+            "calls": 0,  # calls timed (after the first, once profiled)
+            "run": 0.0,  # seconds on the device, finished
+            "sent": 0.0,  # seconds sending inputs
+            "sent_bytes": 0,
+            "shared_sent": {},  # shared variable -> (calls, bytes) sent during timed calls
+            "returned_bytes": 0,  # outputs, left on the device (moved when read)
+        }
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "thunk":  # not made yet (a copy): no recursion
+            raise AttributeError(name)
+        return getattr(self.thunk, name)
+
+    def __call__(self) -> Any:
+        x64, matmul = _contexts()
+        with x64(self.x64), matmul(PRECISIONS[self.precision]):
+            if self.stats["first_call"] is None:
+                result = self._first()
+            elif self.profiled:
+                result = self._timed()
+            else:
+                result = self.thunk()
+            for storage, dtype in self.casts:
+                storage[0] = storage[0].astype(dtype)
+        return result
+
+    def _finish(self) -> int:
+        """Wait for the outputs on the device; their bytes."""
+        import jax
+
+        total = 0
+        for storage in self.thunk.outputs:
+            value = storage[0]
+            if is_device_array(value):
+                jax.block_until_ready(value)
+                total += int(value.nbytes)
+        return total
+
+    def _first(self) -> Any:
+        start = time.perf_counter()
+        result = self.thunk()
+        self._finish()
+        self.stats["first_call"] = time.perf_counter() - start
+        self.casts = [
+            (storage, dtype)
+            for storage, dtype in zip(self.thunk.outputs, self.dtypes, strict=True)
+            if dtype is not None and is_device_array(storage[0]) and str(storage[0].dtype) != dtype
+        ]
+        return result
+
+    def _timed(self) -> Any:
+        import jax
+
+        stats = self.stats
+        before = {r.name: r.copy.sent_bytes for r in self.residents}
+        start = time.perf_counter()
+        sent = 0
+        for storage in self.plain_inputs:  # numpy inputs: sent here, so the send is timed apart
+            value = storage[0]
+            if isinstance(value, np.ndarray):
+                storage[0] = jax.device_put(value, self.device)
+                sent += value.nbytes
+        for storage in self.plain_inputs:
+            if is_device_array(storage[0]):
+                jax.block_until_ready(storage[0])
+        for resident in self.residents:
+            resident[0]  # a new host value is sent now, and counted
+        sent_at = time.perf_counter()
+        result = self.thunk()
+        returned = self._finish()
+        done = time.perf_counter()
+        stats["calls"] += 1
+        stats["sent"] += sent_at - start
+        stats["run"] += done - sent_at
+        stats["sent_bytes"] += sent
+        stats["returned_bytes"] += returned
+        for resident in self.residents:
+            moved = resident.copy.sent_bytes - before.get(resident.name, 0)
+            if moved:
+                stats["sent_bytes"] += moved
+                shared = stats["shared_sent"]
+                count, total = shared.get(resident.name, (0, 0))
+                shared[resident.name] = (count + 1, total + moved)
+        return result
+
+    def update_profile(self, profile: Any) -> None:
+        """Function.__call__ asks after each profiled call: from now on every call is timed,
+        and the profile holds the device's figures (a plain dict: it pickles anywhere)."""
+        self.profiled = True
+        setattr(profile, marks.PROFILE_DEVICE, dict(self.stats, shared_sent=dict(self.stats["shared_sent"])))
+
+
+def link(linker: Any, make_all: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """PyTensor's ``make_all`` for a JAX linker, with the JAX function pinned, its shared
+    inputs resident and its VM a :class:`DeviceThunk`."""
+    import jax
+    from pytensor.compile.sharedvalue import SharedVariable
+    from pytensor.tensor.type import TensorType
+
+    precision = str(config.matmul_precision)
+    x64_on = needs_x64(linker.fgraph)
+    with pinned(x64_on, precision):
+        fn, inputs, outputs, thunks, nodes = make_all(linker, *args, **kwargs)
+    if bool(jax.config.jax_enable_x64) != (config.floatX == "float64"):  # as PyTensor's import would
+        jax.config.update("jax_enable_x64", config.floatX == "float64")
+    device = _target()
+    residents = []
+    plain = []
+    for i, (variable, storage) in enumerate(zip(linker.fgraph.inputs, list(fn.inputs), strict=True)):
+        if isinstance(variable, SharedVariable) and isinstance(variable.type, TensorType):
+            name = str(variable.name or variable)
+            resident = Resident(storage, _copy_of(variable.container), device, name, x64_on)
+            fn.inputs[i] = resident  # the thunk reads this very list: x[0] for x in thunk_inputs
+            residents.append(resident)
+        else:
+            plain.append(storage)
+    _place_all(residents)
+    dtypes = [getattr(out.type, "dtype", None) for out in linker.fgraph.outputs]
+    thunk = DeviceThunk(fn, device, x64_on, precision, residents, plain, dtypes)
+    if hooks.jax_linked is not None:
+        hooks.jax_linked()  # inputs given as JAX arrays are used where they are (patch "device inputs")
+    return thunk, inputs, outputs, thunks, nodes
+
+
+# -- what the other patches ask ------------------------------------------------------
+
+
+def device_of(fn: Any) -> Any:
+    """The JAX device a compiled function runs on, or None when it is not a JAX function."""
+    vm = getattr(fn, "vm", None)
+    return vm.device if isinstance(vm, DeviceThunk) else None
+
+
+def device_stats(fn: Any) -> dict[str, Any] | None:
+    """The device figures of a JAX function (first call, timed calls, bytes), or None."""
+    vm = getattr(fn, "vm", None)
+    return dict(vm.stats) if isinstance(vm, DeviceThunk) else None
+
+
+def takes_as_is(container: Any, value: Any) -> bool:
+    """Whether ``value``, a JAX array, can be a JAX function's input of ``container``'s type."""
+    kind = container.type
+    dtype = getattr(kind, "dtype", None)
+    shape = getattr(kind, "shape", None)
+    if dtype is None or shape is None or str(value.dtype) != dtype or value.ndim != len(shape):
+        return False
+    return all(s is None or s == v for s, v in zip(shape, value.shape, strict=True))
+
+
+def host_value(value: Any, borrow: bool) -> Any:
+    """A device array as numpy: a view of the host copy with ``borrow`` (read-only), else a
+    copy of its own."""
+    if not is_device_array(value):
+        return value
+    return np.asarray(value) if borrow else np.array(value)
+
+
+def lowered(fn: Any, *args: Any) -> str:
+    """The StableHLO text XLA compiles for a JAX function called with ``args`` (its inputs that
+    are not shared variables), traced as its calls trace it: with its x64 and matmul precision.
+    Where a precision or a dtype is in doubt, this is what ran."""
+    vm = getattr(fn, "vm", None)
+    if not isinstance(vm, DeviceThunk):
+        raise TypeError("lowered() takes a function compiled for JAX (linker=jax or device=cuda)")
+    given = iter(args)
+    values = [item[0] if isinstance(item, Resident) else next(given) for item in vm.thunk.inputs]
+    x64, matmul = _contexts()
+    with x64(vm.x64), matmul(PRECISIONS[vm.precision]):
+        return str(vm.thunk.jit_fn.lower(*values).as_text())

@@ -1,0 +1,404 @@
+"""The JAX device path on JAX's CPU device (the stand-in for a GPU here): data that stays on the
+device, inputs used where they are, float64 computed as float64, float32 kept float32, the matmul
+precision pinned, profiles of what ran. ``jax.transfer_guard`` proves what does not move: a
+transfer it disallows raises, as the plain-PyTensor control at the top shows."""
+
+from __future__ import annotations
+
+import pickle
+import re
+import subprocess
+import sys
+import textwrap
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+
+import modecfg
+from modecfg import config
+
+jax = pytest.importorskip("jax")
+pytensor = pytest.importorskip("pytensor")
+pt = pytest.importorskip("pytensor.tensor")
+
+from modecfg._pytensor import jaxlink  # noqa: E402
+
+
+def _jax_function(inputs: list[Any], outputs: Any, **kwargs: Any) -> Any:
+    with config.override(linker="jax", floatX="float32"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # PyTensor's "Skipping Assert ... JAX tracing"
+        return modecfg.function(inputs, outputs, **kwargs)
+
+
+def _regression(n: int = 64, k: int = 8) -> tuple[Any, Any, Any, Any]:
+    rng = np.random.default_rng(0)
+    data = pytensor.shared(rng.normal(size=(n, k)).astype("float32"), name="data")
+    w = pytensor.shared(np.zeros(k, dtype="float32"), name="w")
+    x = pt.vector("x", dtype="float32")
+    cost = ((data @ w - 1) ** 2).mean() + x.sum()
+    step = _jax_function([x], cost, updates=[(w, w - np.float32(0.1) * pytensor.grad(cost, w))])
+    return data, w, x, step
+
+
+# -- the control: plain PyTensor moves the data on every call, and the guard says so -----
+
+
+def test_plain_pytensor_sends_shared_data_every_call_and_the_guard_catches_it() -> None:
+    """Without modecfg (a fresh process that never imports it), the same function's shared data
+    crosses to the device at each call: the transfer guard refuses the call. This is what the
+    tests below would see if residency failed."""
+    script = textwrap.dedent(
+        """
+        import numpy as np, jax, pytensor, pytensor.tensor as pt
+        from pytensor.compile.mode import Mode
+        data = pytensor.shared(np.ones((8, 4), dtype="float32"))
+        x = pt.vector("x", dtype="float32")
+        f = pytensor.function([x], (data @ x).sum(), mode=Mode(linker="jax"))
+        xd = jax.device_put(np.ones(4, dtype="float32"))
+        f(xd)
+        with jax.transfer_guard("disallow"):
+            f(xd)
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0
+    assert "Disallowed host-to-device transfer" in done.stderr
+    assert "modecfg" not in done.stderr
+
+
+# -- residency ---------------------------------------------------------------------------
+
+
+def test_shared_data_stays_on_the_device_between_calls() -> None:
+    data, _w, _, step = _regression()
+    x = jax.device_put(np.ones(3, dtype="float32"))
+    first = float(step(x))
+    with jax.transfer_guard("disallow_explicit"):  # nothing moves, implicitly or explicitly
+        costs = [float(step(x)) for _ in range(5)]
+    assert costs[-1] < first  # it trains: the updates of w stay on the device too
+    assert jaxlink.sent_to_device(data) == (1, data.get_value().nbytes)  # once, at link time
+
+
+def test_set_value_sends_the_new_value_once() -> None:
+    data, _, _, step = _regression()
+    x = jax.device_put(np.ones(3, dtype="float32"))
+    step(x)
+    new = (data.get_value() * 2).astype("float32")
+    data.set_value(new)
+    step(x)  # sends it
+    with jax.transfer_guard("disallow_explicit"):
+        step(x)
+    assert jaxlink.sent_to_device(data) == (2, 2 * new.nbytes)
+
+
+def test_two_functions_reading_one_dataset_share_one_device_copy() -> None:
+    data, _, _x, step = _regression()
+    predict = _jax_function([], data.sum(axis=1))
+    step(np.ones(3, dtype="float32"))
+    predict()
+    assert jaxlink.sent_to_device(data)[0] == 1
+
+
+def test_numpy_inputs_are_sent_and_device_inputs_used_as_they_are() -> None:
+    _, _, _, step = _regression()
+    host = np.ones(3, dtype="float32")
+    step(host)
+    with jax.transfer_guard("disallow"), pytest.raises(Exception, match="Disallowed host-to-device"):
+        step(host)  # a numpy input is sent: once per call
+    on_device = jax.device_put(host)
+    with jax.transfer_guard("disallow_explicit"):
+        step(on_device)  # a JAX array of the input's type is not copied back and forth
+
+
+def test_a_device_input_of_another_dtype_is_converted_as_pytensor_converts_it() -> None:
+    x = pt.vector("x", dtype="float32")
+    f = _jax_function([x], x * 2)
+    with jax.enable_x64(True):
+        wide = jax.device_put(np.full(2, 0.1, dtype="float64"))
+    with pytest.raises(TypeError, match="cannot store accurately"):
+        f(wide)  # PyTensor's check, as for numpy: no silent downcast
+    assert f(jax.device_put(np.ones(2, dtype="int8"))).dtype == np.float32  # upcast, as PyTensor does
+
+
+def test_get_value_is_numpy_after_an_update_on_the_device() -> None:
+    _, w, _, step = _regression()
+    step(np.ones(3, dtype="float32"))
+    assert jaxlink.is_device_array(w.container.storage[0])  # the update stays on the device
+    value = w.get_value()
+    assert type(value) is np.ndarray and value.dtype == np.float32
+    value[0] = 99.0  # a copy of its own
+    assert w.get_value()[0] != 99.0
+    borrowed = w.get_value(borrow=True)
+    assert type(borrowed) is np.ndarray and not borrowed.flags.writeable
+    assert jaxlink.is_device_array(w.get_value(return_internal_type=True))  # Theano's way to ask for it
+
+
+def test_set_value_of_a_device_array_keeps_it_on_the_device() -> None:
+    _, w, _, step = _regression()
+    on_device = jax.device_put(np.full(8, 0.5, dtype="float32"))
+    w.set_value(on_device)
+    assert w.container.storage[0] is on_device
+    x = jax.device_put(np.ones(3, dtype="float32"))
+    step(x)
+    with jax.transfer_guard("disallow_explicit"):
+        step(x)
+
+
+def test_set_value_of_the_wrong_dtype_or_shape_names_the_variable_and_keeps_its_value() -> None:
+    _, w, _, _ = _regression()
+    before = w.get_value()
+    with pytest.raises(modecfg.SharedValueError, match="set_value of shared variable 'w'") as caught:
+        w.set_value(np.zeros((2, 2), dtype="float32"))
+    assert "1 dimension(s)" in str(caught.value) and isinstance(caught.value, TypeError)
+    with pytest.raises(modecfg.SharedValueError, match="float32"):
+        w.set_value(np.zeros(8, dtype="float64"))
+    np.testing.assert_array_equal(w.get_value(), before)
+
+
+def test_the_other_linkers_read_a_resident_variable_as_before() -> None:
+    data, _, _, step = _regression()
+    step(np.ones(3, dtype="float32"))
+    cpu = pytensor.function([], data.sum(), mode=pytensor.compile.mode.Mode(linker="cvm"))
+    assert np.isclose(cpu(), data.get_value().sum(), rtol=1e-5)
+
+
+def test_compiled_jax_functions_and_resident_variables_pickle() -> None:
+    _data, w, _, step = _regression()
+    step(np.ones(3, dtype="float32"))
+    again = pickle.loads(pickle.dumps(step))
+    loaded_w = pickle.loads(pickle.dumps(w))
+    assert type(loaded_w.get_value()) is np.ndarray
+    np.testing.assert_allclose(loaded_w.get_value(), w.get_value())
+    assert np.isfinite(float(again(np.ones(3, dtype="float32"))))
+    assert modecfg.ran_on(again) == "cpu:0 through jax"
+
+
+# -- bad values ----------------------------------------------------------------------------
+
+
+def test_a_value_jax_has_no_arrays_of_is_a_clear_error() -> None:
+    with pytest.raises(modecfg.SharedValueError, match="JAX has no arrays of"):
+        jaxlink._put("names", np.array(["a", "b"]), jax.devices()[0], False)
+
+
+def test_a_value_that_does_not_fit_names_itself_and_nothing_is_placed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rng = np.random.default_rng(1)
+    small = pytensor.shared(rng.normal(size=4).astype("float32"), name="small")
+    big = pytensor.shared(rng.normal(size=(256, 256)).astype("float32"), name="big")
+    real_put = jax.device_put
+
+    def full_device(value: Any, device: Any = None) -> Any:
+        if value.size > 1000:
+            raise RuntimeError("RESOURCE_EXHAUSTED: Out of memory while trying to allocate 262144 bytes.")
+        return real_put(value, device)
+
+    monkeypatch.setattr(jax, "device_put", full_device)
+    with pytest.raises(modecfg.DeviceMemoryError, match=r"'big' \(0\.2 MiB, float32\(256, 256\)\)") as caught:
+        _jax_function([], small.sum() + big.sum())
+    assert "Nothing was placed" in str(caught.value)
+    assert jaxlink.sent_to_device(small) == (0, 0)  # all or none
+    monkeypatch.setattr(jax, "device_put", real_put)
+    f = _jax_function([], small.sum() + big.sum())
+    assert np.isclose(float(f()), small.get_value().sum() + big.get_value().sum(), rtol=1e-5)
+
+
+# -- precision -------------------------------------------------------------------------------
+
+
+def test_an_explicit_float64_in_a_float32_graph_is_computed_in_float64() -> None:
+    x = pt.vector("x", dtype="float32")
+    with config.override(floatX="float32"):
+        total = _jax_function([x], pt.cast(x, "float64").sum())
+    values = np.full(10**6, 0.1, dtype="float32")
+    result = total(values)
+    assert result.dtype == np.float64
+    assert float(result) == pytest.approx(values.astype("float64").sum(), rel=1e-12)  # float32 sums: 1e-7 off
+    i = pt.vector("i", dtype="int32")
+    with config.override(floatX="float32"):
+        mixed = _jax_function([i, x], i * x)
+    assert (
+        mixed(np.ones(2, dtype="int32"), np.ones(2, dtype="float32")).dtype == np.float64
+    )  # as the graph says
+
+
+def test_a_float32_graph_stays_float32_with_x64_off() -> None:
+    _data, _, _, step = _regression()
+    assert step.vm.x64 is False
+    assert step(np.ones(3, dtype="float32")).dtype == np.float32
+    x = pt.vector("x", dtype="float32")
+    with config.override(floatX="float32"):
+        f = _jax_function([x], pt.exp(x).mean())
+    assert "f64" not in jaxlink.lowered(f, np.ones(4, dtype="float32"))  # nothing wide in what XLA compiles
+
+
+def test_outputs_come_back_in_the_dtypes_the_graph_declares() -> None:
+    """A graph with a float64 part runs with x64 on, where PyTensor's JAX reductions return their
+    float64 accumulator for a float32 sum: the declared dtype is restored."""
+    x = pt.vector("x", dtype="float32")
+    with config.override(floatX="float32"):
+        f = _jax_function([x], [x.sum(), pt.cast(x, "float64").mean()])
+    assert f.vm.x64 is True
+    narrow, wide = f(np.ones(4, dtype="float32"))
+    assert (narrow.dtype, wide.dtype) == (np.float32, np.float64)
+
+
+@pytest.mark.parametrize(
+    ("flag", "lowered"), [("highest", "HIGHEST"), ("high", "HIGH"), ("default", "DEFAULT")]
+)
+def test_the_matmul_precision_flag_is_what_xla_compiles(flag: str, lowered: str) -> None:
+    a = pt.matrix("a", dtype="float32")
+    with config.override(matmul_precision=flag):
+        f = _jax_function([a], a @ a)
+    text = jaxlink.lowered(f, np.ones((4, 4), dtype="float32"))
+    assert re.search(rf"precision = \[{lowered}, {lowered}\]", text), text
+    assert jax.config.jax_default_matmul_precision is None  # the user's own JAX code is left alone
+
+
+def test_the_process_wide_x64_follows_floatX_at_each_link() -> None:
+    x = pt.vector("x", dtype="float32")
+    for floatX, x64 in (("float64", True), ("float32", False), ("float64", True)):
+        with config.override(floatX=floatX, linker="jax"):
+            modecfg.function([x], x + 1)
+        assert jax.config.jax_enable_x64 is x64
+
+
+def test_a_float64_on_a_gpu_is_reported_whatever_warn_float64_says(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SIMULATED device: the check's decision only (no GPU here). device=cuda with the JAX linker
+    counts warn_float64=ignore as warn; the CPU keeps ignore."""
+    from pytensor.compile.mode import Mode
+    from pytensor.graph.fg import FunctionGraph
+
+    from modecfg.checks.enforce import enforce
+
+    x = pt.vector("x", dtype="float32")
+    graph = FunctionGraph([x], [x * np.float64(2.0)], clone=True)
+    with config.override(floatX="float32", warn_float64="ignore", device="cuda"):
+        with pytest.warns(modecfg.Float64Warning, match="float64 constant"):
+            enforce(graph, Mode(linker="jax"))
+    with config.override(floatX="float32", warn_float64="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("error", modecfg.Float64Warning)
+        enforce(graph, Mode(linker="jax"))
+
+
+# -- where it ran, and profiles ---------------------------------------------------------------
+
+
+def test_ran_on_names_the_device_and_the_backend() -> None:
+    _, _, x, step = _regression()
+    assert modecfg.ran_on(step) == "cpu:0 through jax"
+    cpu = pytensor.function([x], x * 2, mode=pytensor.compile.mode.Mode(linker="cvm"))
+    assert modecfg.ran_on(cpu) == "cpu through cvm"
+    with pytest.raises(TypeError, match="compiled PyTensor function"):
+        modecfg.ran_on(object())
+
+
+def test_a_profiled_jax_function_is_timed_on_its_device_not_by_cvm() -> None:
+    from modecfg.profiles.report import ProfileReport
+
+    rng = np.random.default_rng(2)
+    data = pytensor.shared(rng.normal(size=(32, 8)).astype("float32"), name="data")
+    x = pt.vector("x", dtype="float32")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", modecfg.ModecfgWarning)  # no "profiled with cvm" note
+        f = _jax_function([x], (data @ x).sum(), profile=True, name="device step")
+    for i in range(6):
+        f(np.ones(8, dtype="float32"))
+        if i % 2:
+            data.set_value(data.get_value() + np.float32(1))
+    report = ProfileReport.from_stats(f.profile)
+    assert report.linker == "jax" and report.note == "" and report.device is not None
+    device = report.device
+    assert device["device"] == "cpu:0" and device["calls"] == 5 and device["first_call"] > 0
+    assert device["run"] > 0 and device["sent_bytes"] >= 5 * 8 * 4  # x, each timed call
+    assert device["shared_sent"]["data"][0] == 2  # set_value after calls 2 and 4 (and 6: not sent)
+    text = report.text()
+    assert "ran on cpu:0 through jax (x64 off, matmul precision highest)" in text
+    assert "per call (5 timed)" in text and "shared variable 'data'" in text and "2 of 5 calls" in text
+
+
+def test_the_report_says_when_a_shared_variable_crosses_every_call() -> None:
+    from modecfg.profiles.device import device_lines
+
+    lines = device_lines({
+        "device": "cuda:0 (NVIDIA H100)", "precision": "highest", "x64": False, "first_call": 0.5,
+        "calls": 4, "run": 0.004, "sent": 0.1, "sent_bytes": 4 * 2**20, "shared_sent": {"X": (4, 4 * 2**20)},
+        "returned_bytes": 16,
+    })  # fmt: skip
+    assert lines[0].startswith("ran on cuda:0 (NVIDIA H100) through jax")
+    assert "1.000 ms on the device; sent to it 1.0 MiB in 25.000 ms" in lines[2]
+    assert lines[3] == (
+        "shared variable 'X': 4.0 MiB sent in 4 of 4 calls on every call: the data is not resident, "
+        "set_value gives it a new value each call"
+    )
+
+
+def test_the_html_report_shows_the_device_section() -> None:
+    from modecfg.profiles.html import sections
+    from modecfg.profiles.report import ProfileReport
+
+    rng = np.random.default_rng(3)
+    data = pytensor.shared(rng.normal(size=(4, 4)).astype("float32"), name="<b>data</b>")
+    f = _jax_function([], data.sum(), profile=True, name="step <script>")
+    f()
+    f()
+    page = sections([ProfileReport.from_stats(f.profile)], 10, 10)
+    assert "ran on cpu:0 through jax" in page and "<script>" not in page and "&lt;script&gt;" in page
+
+
+# -- device=gpu: Theano's fallback ---------------------------------------------------------------
+
+
+def test_theano_gpu_spelling_falls_back_to_the_cpu_once_and_cuda_stays_strict(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    if jaxlink.describe_device(jax.devices()[0]).startswith("cuda"):
+        pytest.skip("a GPU is usable here")
+    from modecfg.modes import device
+
+    monkeypatch.setattr(device, "_warned", set())
+    x = pt.vector("x")
+    with config.override(device="gpu0"), warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        f = modecfg.function([x], x + 1)
+        modecfg.function([x], x * 2)
+    said = [w for w in seen if issubclass(w.category, modecfg.DeviceFallbackWarning)]
+    assert len(said) == 1 and "device=gpu0 is Theano's spelling, which falls back" in str(said[0].message)
+    assert modecfg.ran_on(f).startswith("cpu through")
+    with config.override(device="gpu0", force_device=True), pytest.raises(modecfg.DeviceUnavailableError):
+        modecfg.function([x], x + 1)
+    with (
+        config.override(device="cuda0"),
+        pytest.raises(modecfg.DeviceUnavailableError, match="fallback_to_cpu"),
+    ):
+        modecfg.function([x], x + 1)
+
+
+# -- on a real GPU (pytest -m gpu; skipped where JAX sees none) ----------------------------------
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_data_stays_there_matmuls_are_float32_and_profiles_are_the_gpus() -> None:
+    if not any(d.platform == "gpu" for d in jax.devices()):
+        pytest.skip("JAX sees no GPU here")
+    from modecfg.profiles.report import ProfileReport
+
+    rng = np.random.default_rng(4)
+    data = pytensor.shared(rng.normal(size=(512, 256)).astype("float32"), name="data")
+    x = pt.vector("x", dtype="float32")
+    with config.override(device="cuda", floatX="float32"):
+        f = modecfg.function([x], (data @ x).sum(), profile=True, name="on the gpu")
+        a = pt.matrix("a", dtype="float32")
+        product = modecfg.function([a], a @ a)
+    assert modecfg.ran_on(f).startswith("cuda:0")
+    on_device = jax.device_put(np.ones(256, dtype="float32"), jax.devices("gpu")[0])
+    f(on_device)
+    with jax.transfer_guard("disallow_explicit"):
+        f(on_device)
+    m = rng.normal(size=(1024, 1024)).astype("float32")
+    exact = m.astype("float64") @ m.astype("float64")
+    assert np.abs(np.asarray(product(m)) - exact).max() / np.abs(exact).max() < 1e-5
+    assert ProfileReport.from_stats(f.profile).device["device"].startswith("cuda:0")  # type: ignore[index]
