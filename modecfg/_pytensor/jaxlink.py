@@ -441,3 +441,35 @@ def lowered(fn: Any, *args: Any) -> str:
     x64, matmul = _contexts()
     with x64(vm.x64), matmul(PRECISIONS[vm.precision]):
         return str(vm.thunk.jit_fn.lower(*values).as_text())
+
+
+# Operations whose float32 results a lower matmul precision changes (by class name, with
+# Blockwise's core operation): products and convolutions.
+_PRODUCTS = frozenset(["Dot", "Dot22", "Dot22Scalar", "Gemm", "Gemv", "Ger", "BatchedDot", "Dot2", "MatMul"])
+
+
+def _is_product(op: Any) -> bool:
+    op = getattr(op, "core_op", op)
+    name = type(op).__name__
+    return name in _PRODUCTS or "Conv" in name
+
+
+def precision_note(graph: Any) -> str:
+    """Why a JAX function on a GPU may differ from the CPU in float32 products: the
+    ``matmul_precision`` flag (not ``highest``), said for CompareMode; '' when that cannot be it."""
+    precision = str(config.matmul_precision)
+    if precision == "highest" or "jax" not in sys.modules:
+        return ""
+    device = _target()
+    if device.platform != "gpu":
+        return ""
+    products = [node for node in getattr(graph, "apply_nodes", ()) if _is_product(node.op)]
+    if not products:
+        return ""
+    return (
+        f"jax on {describe_device(device)} computes float32 matmuls and convolutions at "
+        f"matmul_precision={precision} (JAX's '{PRECISIONS[precision]}': TF32-like, a relative error "
+        f"near 3e-4 where float32 gives 1e-6) in {len(products)} node(s) of this graph, first "
+        f"{products[0].op}: a difference that size is that precision's; matmul_precision=highest "
+        "compares float32 with float32"
+    )

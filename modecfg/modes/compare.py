@@ -548,6 +548,10 @@ def analyse(plan: Plan, references: dict[str, Any], first: Mismatch, inputs: lis
     backend = first.backend
     linker = _linker(backend, plan)
     graph = plan.fgraph if backend == own else references[backend].fgraph
+    if linker == "jax":  # a GPU's lower matmul precision, chosen by a flag, explains it: said first
+        from modecfg._pytensor.jaxlink import precision_note
+
+        notes += [note] if (note := precision_note(graph)) else []
     if written is not None and truth is not None and _finite(truth[first.position]):
         from modecfg._pytensor.compare import compile_on
 

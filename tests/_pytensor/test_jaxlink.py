@@ -402,3 +402,25 @@ def test_on_a_gpu_data_stays_there_matmuls_are_float32_and_profiles_are_the_gpus
     exact = m.astype("float64") @ m.astype("float64")
     assert np.abs(np.asarray(product(m)) - exact).max() / np.abs(exact).max() < 1e-5
     assert ProfileReport.from_stats(f.profile).device["device"].startswith("cuda:0")  # type: ignore[index]
+
+
+def test_comparemode_attributes_a_lowered_gpu_precision_to_its_flag(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SIMULATED device: the note CompareMode adds for a JAX backend on a GPU whose matmul precision
+    was lowered; the CPU (and matmul_precision=highest) never gets it."""
+    from types import SimpleNamespace
+
+    from pytensor.graph.fg import FunctionGraph
+
+    a = pt.matrix("a", dtype="float32")
+    products = FunctionGraph([a], [pt.tanh(a @ a)], clone=True)
+    elementwise = FunctionGraph([a], [pt.tanh(a)], clone=True)
+    with config.override(matmul_precision="default"):
+        assert jaxlink.precision_note(products) == ""  # JAX's CPU device computes float32 anyway
+    gpu = SimpleNamespace(platform="gpu", id=0, device_kind="NVIDIA H100 80GB HBM3")
+    monkeypatch.setattr(jaxlink, "_target", lambda device=None: gpu)
+    with config.override(matmul_precision="default"):
+        note = jaxlink.precision_note(products)
+        assert jaxlink.precision_note(elementwise) == ""
+    assert note.startswith("jax on cuda:0 (NVIDIA H100 80GB HBM3) computes float32 matmuls")
+    assert "matmul_precision=default" in note and "matmul_precision=highest compares" in note
+    assert jaxlink.precision_note(products) == ""  # highest: float32 is float32

@@ -693,3 +693,21 @@ def test_a_float64_output_nothing_uses_and_no_line_made_is_still_a_finding() -> 
     made_elsewhere.tag.trace = []  # as a library's helper leaves it: no user line
     (found,) = check_float32([made_elsewhere])
     assert found.reason is Reason.FLOAT64_CONSTANT and found.source is None and found.node is None
+
+
+@pytest.mark.parametrize(
+    "mode",
+    [None, "FAST_COMPILE", "JAX", "NanGuardMode", "CompareMode", "DebugMode", "MonitorMode", "ProfileMode"],
+)
+def test_modecfg_function_under_raise_gives_every_finding_whatever_the_mode(mode: str | None) -> None:
+    """The README's recipe (the graph built first, compiled under the flag) holds for every mode:
+    the Float64Error with all findings, before PyTensor copies the graph and raises bare."""
+    x = pt.vector("x", dtype="float32")
+    labels = pt.ivector("labels")
+    cost = (labels * pt.log(pt.sigmoid(x))).mean() + (x * np.float64(0.5) ** np.arange(3.0)).sum()
+    gradient = pytensor.grad(cost, x)
+    with modecfg.config.override(floatX="float32", warn_float64="raise"):
+        with pytest.raises(modecfg.Float64Error) as caught:
+            modecfg.function([x, labels], [cost, gradient], mode=mode)
+    reasons = sorted(f.reason for f in caught.value.findings)  # type: ignore[attr-defined]
+    assert len(reasons) == 2 and "2 place(s) where float64 enters" in str(caught.value)
