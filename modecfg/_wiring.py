@@ -98,11 +98,13 @@ def _test_values_touched(change: Change | None = None) -> None:
 
 
 def _jax_linked() -> None:
-    """A function was linked for JAX: its inputs given as JAX arrays are used where they are
-    from now on (the patch costs every call a check: off until JAX is used)."""
-    from modecfg._pytensor.patches import DEVICE_INPUTS, enable
+    """A function was linked for JAX: inputs given as JAX arrays are used where they are, and
+    shared variables it left on the device read as numpy, from now on (these patches cost every
+    call and every get_value a check: off in processes that never use JAX)."""
+    from modecfg._pytensor.patches import DEVICE_INPUTS, SHARED_VALUES, SHARED_VALUES_SET, enable
 
-    enable(DEVICE_INPUTS)
+    for patch in (SHARED_VALUES, SHARED_VALUES_SET, DEVICE_INPUTS):
+        enable(patch)
 
 
 def _modes_changed(change: Change) -> None:

@@ -158,6 +158,30 @@ SCAN_TEST_VALUES = Patch(
 )
 
 
+SHARED_VALUES = Patch(
+    name="shared values",
+    module="pytensor.compile.sharedvalue",
+    attr="SharedVariable.get_value",
+    params=("self", "borrow", "return_internal_type"),
+    on_demand=True,
+    replacement=replacements.get_value,
+    why="get_value of a shared variable a JAX function updated on the device returns numpy, as on "
+    "the CPU (its device array with return_internal_type=True); on once a JAX function is linked",
+)
+
+
+SHARED_VALUES_SET = Patch(
+    name="shared values (set)",
+    module="pytensor.compile.sharedvalue",
+    attr="SharedVariable.set_value",
+    params=("self", "new_value", "borrow"),
+    on_demand=True,
+    replacement=replacements.set_value,
+    why="set_value keeps a JAX array on its device, and a value of the wrong dtype or dimensions is a "
+    "SharedValueError naming the variable; on once a JAX function is linked",
+)
+
+
 DEVICE_INPUTS = Patch(
     name="device inputs",
     module="pytensor.compile.executor",
@@ -333,24 +357,8 @@ PATCHES: tuple[Patch, ...] = (
         "(matmul_precision), keeps the shared variables it reads on the device between calls, and is "
         "timed there when profiled (modecfg._pytensor.jaxlink)",
     ),
-    Patch(
-        name="shared values",
-        module="pytensor.compile.sharedvalue",
-        attr="SharedVariable.get_value",
-        params=("self", "borrow", "return_internal_type"),
-        replacement=replacements.get_value,
-        why="get_value of a shared variable a JAX function updated on the device returns numpy, as on "
-        "the CPU (its device array with return_internal_type=True)",
-    ),
-    Patch(
-        name="shared values (set)",
-        module="pytensor.compile.sharedvalue",
-        attr="SharedVariable.set_value",
-        params=("self", "new_value", "borrow"),
-        replacement=replacements.set_value,
-        why="set_value keeps a JAX array on its device, and a value of the wrong dtype or dimensions is a "
-        "SharedValueError naming the variable",
-    ),
+    SHARED_VALUES,
+    SHARED_VALUES_SET,
     DEVICE_INPUTS,
     TEST_VALUES,
     SCAN_TEST_VALUES,

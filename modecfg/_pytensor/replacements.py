@@ -17,8 +17,10 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
+
 from modecfg._locks import RLock, fork_safe
-from modecfg._pytensor import blas, gradients, locate, marks
+from modecfg._pytensor import blas, gradients, jaxlink, locate, marks
 from modecfg._pytensor.hooks import hooks
 from modecfg._pytensor.kinds import linker_name
 from modecfg._pytensor.modetable import ModeTable
@@ -28,6 +30,7 @@ from modecfg.config import config
 __all__: list[str] = []  # the patch list (patches.PATCHES) names what it uses
 
 _log = logging.getLogger("modecfg.pytensor")
+_ndarray = np.ndarray
 
 
 # -- the config view -----------------------------------------------------------------
@@ -454,8 +457,6 @@ def jit_make_all(self: Any, make_all: Any, *args: Any, **kwargs: Any) -> Any:
     reads its shared variables from the device, and is timed there; numba's is PyTensor's."""
     if linker_name(self) != "jax":
         return make_all(self, *args, **kwargs)
-    from modecfg._pytensor import jaxlink
-
     return jaxlink.link(self, make_all, *args, **kwargs)
 
 
@@ -463,20 +464,20 @@ def get_value(self: Any, get: Any, borrow: bool = False, return_internal_type: b
     """``SharedVariable.get_value``: a value a JAX function left on the device comes back as numpy
     (with ``borrow``, a read-only view of its host copy), its device array with
     ``return_internal_type=True`` (Theano's GPU variables answered so too)."""
-    from modecfg._pytensor.jaxlink import host_value, is_device_array
-
     raw = self.container.storage[0]
-    if return_internal_type or not is_device_array(raw):
+    if type(raw) is _ndarray or return_internal_type or not jaxlink.is_device_array(raw):
         return get(self, borrow, return_internal_type)
-    return host_value(raw, borrow)
+    return jaxlink.host_value(raw, borrow)
 
 
 def set_value(self: Any, set_: Any, new_value: Any, borrow: bool = False) -> None:
     """``SharedVariable.set_value``: a JAX array of the variable's type is kept on its device as it
     is; a value the type refuses is a SharedValueError naming the variable (its value kept)."""
-    from modecfg._pytensor.jaxlink import is_device_array, takes_as_is
-
-    if is_device_array(new_value) and takes_as_is(self.container, new_value):
+    if (
+        type(new_value) is not _ndarray
+        and jaxlink.is_device_array(new_value)
+        and jaxlink.takes_as_is(self.container, new_value)
+    ):
         self.container.storage[0] = new_value  # immutable: nothing to copy
         return
     try:

@@ -68,6 +68,25 @@ def test_plain_pytensor_sends_shared_data_every_call_and_the_guard_catches_it() 
     assert "modecfg" not in done.stderr
 
 
+def test_a_process_that_never_uses_jax_runs_pytensor_untouched() -> None:
+    """The JAX path's patches on shared values and inputs (they cost every get_value and call a
+    check) go on at the first function linked for JAX, not before."""
+    script = textwrap.dedent(
+        """
+        import numpy as np, modecfg, pytensor, pytensor.tensor as pt
+        from modecfg._pytensor import patches
+        names = ("shared values", "shared values (set)", "device inputs")
+        x = pt.vector("x")
+        pytensor.function([x], x * 2, mode=pytensor.compile.mode.Mode(linker="cvm"))
+        print([patches.is_on(n) for n in names])
+        pytensor.function([x], x * 2, mode=pytensor.compile.mode.Mode(linker="jax"))
+        print([patches.is_on(n) for n in names])
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.stdout.split("\n")[:2] == ["[False, False, False]", "[True, True, True]"], done.stderr
+
+
 # -- residency ---------------------------------------------------------------------------
 
 
