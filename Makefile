@@ -33,6 +33,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/testvalue_bench.py
 	$(BIN)/python bench/profile_bench.py
 	$(BIN)/python bench/cache_bench.py
+	$(BIN)/python bench/device_bench.py
 
 $(VENV)/.dev: $(STAMP)
 	@$(BIN)/python -m pip install -e '.[dev]' >> $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; exit 1; }

@@ -21,7 +21,9 @@ __all__ = [
     "is_cast",
     "is_constant",
     "is_elemwise",
+    "is_loop",
     "is_shape_op",
+    "is_uninitialised",
     "linker_name",
     "missing",
     "runs_c_code",
@@ -37,6 +39,13 @@ CLASSES: dict[str, tuple[tuple[str, str], ...]] = {
     "elemwise": (("pytensor.tensor.elemwise", "Elemwise"),),
     "cast": (("pytensor.scalar.basic", "Cast"),),
     "constant": (("pytensor.graph.basic", "Constant"),),
+    "uninitialised": (("pytensor.tensor.basic", "AllocEmpty"),),
+    "writes_into": (
+        ("pytensor.tensor.subtensor", "IncSubtensor"),
+        ("pytensor.tensor.subtensor", "AdvancedIncSubtensor1"),
+        ("pytensor.tensor.subtensor", "AdvancedIncSubtensor"),
+    ),
+    "loop": (("pytensor.scan.op", "Scan"),),
 }
 
 # A linker object's class -> its name in the linker table. VMLinker is named by its settings and
@@ -80,6 +89,23 @@ def is_cast(op: Any) -> bool:
 
 def is_constant(var: Any) -> bool:
     return _is(var, "constant")
+
+
+def is_uninitialised(var: Any) -> bool:
+    """A variable whose value is memory no one wrote yet, wholly or in part: an ``AllocEmpty``, or
+    part of one written into (a loop's output buffer with its first rows set): any value is right."""
+    while var.owner is not None:
+        if _is(var.owner.op, "uninitialised"):
+            return True
+        if not _is(var.owner.op, "writes_into"):
+            return False
+        var = var.owner.inputs[0]
+    return False
+
+
+def is_loop(op: Any) -> bool:
+    """A ``Scan``."""
+    return _is(op, "loop")
 
 
 def linker_name(linker: Any) -> str:

@@ -143,14 +143,22 @@ def raise_with_location(original: Any, fgraph: Any, node: Any, thunk: Any = None
 def remember(fgraph: Any) -> None:
     """Keep what ``fgraph`` is before it is rewritten (see the module docstring).
 
-    Rewrites change ``node.inputs`` in place, and nothing else of a node or a variable; so
-    what is kept is what each node's inputs were, with the graph's inputs and outputs: plain
-    tuples and a dict of PyTensor's own objects (a function pickled with modecfg loads
-    without it). :func:`untouched` builds a graph of clones from it on first use (an error,
-    a NaN, a float32 check of the function): a compile never asked pays a dict of tuples,
-    not a clone of its graph (that clone was 3% of a warm compile).
+    Rewrites change ``node.inputs`` in place and the inner graph of an operation that has one
+    (a Scan; an OpFromGraph, as softmax is: the compile's own copy of it, rewritten in place, with
+    in-place operations); nothing else of a node or a variable. So what is kept is what each
+    node's inputs were and, for an operation with an inner graph, a clone of it as written, with
+    the graph's inputs and outputs: plain tuples and a dict of PyTensor's own objects (a function
+    pickled with modecfg loads without it). :func:`untouched` builds a graph of clones from it on
+    first use (an error, a NaN, a float32 check of the function): a compile never asked pays a dict
+    of tuples (and clones of its inner graphs), not a clone of its graph (that was 3% of a warm
+    compile).
     """
-    inputs_of = {node: tuple(node.inputs) for node in fgraph.apply_nodes}
+    from pytensor.graph.op import HasInnerGraph
+
+    inputs_of = {
+        node: (node.op.clone() if isinstance(node.op, HasInnerGraph) else node.op, tuple(node.inputs))
+        for node in fgraph.apply_nodes
+    }
     kept = (tuple(fgraph.inputs), tuple(fgraph.outputs), inputs_of, dict(fgraph.update_mapping or {}))
     setattr(fgraph, marks.ORIGINAL, kept)
 
@@ -165,7 +173,10 @@ def untouched(fgraph: Any) -> Any:
     return kept
 
 
-def _build(roots: tuple[Any, ...], outputs: tuple[Any, ...], inputs_of: dict[Any, tuple[Any, ...]],
+_Kept = dict[Any, tuple[Any, tuple[Any, ...]]]  # node -> (its operation, its inputs) as written
+
+
+def _build(roots: tuple[Any, ...], outputs: tuple[Any, ...], inputs_of: _Kept,
            update_mapping: dict[int, int]) -> Any:  # fmt: skip
     from pytensor.graph.basic import Apply
     from pytensor.graph.fg import FunctionGraph
@@ -175,7 +186,7 @@ def _build(roots: tuple[Any, ...], outputs: tuple[Any, ...], inputs_of: dict[Any
 
     def was(obj: Any) -> Any:  # what a variable or node came from before the rewrites
         if isinstance(obj, Apply):
-            return inputs_of.get(obj, ())
+            return inputs_of[obj][1] if obj in inputs_of else ()
         return None if obj in stop or obj.owner is None else [obj.owner]
 
     equiv: dict[Any, Any] = {var: var.clone() for var in roots}
@@ -188,7 +199,9 @@ def _build(roots: tuple[Any, ...], outputs: tuple[Any, ...], inputs_of: dict[Any
 
     for node in general_toposort(outputs, was):
         if isinstance(node, Apply):
-            new = node.clone_with_new_inputs([copy(var) for var in inputs_of[node]], strict=False)
+            op, inputs = inputs_of[node]
+            new = node.clone_with_new_inputs([copy(var) for var in inputs], strict=False)
+            new.op = op  # the operation as written (a rewrite may have put a copy in its place)
             equiv.update(zip(node.outputs, new.outputs, strict=True))
     return FunctionGraph(
         [equiv[var] for var in roots],

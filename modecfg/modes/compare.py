@@ -43,7 +43,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from modecfg._pytensor.gradients import GradOrigin, grad_origin
-from modecfg._pytensor.kinds import linker_name
+from modecfg._pytensor.kinds import is_loop, is_uninitialised, linker_name
 from modecfg._pytensor.subclasses import WrappedVM, WrappingLinker, WrappingMode
 from modecfg._source import SourceLine, source_line
 from modecfg._warn import act
@@ -189,7 +189,7 @@ class Mismatch(NamedTuple):
     """One output (or update) on which one backend differs from the reference."""
 
     output: str  # "output 0", "update of w"
-    position: int  # among the function's outputs and updates (-1: the call raised)
+    position: int  # among the function's outputs and updates
     backend: str  # the odd one; "the rewrites" when every backend differs from the graph as written
     reference: str  # what it was compared with
     detail: str  # how it differs (difference())
@@ -217,6 +217,7 @@ class DifferingNode(NamedTuple):
     compiles: int
     method: str  # "per-node values" or "bisection"
     input_values: tuple[Any, ...] = ()  # its inputs' values (the same on both: earlier nodes agree)
+    inputs_given: tuple[Any, ...] = ()  # the values of its graph's inputs (a loop's step: that step's)
 
     def describe(self) -> str:
         inputs = ", ".join(
@@ -229,6 +230,22 @@ class DifferingNode(NamedTuple):
             lines.append(f"  created at {self.source}: {self.source.code}")
         lines.append(f"  {self.detail}")
         lines.append(f"  found by {self.method} on {self.backend}: {self.compiles} compiles")
+        return "\n".join(lines)
+
+
+class LoopStep(NamedTuple):
+    """Inside a loop (a Scan) that differs: the first step whose inner graph differs when given
+    the reference's state, and the first node of the step function that differs there."""
+
+    iteration: int  # 0-based
+    steps: int
+    node: DifferingNode
+
+    def describe(self) -> str:
+        lines = [
+            f"inside it, at step {self.iteration + 1} of {self.steps} (the state before it the reference's):"
+        ]
+        lines.append("  " + self.node.describe().replace("\n", "\n  "))
         return "\n".join(lines)
 
 
@@ -265,6 +282,7 @@ class Comparison(NamedTuple):
     rewrite: Rewrite | None
     repro: str | None  # the script written
     notes: tuple[str, ...]  # what could not be found, and why
+    loop: LoopStep | None = None  # inside the differing node, when it is a loop
 
     def describe(self) -> str:
         first = self.mismatches[0]
@@ -273,6 +291,8 @@ class Comparison(NamedTuple):
         if self.node is not None:
             lines.append(f"the first node that differs on {first.backend}:")
             lines.append("  " + self.node.describe().replace("\n", "\n  "))
+        if self.loop is not None:
+            lines.append("  " + self.loop.describe().replace("\n", "\n  "))
         if self.rewrite is not None:
             lines.append("the rewrite that introduced it:")
             lines.append("  " + self.rewrite.describe().replace("\n", "\n  "))
@@ -314,6 +334,7 @@ class _Analysis(NamedTuple):
     rewrite: Rewrite | None
     repro: str | None
     notes: tuple[str, ...]
+    loop: LoopStep | None = None
 
 
 class _State:
@@ -396,18 +417,20 @@ class ComparedVM(WrappedVM):
         state, plan = self._state, self._plan
         own = plan.linker or "the function's linker"
         results: dict[str, list[Any]] = {own: values}
-        raised: dict[str, str] = {}
-        for label, compiled in state.references.items():
+        for label, compiled in list(state.references.items()):
             try:
                 results[label] = compiled(inputs)
-            except Exception as exc:
-                raised[label] = f"{type(exc).__name__}: {exc}"
+            except Exception as exc:  # it cannot run this graph (an op it lacks, a dtype): not compared
+                why = f"it cannot run this graph: {type(exc).__name__}: {str(exc).splitlines()[0]}"
+                with state.lock:
+                    if state.references.pop(label, None) is not None:
+                        state.skipped[label] = why
+                        _log.info("CompareMode: %s not compared: %s", label, why)
         dtypes = [getattr(out.type, "dtype", None) for out in plan.fgraph.outputs]
         mismatches = [
             m for m in judge(results, own, plan.output_names, dtypes, self._settings)
             if not m.stabilised or not self._stabilised_by_rewrites(m, inputs)
         ]  # fmt: skip
-        mismatches += [Mismatch("the call", -1, label, own, f"raised {why}") for label, why in raised.items()]
         with counted.lock:
             counted.calls += 1
         if not mismatches:
@@ -424,6 +447,7 @@ class ComparedVM(WrappedVM):
             analysis.rewrite,
             analysis.repro,
             analysis.notes,
+            analysis.loop,
         )
         message = comparison.describe()
         action = str(config.CompareMode.action)
@@ -531,8 +555,6 @@ def analyse(plan: Plan, references: dict[str, Any], first: Mismatch, inputs: lis
     notes: list[str] = []
     written = plan.original
     truth = results.get(WRITTEN)
-    if first.position < 0:
-        return _Analysis(None, None, None, ("a backend raised where the function's own did not",))
     if first.backend == REWRITES:
         assert written is not None and truth is not None
         rewrite, note = find_rewrite(
@@ -574,22 +596,27 @@ def analyse(plan: Plan, references: dict[str, Any], first: Mismatch, inputs: lis
         notes.append(
             f"{backend} differs on the graph as written too, without rewrites: no rewrite is to blame"
         )
-    node, note = find_node(graph, inputs, backend, settings)
-    if node is None and written is not None and notes:  # then on the graph as written, where it differs too
-        node, note = find_node(written, inputs, backend, settings)
+    if written is not None and notes:  # it differs on the graph as written: the user's own nodes
         graph = written
+    node, note = find_node(graph, inputs, backend, settings)
     notes += [note] if note else []
     rewrite = None
     repro = None
+    loop = None
+    if node is not None and is_loop(node.node.op):
+        loop, note = find_in_loop(node, linker, backend, settings)
+        notes += [note] if note else []
     if node is not None:
         reference = reference_of(backend)
+        shown = loop.node if loop is not None else node  # a loop: its step's node, in its step's graph
         repro, note = smallest_repro(
-            graph, node.node, node.input_values, inputs, linker, reference,
-            _tolerances(node.node.outputs, settings),
+            node.node.op.fgraph if loop is not None else graph, shown.node, shown.input_values,
+            list(loop.node.inputs_given) if loop is not None else inputs, linker, reference,
+            _tolerances(shown.node.outputs, settings),
             functools.partial(_differs, first=linker, second=reference, settings=settings),
         )  # fmt: skip
         notes += [note] if note else []
-    return _Analysis(node, rewrite, repro, tuple(notes))
+    return _Analysis(node, rewrite, repro, tuple(notes), loop)
 
 
 def _tolerances(outputs: Sequence[Any], settings: Settings) -> tuple[float, float]:
@@ -633,6 +660,8 @@ def find_node(graph: Any, inputs: list[Any], backend: str, settings: Settings = 
 
     def differs(variables: list[Any], values: list[Any]) -> tuple[Any, str] | None:
         for var, value in zip(variables, values, strict=True):
+            if is_uninitialised(var):
+                continue  # memory no one wrote yet (a loop's output buffer): any value is right
             detail = difference(
                 value,
                 ref_values[var],
@@ -682,6 +711,48 @@ def find_node(graph: Any, inputs: list[Any], backend: str, settings: Settings = 
         tuple(str(getattr(v.type, "dtype", v.type)) for v in node.inputs),
         source_line(node), grad_origin(node), detail, compiles, method, tuple(ins),
     ), ""  # fmt: skip
+
+
+def find_in_loop(found: DifferingNode, linker: str, backend: str, settings: Settings = FLAGS
+                 ) -> tuple[LoopStep | None, str]:  # fmt: skip
+    """Inside a Scan that differs: its step function run step by step on ``backend`` and on the
+    reference, each step from the reference's state, until one differs; then the first node of
+    that step that does. Loops of sequences, one-step states (``outputs_info``) and
+    non-sequences are searched; others are said not to be."""
+    from modecfg._pytensor.compare import compile_on
+
+    op = found.node.op
+    info = op.info
+    if info.mit_mot_in_slices or info.mit_sot_in_slices or info.n_untraced_sit_sot or info.as_while:
+        return None, (
+            "the loop's step was not searched: modecfg searches loops of sequences, one-step states "
+            "(outputs_info without taps) and non-sequences"
+        )
+    values = list(found.input_values)
+    steps = int(values[0])
+    sequences, states, constants = op.outer_seqs(values), op.outer_sitsot(values), op.outer_non_seqs(values)
+    state = [np.asarray(buffer)[0] for buffer in states]
+    step = op.fgraph
+    reference = reference_of(backend)
+    on_backend = compile_on(step.inputs, step.outputs, linker, rewrites=None)
+    on_reference = compile_on(step.inputs, step.outputs, reference, rewrites=None)
+    for t in range(steps):
+        given = [np.asarray(seq)[t] for seq in sequences] + state + list(constants)
+        expected = on_reference(given)
+        got = on_backend(given)
+        if any(
+            difference(a, b, backend, reference, getattr(out.type, "dtype", None), settings=settings)
+            for a, b, out in zip(got, expected, step.outputs, strict=True)
+        ):
+            node, note = find_node(step, given, backend, settings)
+            if node is None:
+                return None, f"step {t + 1} of the loop differs, but {note}"
+            return LoopStep(t, steps, node._replace(inputs_given=tuple(given))), ""
+        state = list(expected[: len(states)])  # the reference's state: each step judged alone
+    return None, (
+        f"no step of the loop differs when run alone ({steps} steps, each from the reference's "
+        "state): the difference needs the whole loop compiled at once"
+    )
 
 
 def _input_value(graph: Any, var: Any, inputs: list[Any]) -> Any:

@@ -39,7 +39,8 @@ def on_demand_put_back() -> Any:
 def test_every_integration_point_verifies_against_the_installed_pytensor() -> None:
     import modecfg  # noqa: F401  (wired: PyTensor is loaded, so the points are in)
 
-    for patch in (patches.TEST_VALUES, patches.SCAN_TEST_VALUES, patches.DEVICE_INPUTS):
+    on_demand = (patches.TEST_VALUES, patches.SCAN_TEST_VALUES, patches.DEVICE_INPUTS, patches.SHARED_VALUES)
+    for patch in (*on_demand, patches.SHARED_VALUES_SET):
         assert patches.enable(patch)
     rows = {row.patch.name: row for row in patches.status()}
     assert set(rows) == {p.name for p in patches.PATCHES}

@@ -117,6 +117,24 @@ def _third(op: Any, node: Any = None, **kwargs: Any) -> Any:
     return third
 
 
+class NumbaOnly(_Elementwise):
+    """2 * x on numba; no Python implementation: the py and cvm backends cannot run it (as a
+    backend without an op, or without a dtype, cannot)."""
+
+    def python(self, x: Any) -> Any:
+        raise NotImplementedError("NumbaOnly has no Python implementation")
+
+
+@numba_funcify.register(NumbaOnly)
+def _numba_only(op: Any, node: Any = None, **kwargs: Any) -> Any:
+    @numba_basic.numba_njit
+    def twice(x: Any) -> Any:
+        return x * 2.0
+
+    return twice
+
+
+numba_only = NumbaOnly()
 wrong_on_numba = WrongOnNumba()
 nan_on_numba = NanOnNumba()
 unstable = Unstable()

@@ -463,3 +463,59 @@ def test_a_reproduction_directory_others_may_write_is_refused_and_the_error_stil
         found.notes
     )
     assert type(found.node.node.op) is planted.WrongOnNumba  # the rest of the finding is there
+
+
+def test_ordinary_graphs_are_no_false_alarm() -> None:
+    """Held-out false alarms of issue 47: softmax (an OpFromGraph whose inner graph the function's
+    own compile rewrites in place) and a backend that cannot run a graph at all (float16 on cvm)."""
+    m = pt.matrix("m")
+    f = modecfg.function([m], pt.special.softmax(m, axis=-1).max(),
+                         mode=modecfg.CompareMode(linker="numba", linkers="cvm:py"))  # fmt: skip
+    values = np.random.default_rng(0).random((3, 4))
+    for _ in range(2):
+        assert np.isfinite(f(values))
+    from tests.modes.planted import numba_only
+
+    x = pt.vector("x")
+    g = modecfg.function([x], numba_only(x).sum(), mode=modecfg.CompareMode(linker="numba", linkers="cvm:py"))
+    for _ in range(2):
+        assert float(g(np.ones(3))) == 6.0
+    skipped = g.vm._state.skipped
+    assert skipped["py"] == (
+        "it cannot run this graph: NotImplementedError: NumbaOnly has no Python implementation"
+    )
+    assert set(skipped) == {"py", "cvm", "the graph as written"}
+
+
+def test_a_wrong_op_inside_a_loop_is_found_in_the_step_function_with_its_line_and_a_reproduction() -> None:
+    x = pt.matrix("x")
+
+    def step(row: Any, total: Any) -> Any:
+        return total + planted.wrong_on_numba(row)  # planted: wrong inside the loop
+
+    totals = pytensor.scan(step, sequences=[x], outputs_info=[pt.zeros(3)], return_updates=False)
+    f = modecfg.function([x], totals[-1].sum(), mode=_mode())
+    rows = np.array([[0.5, 0.1, 0.2], [1.0, 3.0, 0.5], [0.1, 0.1, 0.1]])
+    found = _fails(f, rows)
+    assert found.node is not None and type(found.node.node.op).__name__ == "Scan"
+    loop = found.loop
+    assert loop is not None and (loop.iteration, loop.steps) == (1, 3)  # step 1 has only values <= 2
+    assert type(loop.node.node.op) is planted.WrongOnNumba
+    assert (loop.node.source.file, loop.node.source.line) == (HERE, _line("planted: wrong inside the loop"))
+    assert "numba 30.12830538, py 20.08553692" in loop.node.detail  # exp(3) * 1.5 against exp(3)
+    assert "inside it, at step 2 of 3" in found.describe()
+    run = _run_plain(found.repro)  # the step's node alone, on that step's values
+    assert run.returncode == 1, run.stderr
+    assert "WrongOnNumba" in Path(found.repro).read_text() and "Scan" not in Path(found.repro).read_text()
+
+
+def test_a_loop_the_search_does_not_cover_is_said_so() -> None:
+    x = pt.vector("x")
+    fib = pytensor.scan(
+        lambda a, b: a + planted.wrong_on_numba(b),
+        outputs_info=[{"initial": pt.ones((2, 3)), "taps": [-2, -1]}], n_steps=2, return_updates=False,
+    )  # fmt: skip
+    f = modecfg.function([x], fib.sum() + x.sum(), mode=_mode())
+    found = _fails(f, np.ones(2))
+    assert found.loop is None
+    assert any("the loop's step was not searched" in note for note in found.notes)
