@@ -20,6 +20,7 @@ import math
 import re
 import sys
 import textwrap
+import unicodedata
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -54,7 +55,11 @@ class _Writer:
 
     # -- names ---------------------------------------------------------------------------
     def fresh(self, hint: str) -> str:
-        base = re.sub(r"\W", "_", hint or "v").strip("_") or "v"
+        """A new Python identifier for ``hint`` (a variable's name: x with a subscript one is
+        ``x1``; what no identifier may hold becomes ``_``), distinct from the others after the
+        NFKC normalisation Python applies to identifiers (script small l and l are one name there)."""
+        hint = unicodedata.normalize("NFKC", hint or "v")
+        base = "".join(c if ("a" + c).isidentifier() else "_" for c in hint).strip("_") or "v"
         if base[0].isdigit() or keyword.iskeyword(base) or base in {"np", "pt", "ps", "data"}:
             base = "v_" + base
         name, k = base, 1
@@ -135,7 +140,7 @@ class _Writer:
             return self.composite(op)
         built = _from_props(op)
         if built is not None:
-            cls = self.imported(type(op).__module__, type(op).__qualname__)
+            cls = self.imported(*_importable(type(op)))
             args = ", ".join(f"{k}={self.value(v)}" for k, v in built.items())
             return f"{cls}({args})"
         named = _module_level(op, equal=True)
@@ -233,12 +238,44 @@ def _type_source(obj: Any) -> tuple[str, tuple[str, ...]] | None:
     return None
 
 
+_DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+def _importable(cls: type) -> tuple[str, str]:
+    """(module, name) by which a script imports ``cls``, or a CannotWrite saying why none does."""
+    module, qualname = str(cls.__module__), str(cls.__qualname__)
+    shown = f"{module}.{qualname}"
+    if "<" in qualname:  # <locals>, <lambda>
+        raise CannotWrite(f"the class {shown} is defined inside a function: a script cannot import it "
+                          "(define it at the top level of a module)")  # fmt: skip
+    if module == "__main__":
+        raise CannotWrite(f"the class {qualname} is defined in __main__ (the script that ran, or a "
+                          "notebook): a reproduction is a script of its own and cannot import it "
+                          "(define it in a module)")  # fmt: skip
+    if module.split(".")[0] == "modecfg":
+        raise CannotWrite(f"the class {shown} is modecfg's, and a reproduction runs with plain PyTensor")
+    found: Any = sys.modules.get(module)
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+    if found is not cls or not _DOTTED.fullmatch(module) or not _DOTTED.fullmatch(qualname):
+        raise CannotWrite(f"the class {shown} cannot be imported by that name")
+    if "." in qualname:  # a class inside a class: imported through the outer one
+        raise CannotWrite(f"the class {shown} is nested in another class (import its module instead)")
+    return module, qualname
+
+
 def _module_level(obj: Any, *, equal: bool = False) -> tuple[str, str] | None:
     """(module, name) of an object a module already imported holds at its top level: the object
     itself (a function, a class), or for an op one that equals it (``pytensor.scalar.exp``)."""
     qualname = getattr(obj, "__qualname__", None)
     module_name = getattr(obj, "__module__", None)
-    if isinstance(qualname, str) and isinstance(module_name, str) and "<" not in qualname:
+    if (
+        isinstance(qualname, str)
+        and isinstance(module_name, str)
+        and "<" not in qualname
+        and module_name != "__main__"
+        and module_name.split(".")[0] != "modecfg"
+    ):
         found: Any = sys.modules.get(module_name)
         for part in qualname.split("."):
             found = getattr(found, part, None)

@@ -11,6 +11,7 @@ holds numeric arrays only, read without pickle.
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
@@ -149,8 +150,14 @@ def write_repro(graph: Any, outputs: list[Any], inputs: list[Any], backend: str,
         from modecfg._pytensor.compare import rewrite_module
 
         module = rewrite_module(exclude)
-        if module and module.split(".")[0] not in ("pytensor", "__main__"):
-            source = source._replace(imports=(*source.imports, f"import {module}  # registers {exclude}"))
+        if (
+            module
+            and module.split(".")[0] not in ("pytensor", "__main__", "modecfg")
+            and _DOTTED.fullmatch(module)
+        ):
+            source = source._replace(
+                imports=(*source.imports, f"import {module}  # registers {_said(exclude)}")
+            )
     n_nodes = len(nodes_between(sub_inputs, outputs))
     what = (
         "The first node that differs, alone, on its inputs' values (which both backends compute alike), "
@@ -160,7 +167,7 @@ def write_repro(graph: Any, outputs: list[Any], inputs: list[Any], backend: str,
         f"{backend} ran it (rewritten), compiled without further rewrites on {backend} and on {reference}."
         if rewrites is None
         else f"The graph as written, compiled with the {rewrites} rewrites on {backend}"
-        + (f", again without {exclude}," if exclude else "")
+        + (f", again without {_said(exclude)}," if exclude else "")
         + f" and as written on {reference}."
     )
     script = _SCRIPT.format(
@@ -182,10 +189,24 @@ def write_repro(graph: Any, outputs: list[Any], inputs: list[Any], backend: str,
         runs=repr(runs),
         compared=f"{runs[0][0]!r}, {runs[-1][0]!r}",
     )
+    try:  # never a script that does not parse: what a name held cannot end up as code
+        compile(script, base + ".py", "exec")
+    except SyntaxError as exc:
+        return None, f"no reproduction written: the script would not parse ({exc.msg}, line {exc.lineno})"
     np.savez(base + ".npz", allow_pickle=False, **arrays)  # numeric arrays: np.load needs no pickle
     with open(base + ".py", "w", encoding="utf-8") as fh:
         fh.write(script)
     return base + ".py", ""
+
+
+_DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+def _said(text: str) -> str:
+    """``text`` (a rewrite's name: anyone's string) as it may stand in a docstring or a comment:
+    ASCII, escapes for everything else, no quote that could end the docstring."""
+    escaped = text.encode("unicode_escape").decode("ascii")
+    return escaped.replace('"', "\\x22").replace("'", "\\x27")
 
 
 def _versions(names: Sequence[str] = ("numba", "jax")) -> dict[str, str]:

@@ -99,3 +99,45 @@ def test_names_are_valid_and_distinct() -> None:
     assert source.inputs == ("v_lambda", "v_1x")
     assert len(set(source.outputs)) == 2
     compile(source.body, "<written>", "exec")  # valid Python (compiled, never run here)
+
+
+def test_names_people_write_are_valid_identifiers_distinct_after_normalisation(tmp_path: Path) -> None:
+    """PyMC users name variables x with a subscript one, sigma squared; script small l and l are
+    one Python identifier after NFKC."""
+    x1, sigma2, script_l, ell = (pt.vector(n) for n in ("x\u2081", "\u03c3\u00b2", "\u2113", "l"))
+    fgraph = pytensor.graph.fg.FunctionGraph([x1, sigma2, script_l, ell], [x1 + sigma2 * script_l - ell])
+    source = write_graph(list(fgraph.inputs), list(fgraph.outputs))
+    assert source.inputs[:2] == ("x1", "\u03c32")
+    assert len({__import__("unicodedata").normalize("NFKC", n) for n in source.inputs}) == 4
+    values = [np.array([1.0, 2.0]), np.array([3.0, 4.0]), np.array([5.0, 6.0]), np.array([7.0, 8.0])]
+    assert _run(fgraph, values, tmp_path) == [[9.0, 18.0]]
+
+
+def _local_op_class() -> type:
+    class Local(Op):  # type: ignore[misc]
+        __props__ = ("scale",)
+
+        def __init__(self, scale: float) -> None:
+            self.scale = scale
+
+        def make_node(self, x: Any) -> Apply:
+            x = pt.as_tensor_variable(x)
+            return Apply(self, [x], [x.type()])
+
+        def perform(self, node: Any, inputs: Any, outputs: Any) -> None:
+            outputs[0][0] = inputs[0] * self.scale
+
+    return Local
+
+
+def test_an_op_class_no_script_can_import_is_cannot_write_with_the_reason() -> None:
+    x = pt.vector("x")
+    local = _local_op_class()
+    with pytest.raises(CannotWrite, match=r"is defined inside a function: a script cannot import it"):
+        write_graph([x], [local(2.0)(x)])
+    local.__module__, local.__qualname__ = "__main__", "Local"  # as a notebook's or a script's own class
+    with pytest.raises(CannotWrite, match=r"defined in __main__ .* cannot import it"):
+        write_graph([x], [local(2.0)(x)])
+    local.__module__ = "modecfg.anything"
+    with pytest.raises(CannotWrite, match=r"modecfg's, and a reproduction runs with plain PyTensor"):
+        write_graph([x], [local(2.0)(x)])

@@ -519,3 +519,22 @@ def test_a_loop_the_search_does_not_cover_is_said_so() -> None:
     found = _fails(f, np.ones(2))
     assert found.loop is None
     assert any("the loop's step was not searched" in note for note in found.notes)
+
+
+def test_a_rewrite_name_cannot_become_code_in_a_reproduction(tmp_path: Path, repro_dir: Path) -> None:
+    from pytensor.graph.fg import FunctionGraph
+
+    from modecfg.modes.repro import write_repro
+
+    marker = tmp_path / "ran"
+    evil = f'local_x"""\nimport pathlib; pathlib.Path({str(marker)!r}).touch()\n"""\x1b[2J'
+    x = pt.vector("x")
+    graph = FunctionGraph([x], [pt.exp(x)], clone=True)
+    path, note = write_repro(graph, list(graph.outputs), [np.ones(2)], "numba", "py", (1e-5, 1e-8),
+                             rewrites="fast_run", exclude=evil)  # fmt: skip
+    assert path is not None, note
+    text = Path(path).read_text()
+    assert "\x1b" not in text and "import pathlib" not in text.split('"""')[2]  # not after the docstring
+    compile(text, path, "exec")
+    run = _run_plain(path)
+    assert not marker.exists(), run.stdout + run.stderr
