@@ -165,3 +165,20 @@ def test_the_timeout_is_filelocks_too_and_pickles(tmp_path: Path) -> None:
     assert (type(back), str(back), back.holders, back.lock_file) == (
         LockTimeout, str(error), error.holders, error.lock_file
     )  # fmt: skip
+
+
+def test_a_process_of_another_user_is_alive_not_dead(monkeypatch: pytest.MonkeyPatch) -> None:
+    """kill(pid, 0) on another user's process is refused (EPERM): it exists, so a lock note it
+    left is a live holder's, never taken for stale."""
+    from modecfg import _holders
+
+    def refused(pid: int, signal: int) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    def gone(pid: int, signal: int) -> None:
+        raise ProcessLookupError(3, "No such process")
+
+    monkeypatch.setattr(os, "kill", refused)
+    assert _holders._alive(4242) is True
+    monkeypatch.setattr(os, "kill", gone)
+    assert _holders._alive(4242) is False

@@ -179,6 +179,40 @@ class InPlaceSafeMaker(FunctionMaker):  # type: ignore[misc]
         super().__init__(specs, outputs, mode, *args, **kwargs)
 
 
+def _function_class() -> type[Any]:
+    from pytensor.compile.executor import Function
+
+    return Function  # type: ignore[no-any-return]
+
+
+class SerialFunction(_function_class()):  # type: ignore[misc]
+    """A compiled function whose calls take turns (one thread at a time), by its VM's ``turns``
+    lock. PyTensor's Function keeps its inputs, outputs and updates in storage of its own, set
+    before its VM runs and read after: a checking mode runs Python between the two, long enough
+    for another thread's call to overwrite or clear them. Pickled as PyTensor pickles its
+    functions (a plain Function once loaded)."""
+
+    __slots__ = ()
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        with self.vm.turns:
+            return super().__call__(*args, **kwargs)
+
+    def __reduce__(self) -> Any:
+        import copyreg
+
+        return copyreg.dispatch_table[_function_class()](self)
+
+
+class SerialMaker(FunctionMaker):  # type: ignore[misc]
+    """A FunctionMaker whose functions are :class:`SerialFunction`s (its linker's VM has ``turns``)."""
+
+    def create(self, *args: Any, **kwargs: Any) -> Any:
+        fn = super().create(*args, **kwargs)
+        fn.__class__ = SerialFunction
+        return fn
+
+
 class WrappingMode(Mode):  # type: ignore[misc]
     """A Mode whose linker is wrapped (:class:`WrappingLinker`), its updated inputs kept intact, and
     its rewrites made for the linker it wraps (see :mod:`modecfg._pytensor.wrapped`)."""

@@ -44,7 +44,13 @@ import numpy as np
 
 from modecfg._pytensor.gradients import GradOrigin, grad_origin
 from modecfg._pytensor.kinds import is_loop, is_uninitialised, linker_name
-from modecfg._pytensor.subclasses import WrappedVM, WrappingLinker, WrappingMode
+from modecfg._pytensor.subclasses import (
+    InPlaceSafeMaker,
+    SerialMaker,
+    WrappedVM,
+    WrappingLinker,
+    WrappingMode,
+)
 from modecfg._source import SourceLine, source_line
 from modecfg._warn import act
 from modecfg.config import config
@@ -353,13 +359,14 @@ class _State:
 class ComparedVM(WrappedVM):
     """The callable PyTensor's Function runs: the function's own VM, then the references."""
 
-    __slots__ = ("_settings", "_state")
+    __slots__ = ("_settings", "_state", "turns")
     _plan: Plan
 
     def __init__(self, vm: Any, ins: list[Any], outs: list[Any], plan: Plan, settings: Settings) -> None:
         super().__init__(vm, ins, outs, plan)
         self._settings = settings
         self._state = _State()
+        self.turns = threading.RLock()  # the function's calls, one thread at a time (SerialFunction)
 
     def __call__(self) -> Any:
         if getattr(_calls, "depth", 0):  # an inner function (scan) of a compared call
@@ -822,6 +829,10 @@ class CompareLinker(WrappingLinker):
         return ComparedVM(thunk, inputs, outputs, plan, self.settings_)
 
 
+class ComparedMaker(SerialMaker, InPlaceSafeMaker):
+    """A compared function: its updated inputs kept intact, its calls one at a time."""
+
+
 class CompareMode(WrappingMode):
     """The function's own linker and rewrites; every call compared with the other backends.
 
@@ -847,6 +858,12 @@ class CompareMode(WrappingMode):
             linker = resolved_linker()
         settings = _settings(linkers, rtol, atol)
         super().__init__(linker, optimizer, db, functools.partial(CompareLinker, settings=settings))
+
+    @property
+    def function_maker(self) -> type[Any]:
+        """Its functions' calls take turns: each compares in Python between the inputs set and the
+        outputs read, where another thread's call would overwrite them."""
+        return ComparedMaker
 
 
 def _settings(linkers: str | Sequence[str] | None, rtol: float | None, atol: float | None) -> Settings:

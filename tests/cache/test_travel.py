@@ -172,3 +172,21 @@ def test_the_commands_export_and_import(tmp_path: Path, monkeypatch: pytest.Monk
     err = io.StringIO()
     assert main(["cache", "import", str(tmp_path / "w.zip")], io.StringIO(), err) == 3
     assert err.getvalue().startswith("error: ") and "modecfg cache import --trust FILE" in err.getvalue()
+
+
+def test_a_member_that_climbs_out_of_its_entry_is_refused_even_when_the_archive_holds_it(
+    tmp_path: Path,
+) -> None:
+    """Zip-slip: the member is in the archive, its size is right, only its '..' betrays it."""
+    archive = tmp_path / "warm.zip"
+    export_cache(archive, found=warm(tmp_path / "a"))
+    with zipfile.ZipFile(archive) as zf:
+        manifest = json.loads(zf.read("manifest.json"))
+    evil = "C/tmpaaaa/../../../evil.so"
+    manifest["entries"] = [{"id": "C/tmpaaaa", "files": [{"path": evil, "size": 4, "sha256": ""}]}]
+    _rewrite(archive, {"manifest.json": json.dumps(manifest).encode(), "manifest.sig": None, evil: b"evil"})
+    with pytest.raises(
+        CacheArchiveError, match=r"'C/tmpaaaa/\.\./\.\./\.\./evil\.so' is not a file of entry"
+    ):
+        import_cache(archive, trust=True, found=empty(tmp_path / "b"))
+    assert not list(tmp_path.rglob("evil.so"))

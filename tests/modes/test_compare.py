@@ -538,3 +538,62 @@ def test_a_rewrite_name_cannot_become_code_in_a_reproduction(tmp_path: Path, rep
     compile(text, path, "exec")
     run = _run_plain(path)
     assert not marker.exists(), run.stdout + run.stderr
+
+
+def test_complex_values_get_the_tolerance_of_their_parts() -> None:
+    from modecfg.modes.compare import difference, tolerance
+
+    assert tolerance("complex64") == tolerance("float32") != tolerance("float64")
+    assert tolerance("complex128") == tolerance("float64")
+    a = np.array([1.0 + 1.0j], dtype="complex64")
+    b = a * np.complex64(1 + 2e-5)  # within float32's rtol, beyond float64's
+    assert difference(a, b, "numba", "py", "complex64") == ""
+    assert difference(a.astype("complex128"), b.astype("complex128"), "numba", "py", "complex128") != ""
+
+
+def test_the_calls_that_are_no_difference() -> None:
+    """NaN alike on every backend, random draws, outputs that alias inputs or are borrowed, no
+    inputs, keyword arguments: no false alarm, no crash."""
+    from pytensor.compile.io import Out
+
+    x = pt.vector("x")
+    ones = np.ones(3)
+    assert np.isnan(modecfg.function([x], pt.log(x - 10), mode=_mode())(ones)).all()
+    rng = pytensor.shared(np.random.default_rng(0))
+    draw = pt.random.normal(0, 1, size=3, rng=rng)
+    plain = pytensor.function([], draw, mode=pytensor.compile.mode.Mode(linker="numba"))()
+    np.testing.assert_array_equal(modecfg.function([], draw, mode=_mode())(), plain)  # as PyTensor draws
+    np.testing.assert_array_equal(modecfg.function([x], x, mode=_mode())(ones), ones)
+    np.testing.assert_array_equal(
+        modecfg.function([x], Out(x * 2, borrow=True), mode=_mode())(ones), 2 * ones
+    )
+    assert float(modecfg.function([], pt.constant(np.arange(3.0)).sum(), mode=_mode())()) == 3.0
+    both = modecfg.function([x], [x * 2, x.sum()], mode=_mode())
+    assert float(both(x=ones)[1]) == 3.0
+
+
+def test_a_compared_function_called_from_several_threads_updates_once_a_call() -> None:
+    import threading
+
+    x = pt.vector("x")
+    w = pytensor.shared(np.zeros(3), name="w")
+    f = modecfg.function([x], (w * x).sum(), updates=[(w, w + x)], mode=_mode())
+    f(np.ones(3))
+    failures: list[BaseException] = []
+
+    def calls() -> None:
+        try:
+            for _ in range(20):
+                f(np.ones(3))
+        except BaseException as exc:
+            failures.append(exc)
+
+    threads = [threading.Thread(target=calls) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    np.testing.assert_array_equal(w.get_value(), np.full(3, 81.0))  # 1 + 4 x 20 calls, each once
+    again = pickle.loads(pickle.dumps(f))  # pickled as PyTensor's functions are
+    assert float(again(np.ones(3))) == 243.0
