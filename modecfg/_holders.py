@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 
 import filelock  # PyTensor's dependency, and its compile lock: this module is imported on demand
 
+from modecfg._terminal import shown
 from modecfg.errors import CacheLockTimeout
 
 __all__ = ["Holder", "LockTimeout", "hold", "holders", "lock_holders", "mapped_under", "note_path", "release"]
@@ -63,9 +64,9 @@ class Holder(NamedTuple):
     waiting: bool = False  # queued behind the holder, not holding
     since: float | None = None  # when it took the lock (from its note), if known
 
-    def __str__(self) -> str:
-        what = f"pid {self.pid}" + (f" ({self.command})" if self.command else "")
-        return f"{what} on {self.host}" + (" (waiting)" if self.waiting else "")
+    def __str__(self) -> str:  # command and host may come from a note anyone could write
+        what = f"pid {self.pid}" + (f" ({shown(self.command)})" if self.command else "")
+        return f"{what} on {shown(self.host)}" + (" (waiting)" if self.waiting else "")
 
     def describe(self, now: float) -> str:
         """``str(self)`` and for how long: holding the lock (known from its note) or running."""
@@ -202,9 +203,29 @@ def holders(lock: Path, *, locks: str | None = None) -> list[Holder] | None:
         return local
     if note.host == here:  # the kernel's holder, with since when (a note of a process not holding: stale)
         return [h._replace(since=note.since) if h.pid == note.pid and not h.waiting else h for h in local]
-    if not any(not h.waiting for h in local):  # held on another host of a shared filesystem
-        return [note, *local]
+    if not any(not h.waiting for h in local):  # held on another host of a shared filesystem, or free
+        return local if _free(lock) else [note, *local]  # a free lock's note is a dead holder's
     return local
+
+
+def _free(lock: Path) -> bool:
+    """Whether nobody holds ``lock`` now: a non-blocking flock of it succeeds (and is let go at
+    once). Where it cannot be tried (no such file, not readable), it is not known to be free."""
+    import fcntl
+
+    try:
+        fd = os.open(lock, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return True
+    finally:
+        os.close(fd)
 
 
 def _alive(pid: int) -> bool:

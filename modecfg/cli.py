@@ -14,9 +14,10 @@ import sys
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 import modecfg
+from modecfg._terminal import Shown
 from modecfg.config.flagstring import parse as parse_flags
 from modecfg.config.migrate import Migration, migrate_file, migrate_flags
 from modecfg.config.units import check_duration, check_size
@@ -804,8 +805,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
     if out is sys.stdout and hasattr(out, "reconfigure"):
         # an ASCII terminal (LANG=C, PYTHONIOENCODING=ascii) shows a non-ASCII value escaped
         out.reconfigure(errors="backslashreplace")
-    try:
-        return _main(argv, out, err)
+    try:  # what a dump, a lock note or a name holds is shown, never run by the terminal
+        return _main(argv, cast(TextIO, Shown(out)), cast(TextIO, Shown(err)))
     except BrokenPipeError:  # `modecfg show --all | head`: the reader has all it wanted
         _quiet_stdout()
         return 0

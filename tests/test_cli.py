@@ -491,3 +491,16 @@ def test_a_compile_cache_others_can_write_is_an_error_in_validate_and_a_warning_
     assert len(out["said"]) == 1 and "whoever can write it runs code in this process" in out["said"][0]
     shared.chmod(0o700)
     assert _modecfg("validate", THEANO_FLAGS=f"base_compiledir={cache}").returncode == 0
+
+
+def test_what_a_value_holds_is_shown_never_run_by_the_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Round five: a dump's names, a lock note, a value could clear the screen, plant a link or
+    overwrite a line; every command's output shows them as escapes (newlines and tabs kept)."""
+    monkeypatch.setenv(
+        "MODECFG_FLAGS", "profiling.destination=/tmp/out\x1b[2J\x1b]8;;http://x\x07\r\u202egnp.x"
+    )
+    code, out, _ = _cli("show")
+    assert code == 0
+    assert not any(c in out for c in "\x1b\x07\r\u202e")
+    assert "/tmp/out\\x1b[2J\\x1b]8;;http://x\\x07\\x0d\\u202egnp.x" in out
+    assert "\n" in out

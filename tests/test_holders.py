@@ -96,10 +96,17 @@ def _note(lock: Path, **fields: object) -> None:
 
 
 def test_a_holder_on_another_host_is_known_by_its_note_alone(tmp_path: Path) -> None:
+    import fcntl
+
     lock = tmp_path / ".lock"
     lock.touch()
     _note(lock)
-    (remote,) = holders(lock, locks="") or []
+    taken = os.open(lock, os.O_RDONLY)  # the other host's flock, as a shared filesystem shows it here
+    fcntl.flock(taken, fcntl.LOCK_EX)
+    try:
+        (remote,) = holders(lock, locks="") or []
+    finally:
+        os.close(taken)
     assert (remote.pid, remote.host, remote.since, remote.command) == (
         4242,
         "elsewhere",
@@ -109,6 +116,22 @@ def test_a_holder_on_another_host_is_known_by_its_note_alone(tmp_path: Path) -> 
     assert remote.describe(1000.0 + 600) == "pid 4242 (python train.py) on elsewhere, holding it for 10 min"
     here = f"1: FLOCK  ADVISORY  WRITE {os.getpid()} {_where(lock)} 0 EOF"
     assert [h.pid for h in holders(lock, locks=here) or []] == [os.getpid()]  # held here: the note is stale
+
+
+def test_a_note_left_by_a_dead_holder_of_another_host_is_no_holder_and_shows_no_escapes(
+    tmp_path: Path,
+) -> None:
+    """Round five: a note of a process of another host that died, its command holding escapes;
+    the lock is free (a non-blocking flock succeeds): nobody holds it."""
+    lock = tmp_path / ".lock"
+    lock.touch()
+    note = {"pid": 4242, "host": "gpu07\x1b]8;;http://x\x07", "since": 1000.0,
+            "command": "python train.py\r\x1b[2Kall clear"}  # fmt: skip
+    note_path(lock).write_text(json.dumps(note))
+    assert holders(lock, locks="") == []
+    shown = str(Holder(4242, note["command"], None, note["host"]))
+    assert "\x1b" not in shown and "\r" not in shown and "\x07" not in shown
+    assert shown == "pid 4242 (python train.py\\x0d\\x1b[2Kall clear) on gpu07\\x1b]8;;http://x\\x07"
 
 
 def test_this_hosts_note_says_since_when_its_writer_holds_it(tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ import shutil
 import tempfile
 import time
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -141,11 +142,33 @@ def _read_manifest(zf: zipfile.ZipFile, path: Path, trust: bool) -> dict[str, An
             )
     try:
         manifest = json.loads(text)
-        if manifest["format"] != FORMAT or not isinstance(manifest["entries"], list):
-            raise ValueError(f"format {manifest['format']!r}")
+        if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+            raise ValueError(f"format {manifest.get('format') if isinstance(manifest, dict) else None!r}")
+        _check_entries(manifest.get("entries"))
         return dict(manifest)
     except (ValueError, KeyError, TypeError) as exc:
         raise CacheArchiveError(f"{path}: its manifest cannot be read ({exc})") from None
+
+
+def _check_entries(entries: Any) -> None:
+    """Every entry an object with an ``id`` and ``files``, each file with a ``path``, a ``size``
+    and a ``sha256``, of their types: ValueError naming the first that is not (a manifest signed
+    with your key may still be malformed)."""
+    if not isinstance(entries, list):
+        raise ValueError("'entries' is not a list")
+    for k, entry in enumerate(entries):
+        if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
+            raise ValueError(f"entry {k} is not an object with an 'id'")
+        files = entry.get("files")
+        if not isinstance(files, list):
+            raise ValueError(f"entry {entry['id']!r} has no list of 'files'")
+        for file in files:
+            if not (
+                isinstance(file, dict) and isinstance(file.get("path"), str)
+                and type(file.get("size")) is int and file["size"] >= 0
+                and isinstance(file.get("sha256"), str)
+            ):  # fmt: skip
+                raise ValueError(f"entry {entry['id']!r} lists a file without a path, a size and a sha256")
 
 
 def _differences(theirs: dict[str, Any], ours: dict[str, str]) -> list[str]:
@@ -226,10 +249,15 @@ def _place(
                     out = staging.joinpath(*member.split("/")[1:])
                     out.parent.mkdir(parents=True, exist_ok=True)
                     h = hashlib.sha256()
-                    with zf.open(member) as src, open(out, "wb") as dst:
-                        for block in iter(lambda: src.read(1 << 20), b""):
-                            h.update(block)
-                            dst.write(block)
+                    try:
+                        with zf.open(member) as src, open(out, "wb") as dst:
+                            for block in iter(lambda: src.read(1 << 20), b""):
+                                h.update(block)
+                                dst.write(block)
+                    except (zipfile.BadZipFile, zlib.error, EOFError) as exc:  # a flipped byte, a cut member
+                        raise CacheArchiveError(
+                            f"{source}: {member} cannot be read ({exc}): damaged"
+                        ) from None
                     if h.hexdigest() != file["sha256"]:
                         raise CacheArchiveError(f"{source}: {member} does not match its digest: damaged")
                 moved = _move_in(kind, name, staging, cache.path)

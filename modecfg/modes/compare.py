@@ -89,6 +89,9 @@ class _Count:
         self.calls = 0
         self.functions = 0
         self.backends: set[str] = set()
+        self.differences = 0  # calls that raised or warned
+        self.found: list[str] = []  # the first line of each function's first difference
+        self.not_compared: dict[str, int] = {}  # backend -> functions it could not run
         self.lock = threading.Lock()
 
 
@@ -353,6 +356,7 @@ class _State:
         self.ready = False
         self.analysis: _Analysis | None = None
         self.as_written: dict[str, Any] = {}  # backend -> the graph as written compiled on it, as it is
+        self.reported = False  # its first difference counted (counted.found)
         self.lock = threading.Lock()
 
 
@@ -433,6 +437,8 @@ class ComparedVM(WrappedVM):
                     if state.references.pop(label, None) is not None:
                         state.skipped[label] = why
                         _log.info("CompareMode: %s not compared: %s", label, why)
+                        with counted.lock:
+                            counted.not_compared[label] = counted.not_compared.get(label, 0) + 1
         dtypes = [getattr(out.type, "dtype", None) for out in plan.fgraph.outputs]
         mismatches = [
             m for m in judge(results, own, plan.output_names, dtypes, self._settings)
@@ -457,6 +463,11 @@ class ComparedVM(WrappedVM):
             analysis.loop,
         )
         message = comparison.describe()
+        with counted.lock:
+            counted.differences += 1
+            if len(counted.found) < 1000 and not state.reported:
+                state.reported = True
+                counted.found.append(message.splitlines()[1].strip() if "\n" in message else message)
         action = str(config.CompareMode.action)
         if action != "warn":
             self._own_error = True

@@ -134,11 +134,21 @@ def _ownership_problem(directory: str) -> str:
     return ""
 
 
+def _host() -> str:
+    """This host's name as temporaries carry it: letters, digits, ``.`` and ``_``."""
+    import socket
+
+    return re.sub(r"[^A-Za-z0-9._]+", "_", socket.gethostname()) or "_"
+
+
 def _remove_stale_temporaries(directory: str) -> None:
-    """Temporary files of writers that died (their pid is in the name) are removed."""
+    """Temporary files of writers of this host that died are removed: a temporary is named by its
+    writer's pid and host (``.nanguard-PID@HOST-....tmp``), and a pid means nothing on another
+    host of a shared directory, whose half-written dumps are left alone."""
+    here = _host()
     for entry in os.scandir(directory):
-        found = re.fullmatch(r"\.nanguard-(\d+)-.*\.tmp", entry.name)
-        if found is None or int(found[1]) == os.getpid():
+        found = re.fullmatch(r"\.nanguard-(\d+)@([A-Za-z0-9._]+)-.*\.tmp", entry.name)
+        if found is None or found[2] != here or int(found[1]) == os.getpid():
             continue
         try:
             os.kill(int(found[1]), 0)
@@ -289,7 +299,7 @@ def write_dump(
     tmp = None
     try:
         _remove_stale_temporaries(directory)
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".nanguard-{os.getpid()}-", suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".nanguard-{os.getpid()}@{_host()}-", suffix=".tmp")
         with os.fdopen(fd, "wb") as fh:
             _write_zip(fh, parts)
             fh.flush()

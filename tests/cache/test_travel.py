@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import zipfile
 from pathlib import Path
 
@@ -190,3 +191,47 @@ def test_a_member_that_climbs_out_of_its_entry_is_refused_even_when_the_archive_
     ):
         import_cache(archive, trust=True, found=empty(tmp_path / "b"))
     assert not list(tmp_path.rglob("evil.so"))
+
+
+@pytest.mark.parametrize(
+    ("entries", "says"),
+    [
+        (["C/tmpaaaa"], "entry 0 is not an object with an 'id'"),
+        ([{"id": "C/tmpaaaa"}], "entry 'C/tmpaaaa' has no list of 'files'"),
+        ([{"id": "C/tmpaaaa", "files": 3}], "entry 'C/tmpaaaa' has no list of 'files'"),
+        ([{"id": "C/tmpaaaa", "files": [{"path": "C/tmpaaaa/m.so", "size": 4}]}], "without a path, a size"),
+        ([{"id": "C/tmpaaaa", "files": ["C/tmpaaaa/maaaa.so"]}], "without a path, a size"),
+        ({"C/tmpaaaa": []}, "'entries' is not a list"),
+    ],
+)  # fmt: skip
+def test_a_malformed_manifest_signed_with_your_key_is_one_clear_error(
+    tmp_path: Path, entries: object, says: str
+) -> None:
+    from modecfg.modes.signing import sign, signing_key
+
+    archive = tmp_path / "warm.zip"
+    export_cache(archive, found=warm(tmp_path / "a"))
+    with zipfile.ZipFile(archive) as zf:
+        manifest = json.loads(zf.read("manifest.json"))
+    manifest["entries"] = entries
+    text = json.dumps(manifest).encode()
+    key = signing_key(create=True)
+    assert isinstance(key, bytes)
+    _rewrite(archive, {"manifest.json": text, "manifest.sig": sign(key, text).encode()})
+    with pytest.raises(CacheArchiveError, match=re.escape(says)):
+        import_cache(archive, found=empty(tmp_path / "b"))
+
+
+def test_a_damaged_member_signed_with_your_key_is_one_clear_error(tmp_path: Path) -> None:
+    """A flipped byte in a compressed member (zip's CRC fails before the digest is reached)."""
+    archive = tmp_path / "warm.zip"
+    export_cache(archive, found=warm(tmp_path / "a"))
+    with zipfile.ZipFile(archive) as zf:
+        info = next(i for i in zf.infolist() if i.filename.endswith(".so"))
+    raw = bytearray(archive.read_bytes())
+    start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
+    raw[start + info.compress_size // 2] ^= 0xFF
+    archive.write_bytes(bytes(raw))
+    with pytest.raises(CacheArchiveError, match=r"maaaa\.so cannot be read \(.*\): damaged"):
+        import_cache(archive, found=empty(tmp_path / "b"))
+    assert not (tmp_path / "b" / "c" / "tmpaaaa").exists()

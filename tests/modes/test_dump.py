@@ -113,11 +113,21 @@ def test_temporary_files_of_killed_writers_are_removed(model: dict, tmp_path: Pa
     dead = 2**22 + 12345  # above Linux's default pid_max: no process has it
     with pytest.raises(ProcessLookupError):
         os.kill(dead, 0)
-    stale = [directory / f".nanguard-{dead + i}-{i}.tmp" for i in range(6)]
+    from modecfg.modes.dump import _host
+
+    here = _host()
+    stale = [directory / f".nanguard-{dead + i}@{here}-{i}.tmp" for i in range(6)]
     ours = [
-        directory / f".nanguard-{os.getpid()}-{i}.tmp" for i in range(3)
+        directory / f".nanguard-{os.getpid()}@{here}-{i}.tmp" for i in range(3)
     ]  # writers of this process: alive
-    others = [directory / name for name in ("notes.txt", ".nanguard-x.tmp", f".nanguard-{dead}.npz")]
+    elsewhere = [  # another host's writer of a shared directory: its pid means nothing here
+        directory / f".nanguard-{dead}@gpu07.cluster-{i}.tmp" for i in range(2)
+    ]  # fmt: skip
+    others = [
+        directory / name
+        for name in ("notes.txt", ".nanguard-x.tmp", f".nanguard-{dead}.npz", f".nanguard-{dead}-old.tmp")
+    ]
+    others += elsewhere
     for path in (*stale, *ours, *others):  # mixed, in whatever order the directory lists them
         path.write_bytes(b"half a dump")
     _fail(model, directory)
@@ -657,7 +667,9 @@ def test_a_live_process_s_temporary_file_is_left_alone_and_the_process_too(
     other = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE)
     assert other.stdout is not None and other.stdout.readline() == b"ready\n"
     try:
-        theirs = tmp_path / f".nanguard-{other.pid}-abc.tmp"
+        from modecfg.modes.dump import _host
+
+        theirs = tmp_path / f".nanguard-{other.pid}@{_host()}-abc.tmp"
         theirs.write_bytes(b"being written")
         _fail(model, tmp_path)
         assert theirs.exists()  # not removed
