@@ -493,7 +493,9 @@ def test_a_compile_cache_others_can_write_is_an_error_in_validate_and_a_warning_
     assert _modecfg("validate", THEANO_FLAGS=f"base_compiledir={cache}").returncode == 0
 
 
-def test_what_a_value_holds_is_shown_never_run_by_the_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_what_a_value_holds_is_shown_never_run_by_the_terminal(
+    monkeypatch: pytest.MonkeyPatch, fresh_config: None
+) -> None:
     """Round five: a dump's names, a lock note, a value could clear the screen, plant a link or
     overwrite a line; every command's output shows them as escapes (newlines and tabs kept)."""
     monkeypatch.setenv(
