@@ -17,7 +17,7 @@ from _thread import allocate_lock as Lock
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["Lock", "RLock", "fork_safe"]
+__all__ = ["Lock", "RLock", "fork_safe", "load"]
 
 L = TypeVar("L")
 _renewed: list[tuple[weakref.ref[Any], str, Callable[[], Any]]] = []
@@ -41,5 +41,40 @@ def _renew() -> None:
     _renewed[:] = alive
 
 
+# A module modecfg imports on first use (pydantic, at the first validation) is imported under this
+# lock, and a fork waits for it: a child forked while another thread imports it would inherit
+# the module's import lock held for good, and block at its own first validation.
+_importing = RLock()
+
+
+def load(name: str) -> Any:
+    """The module ``name``, imported now if it is not yet: a fork waits while it is."""
+    import sys
+
+    module = sys.modules.get(name)
+    if module is not None and getattr(getattr(module, "__spec__", None), "_initializing", False) is False:
+        return module
+    import importlib
+
+    with _importing:
+        return importlib.import_module(name)
+
+
+def _before_fork() -> None:
+    _importing.acquire()
+
+
+def _after_fork_in_parent() -> None:
+    _importing.release()
+
+
+def _after_fork_in_child() -> None:
+    global _importing
+    _importing = RLock()
+    _renew()
+
+
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_renew)
+    os.register_at_fork(
+        before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_after_fork_in_child
+    )

@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from modecfg._locks import load
 from modecfg.config.flags import FLAGS, Flag, _allows_none, _strip_none, on_adopt
 
 if TYPE_CHECKING:
@@ -54,6 +55,7 @@ def _none_word(value: object) -> object:
 def _adapter(name: str) -> TypeAdapter[Any]:
     from typing import Annotated
 
+    load("pydantic")  # a fork waits while it is imported (modecfg._locks)
     from pydantic import AfterValidator, BeforeValidator, Field, TypeAdapter
 
     spec = FLAGS[name]
@@ -152,6 +154,7 @@ def validate(spec: Flag, raw: object, *, toml: bool = False) -> Any:
             return value
     import math  # here, as pydantic: neither is needed at start-up
 
+    load("pydantic")  # a fork waits while it is imported (modecfg._locks)
     from pydantic import ValidationError
 
     try:
@@ -190,6 +193,7 @@ def _describe(spec: Flag, exc: Any) -> str:
 @functools.cache
 def flags_model() -> type[BaseModel]:
     """A pydantic model of the whole configuration; sections are nested models."""
+    load("pydantic")  # a fork waits while it is imported (modecfg._locks)
     from pydantic import ConfigDict, Field, create_model
 
     tree: dict[str, Any] = {}

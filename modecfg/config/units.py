@@ -18,6 +18,9 @@ _UNITS = {"": 1, "s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, "w
 
 def size_bytes(text: str) -> int:
     """``text`` as a number of bytes; ValueError naming what is valid."""
+    from modecfg._locks import load
+
+    load("pydantic")  # a fork waits while it is imported (modecfg._locks)
     from pydantic import ByteSize, TypeAdapter, ValidationError
 
     try:

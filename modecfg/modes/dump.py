@@ -56,7 +56,7 @@ from typing import IO, Any, Literal, NamedTuple
 
 import numpy as np
 
-from modecfg._locks import fork_safe
+from modecfg._locks import fork_safe, load
 from modecfg.config import Config, config
 from modecfg.config.flags import FLAGS
 from modecfg.errors import DumpError, UntrustedDumpError
@@ -453,6 +453,7 @@ def _models() -> Any:
     global _MODELS
     if _MODELS is not None:
         return _MODELS
+    load("pydantic")  # a fork waits while it is imported (modecfg._locks)
     from pydantic import BaseModel, ConfigDict, Field
 
     class Strict(BaseModel):
@@ -864,6 +865,7 @@ def load_dump(path: str | os.PathLike[str]) -> Dump:
 
 
 def _load(where: str, fh: IO[bytes], size: int) -> Dump:
+    load("pydantic")  # a fork waits while it is imported (modecfg._locks)
     from pydantic import ValidationError
 
     from modecfg.modes import signing
