@@ -46,9 +46,26 @@ class ConfigPlugin(WorkerPlugin):  # type: ignore[misc]
     name = "modecfg-config"
 
     def __init__(self, snapshot: Snapshot | None = None) -> None:
+        import os
+        import socket
+
         self.snapshot = snapshot if snapshot is not None else config.snapshot()
+        self.driver = (socket.gethostname(), os.getpid())  # the process that made it
 
     def setup(self, worker: Any) -> None:
+        import os
+        import socket
+
+        if (socket.gethostname(), os.getpid()) == getattr(self, "driver", None):
+            # a worker in the driver's own process (LocalCluster(processes=False)): the driver's
+            # configuration is already its own, and installing would make the driver's
+            # overrides process-wide assignments that outlive their blocks
+            import logging
+
+            logging.getLogger("modecfg.workers").info(
+                "ConfigPlugin: the worker runs in the driver's process: its configuration is the driver's"
+            )
+            return
         self.snapshot.install()
 
 

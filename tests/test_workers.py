@@ -234,3 +234,39 @@ def test_the_cache_plugin_gives_a_fresh_worker_the_drivers_warm_cache(tmp_path: 
     assert before["compiledir"].startswith(str(tmp_path / "worker"))
     assert "tmpwarm/mwarm.so" not in before["files"]
     assert "tmpwarm/mwarm.so" in after["files"] and "f.py311.nbi" in after["files"]
+
+
+def _floatx_here() -> str:
+    from modecfg import config  # as a notebook's task reads it: the module's config, by reference
+
+    return str(config.floatX)
+
+
+def test_in_the_drivers_own_process_the_plugin_leaves_the_drivers_overrides_scoped() -> None:
+    """Round five: on LocalCluster(processes=False) the plugin's setup runs in the driver's
+    process, and installing the snapshot turned the driver's override into a process-wide
+    assignment; and a task function defined in the script that reads ``config`` pickles."""
+    before = modecfg.config.floatX
+    cluster = distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None, silence_logs=40
+    )
+    try:
+        with distributed.Client(cluster) as client:
+            with modecfg.config.override(floatX="float16"):
+                client.register_plugin(workers.ConfigPlugin())
+                assert client.submit(_floatx_here, pure=False).result() in ("float16", before)
+            assert modecfg.config.floatX == before
+            assert modecfg.config.origin("floatX").layer != "assignment"
+
+            cfg = modecfg.config  # a notebook's `from modecfg import config`: pickled with the task
+
+            def inline() -> str:
+                return str(cfg.floatX)
+
+            import cloudpickle
+
+            assert cloudpickle.loads(cloudpickle.dumps(inline))() == before  # it was a TypeError (a lock)
+            assert client.submit(inline, pure=False).result() == before
+            assert workers.submit(client, inline).result() == before
+    finally:
+        cluster.close()

@@ -26,12 +26,14 @@ from modecfg.config.overrides import Override, make_override, replace
 from modecfg.config.resolve import Candidate, Note, Resolution, unknown_flag, value_error
 from modecfg.config.schema import validate
 from modecfg.config.store import (
+    _PROCESS_WIDE,
     Change,
     Guard,
     Listener,
     Section,
     Store,
     caller_origin,
+    process_wide,
     warn_notes,
 )
 from modecfg.errors import ConfigErrors, ObsoleteFlagWarning, ReadOnlyFlagError
@@ -69,6 +71,18 @@ class Config(Section):
 
     def __dir__(self) -> list[str]:
         return sorted({*Section.__dir__(self), *_RESERVED})
+
+    def __reduce__(self) -> tuple[Any, tuple[()]]:
+        """The process's configuration (``modecfg.config``) pickles as itself, by reference: a
+        task function that reads it, sent to a Dask worker or another process, reads that
+        process's own (the values a ConfigPlugin or ``snapshot().run`` gave it there). Any other
+        Config does not pickle: send its ``snapshot()``."""
+        if self._cfg_store not in _PROCESS_WIDE:
+            raise TypeError(
+                "a Config made by modecfg.load() does not pickle; pickle its snapshot() instead "
+                "(snapshot.run(f) applies it where it is loaded)"
+            )
+        return process_wide, ()
 
     def __setitem__(self, name: str, value: Any) -> None:
         self._assign(name, value, caller_origin(Layer.ASSIGNMENT))
