@@ -14,7 +14,8 @@ grimp = pytest.importorskip("grimp")
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("modecfg.errors", "modecfg._registry", "modecfg._warn", "modecfg._source", "modecfg._script",
-     "modecfg._holders", "modecfg._html", "modecfg._files", "modecfg._locks", "modecfg._lazy"),
+     "modecfg._holders", "modecfg._html", "modecfg._files", "modecfg._locks", "modecfg._lazy",
+     "modecfg._terminal"),
     ("modecfg.config",),
     ("modecfg._pytensor",),
     ("modecfg.modes", "modecfg.linkers", "modecfg.checks", "modecfg.profiles", "modecfg.debug",
