@@ -7,6 +7,7 @@ becomes its message on stderr and its ``exit_code``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -502,14 +503,38 @@ def cmd_profile(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(ProfileReport.merged(found).text(n_apply, n_ops) + "\n")
     for path, make in ((args.json, to_json), (args.trace, to_trace)):
         if path:
-            with open(path, "w", encoding="utf-8") as fh:
-                json.dump(make(found), fh, indent=1)
+            _write_whole(path, json.dumps(make(found), indent=1))
             out.write(f"wrote {path}\n")
     if args.html:
-        with open(args.html, "w", encoding="utf-8") as fh:
-            fh.write(to_html(found, n_apply, n_ops))
+        _write_whole(args.html, to_html(found, n_apply, n_ops))
         out.write(f"wrote {args.html}\n")
     return code
+
+
+def _write_whole(path: str, text: str) -> None:
+    """``text`` to ``path`` in UTF-8, whole or not at all (made in full first, then renamed into
+    place); what UTF-8 cannot hold (a file name's undecodable bytes, read as surrogates where the
+    locale is not UTF-8) written as its escape."""
+    import tempfile
+
+    data = text.encode("utf-8", errors="backslashreplace")
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, temporary = tempfile.mkstemp(dir=directory, prefix=".modecfg-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(temporary, 0o666 & ~_umask())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def cmd_cache(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

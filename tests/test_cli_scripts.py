@@ -84,3 +84,24 @@ def test_output_paths_are_resolved_before_the_script_changes_directory(
     assert json.loads((tmp_path / "out" / "p.json").read_text())
     assert not (tmp_path / "elsewhere" / "out").exists()
     assert Path.cwd() == tmp_path
+
+
+def test_reports_of_a_script_in_a_directory_named_in_no_utf8_are_written_whole(tmp_path: Path) -> None:
+    """Round five: a directory named in Latin-1 under LANG=C (its name read as surrogates):
+    the HTML report was a traceback and an empty file."""
+    import subprocess
+    import sys
+
+    folder = os.path.join(os.fsencode(tmp_path), b"caf\xe9")
+    os.mkdir(folder)
+    with open(os.path.join(folder, b"prof.py"), "w") as fh:
+        fh.write("import numpy as np, pytensor, pytensor.tensor as pt\nx = pt.vector('x')\n"
+                 "pytensor.function([x], x * 2)(np.ones(3))\n")  # fmt: skip
+    env = {**os.environ, "LANG": "C", "LC_ALL": "C", "PYTHONUTF8": "0"}
+    script = os.path.join(b"caf\xe9", b"prof.py")
+    command = [sys.executable, "-m", "modecfg", "profile", script, "--html", "p.html"]
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr.decode(errors="replace")
+    page = (tmp_path / "p.html").read_text(encoding="utf-8")
+    assert page.endswith("</html>\n") and "caf\\udce9" in page
+    assert not list(tmp_path.glob(".modecfg-*.tmp"))
