@@ -595,13 +595,28 @@ def _log_listener_error(listener: Listener, change: Change, exc: BaseException) 
     )
 
 
+_NOTES_SAID = 20  # obsolete flags warned about one by one; the rest in one warning
+
+
 def warn_notes(notes: Iterable[Note]) -> None:
-    """One ObsoleteFlagWarning per obsolete flag, however many sources set it."""
+    """One ObsoleteFlagWarning per obsolete flag, however many sources set it; past the first 20
+    flags, one more for all the others (an rc file of 50,000 such names gave 10 MB of warnings)."""
     from modecfg._warn import warn
 
     seen: set[str] = set()
+    rest: list[Note] = []
     for note in notes:
         if note.flag in seen:
             continue
         seen.add(note.flag)
+        if len(seen) > _NOTES_SAID:
+            rest.append(note)
+            continue
         warn(str(note), ObsoleteFlagWarning)
+    if rest:
+        named = ", ".join(note.flag for note in rest[:5])
+        warn(
+            f"and {len(rest)} more obsolete flags ({named}{', ...' if len(rest) > 5 else ''}), each "
+            "ignored as the ones above; `modecfg validate` lists them all",
+            ObsoleteFlagWarning,
+        )

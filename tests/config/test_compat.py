@@ -286,3 +286,14 @@ def test_a_real_theanorc_reads_in_full(tmp_path: Path) -> None:
          "dnn.include_path", "dnn.conv.algo_fwd", "dnn.conv.algo_bwd_filter", "cuda.root"]
     )  # fmt: skip
     assert cfg.origin("allow_gc").line == 7
+
+
+def test_thousands_of_obsolete_names_are_twenty_warnings_and_one_for_the_rest(tmp_path: Path) -> None:
+    """Round four: an rc file of 50,000 such names gave 10 MB of warnings, one per name."""
+    rc = tmp_path / "rc"
+    rc.write_text("[gpuarray]\n" + "".join(f"opt{i} = 1\n" for i in range(5000)))
+    cfg, messages = _load_warnings({}, [rc])
+    assert cfg.floatX == "float64" and len(messages) == 21
+    assert messages[0].startswith("gpuarray.opt0 is obsolete")
+    assert messages[-1].startswith("and 4980 more obsolete flags (gpuarray.opt20, gpuarray.opt21,")
+    assert "`modecfg validate` lists them all" in messages[-1]
