@@ -31,6 +31,7 @@ __all__ = [
     "nodes_between",
     "replaced_by",
     "rewrite_module",
+    "step_graph",
     "upstream",
 ]
 
@@ -201,3 +202,11 @@ def nodes_between(inputs: Sequence[Any], outputs: Sequence[Any]) -> list[Any]:
 def replaced_by(var: Any) -> Any:
     """The node that made ``var`` (a variable a rewrite replaced), or None for an input."""
     return getattr(var, "owner", None)
+
+
+def step_graph(op: Any) -> Any:
+    """A loop's (a Scan's) inner graph as a FunctionGraph whose nodes can be cloned and compiled:
+    PyTensor 3.3 keeps it frozen (``unfreeze`` gives an ordinary copy), 3.0 as it is."""
+    inner = op.fgraph
+    unfreeze = getattr(inner, "unfreeze", None)
+    return unfreeze() if callable(unfreeze) else inner

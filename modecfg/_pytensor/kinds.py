@@ -42,8 +42,7 @@ CLASSES: dict[str, tuple[tuple[str, str], ...]] = {
     "uninitialised": (("pytensor.tensor.basic", "AllocEmpty"),),
     "writes_into": (
         ("pytensor.tensor.subtensor", "IncSubtensor"),
-        ("pytensor.tensor.subtensor", "AdvancedIncSubtensor1"),
-        ("pytensor.tensor.subtensor", "AdvancedIncSubtensor"),
+        ("pytensor.tensor.subtensor", "AdvancedIncSubtensor"),  # 3.0's AdvancedIncSubtensor1 is gone in 3.3
     ),
     "loop": (("pytensor.scan.op", "Scan"),),
 }

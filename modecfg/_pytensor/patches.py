@@ -671,7 +671,10 @@ def _wrapping_linkers() -> tuple[str, str]:
     from modecfg._pytensor.wrapped import stamps_modes
 
     if stamps_modes():
-        return "on", "the NaN guard's and MonitorMode's rewrites are stamped with the linker they wrap"
+        return "on", (
+            "the NaN guard's, CompareMode's and MonitorMode's rewrites are stamped with the linker they "
+            "wrap, and PyTensor's inner-graph rewrites (scan, OpFromGraph, optimize) know their linkers"
+        )
     return "off", "not needed: this PyTensor rewrites inner graphs without asking the linker"
 
 
@@ -809,7 +812,8 @@ CONTACTS: tuple[Contact, ...] = (
     ),
     Contact(
         "wrapping linkers",
-        "the mode PyTensor 3.3 stamps on a graph while rewriting it (_ActiveModeGraphRewriter._mode)",
+        "the mode PyTensor 3.3 stamps on a graph while rewriting it (_ActiveModeGraphRewriter._mode); "
+        "its inner-graph rewrites by linker class (rewrite_scan_inner_graph, ...: WrappingLinker registered)",
         "inner graphs (scan, OpFromGraph) are rewritten for the linker that runs them, not for the "
         "NaN guard's or MonitorMode's wrapper, which PyTensor's inner-graph rewrites do not know",
         _wrapping_linkers,

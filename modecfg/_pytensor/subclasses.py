@@ -20,7 +20,7 @@ from pytensor.link.c.basic import OpWiseCLinker
 
 from modecfg._pytensor.kinds import linker_name
 from modecfg._pytensor.profiling import new_stats, timing_mode
-from modecfg._pytensor.wrapped import rewrites_for
+from modecfg._pytensor.wrapped import register_inner_graph_rewrites, rewrites_for
 
 __all__ = [
     "InPlaceSafeMaker",
@@ -126,6 +126,9 @@ class WrappingLinker(Linker):  # type: ignore[misc]
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.inner!r})"
+
+
+register_inner_graph_rewrites(WrappingLinker)  # a mode PyMC builds around one rewrites for the wrapped
 
 
 class WrappedVM:

@@ -227,6 +227,7 @@ class DifferingNode(NamedTuple):
     method: str  # "per-node values" or "bisection"
     input_values: tuple[Any, ...] = ()  # its inputs' values (the same on both: earlier nodes agree)
     inputs_given: tuple[Any, ...] = ()  # the values of its graph's inputs (a loop's step: that step's)
+    graph: Any = None  # the graph it is a node of, where that is not the function's (a loop's step)
 
     def describe(self) -> str:
         inputs = ", ".join(
@@ -628,7 +629,7 @@ def analyse(plan: Plan, references: dict[str, Any], first: Mismatch, inputs: lis
         reference = reference_of(backend)
         shown = loop.node if loop is not None else node  # a loop: its step's node, in its step's graph
         repro, note = smallest_repro(
-            node.node.op.fgraph if loop is not None else graph, shown.node, shown.input_values,
+            loop.node.graph if loop is not None else graph, shown.node, shown.input_values,
             list(loop.node.inputs_given) if loop is not None else inputs, linker, reference,
             _tolerances(shown.node.outputs, settings),
             functools.partial(_differs, first=linker, second=reference, settings=settings),
@@ -737,7 +738,7 @@ def find_in_loop(found: DifferingNode, linker: str, backend: str, settings: Sett
     reference, each step from the reference's state, until one differs; then the first node of
     that step that does. Loops of sequences, one-step states (``outputs_info``) and
     non-sequences are searched; others are said not to be."""
-    from modecfg._pytensor.compare import compile_on
+    from modecfg._pytensor.compare import compile_on, step_graph
 
     op = found.node.op
     info = op.info
@@ -750,7 +751,7 @@ def find_in_loop(found: DifferingNode, linker: str, backend: str, settings: Sett
     steps = int(values[0])
     sequences, states, constants = op.outer_seqs(values), op.outer_sitsot(values), op.outer_non_seqs(values)
     state = [np.asarray(buffer)[0] for buffer in states]
-    step = op.fgraph
+    step = step_graph(op)
     reference = reference_of(backend)
     on_backend = compile_on(step.inputs, step.outputs, linker, rewrites=None)
     on_reference = compile_on(step.inputs, step.outputs, reference, rewrites=None)
@@ -765,7 +766,7 @@ def find_in_loop(found: DifferingNode, linker: str, backend: str, settings: Sett
             node, note = find_node(step, given, backend, settings)
             if node is None:
                 return None, f"step {t + 1} of the loop differs, but {note}"
-            return LoopStep(t, steps, node._replace(inputs_given=tuple(given))), ""
+            return LoopStep(t, steps, node._replace(inputs_given=tuple(given), graph=step)), ""
         state = list(expected[: len(states)])  # the reference's state: each step judged alone
     return None, (
         f"no step of the loop differs when run alone ({steps} steps, each from the reference's "

@@ -396,7 +396,8 @@ def test_a_writer_interrupted_mid_write_leaves_a_temporary_the_next_writer_can_n
     guarded: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The temporary is in the dump directory (the rename into place is atomic there) and named by its
-    writer's process, so that a later writer removes it once that process is gone."""
+    writer's process and host, so that a later writer of this host removes it once that process is
+    gone (a pid means nothing on another host of a shared directory)."""
     import re
 
     def interrupted(fh: Any, made: Any) -> None:
@@ -407,7 +408,8 @@ def test_a_writer_interrupted_mid_write_leaves_a_temporary_the_next_writer_can_n
     with modecfg.config.override({"NanGuardMode.dump_dir": str(tmp_path)}), pytest.raises(KeyboardInterrupt):
         guarded(np.array([-1.0]))
     (left,) = tmp_path.iterdir()
-    assert re.fullmatch(rf"\.nanguard-{os.getpid()}-[^/]*\.tmp", left.name), left.name
+    here = re.escape(dump_module._host())
+    assert re.fullmatch(rf"\.nanguard-{os.getpid()}@{here}-[^/]*\.tmp", left.name), left.name
 
 
 def test_the_versions_say_what_was_not_there(monkeypatch: pytest.MonkeyPatch) -> None:
