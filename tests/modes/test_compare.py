@@ -621,3 +621,18 @@ def test_a_mode_built_around_a_compare_linker_by_someone_else_rewrites_loops_for
     f = pytensor.function([x], ys[-1], mode=Mode(linker=wrapped, optimizer="fast_run"))
     assert float(f(np.arange(4.0))) == 6.0
     assert "has not registered" not in capfd.readouterr().err + caplog.text
+
+
+def test_the_real_differences_the_volume_run_found_are_found_here_too() -> None:
+    """PyTensor's own tests under CompareMode found these in PyTensor 3.0.7 (README, Comparing
+    backends): JAX's float32 sums accumulate in float32 where the graph says float64."""
+    from modecfg._registry.linkers import installed
+
+    if not installed("jax"):
+        pytest.skip("jax is not installed")
+    data = pytensor.shared(np.asarray([1e8, 1, -1e8], dtype="float32"))
+    f = modecfg.function([], data.sum(), mode=_mode(linkers="jax:py"))
+    found = _fails(f)
+    assert (
+        found.mismatches[0].backend == "jax" and "jax 0, the graph as written 1" in found.mismatches[0].detail
+    )
