@@ -53,6 +53,8 @@ MODULES = {
     "float32": "modecfg/checks/float32.py",
     "view": "modecfg/_pytensor/view.py",
     "auto": "modecfg/linkers/auto.py",
+    "device": "modecfg/modes/device.py",
+    "jaxlink": "modecfg/_pytensor/jaxlink.py",
 }
 
 # mutmut's exit codes (mutmut.stats.status_by_exit_code) as this report counts them.
