@@ -8,8 +8,10 @@
   table, the compile hook, error locations, the profile printer, test values);
 * :mod:`~modecfg._pytensor.hooks`: the slots through which the layers above plug their
   behaviour into those replacements;
-* :mod:`~modecfg._pytensor.debugmode`, :mod:`~modecfg._pytensor.backends`: the DebugMode
-  fix and the JAX device path.
+* :mod:`~modecfg._pytensor.debugmode`: the DebugMode fix;
+* :mod:`~modecfg._pytensor.backends`, :mod:`~modecfg._pytensor.jaxlink`: the JAX device path
+  (which GPUs JAX sees; shared data resident on the device, x64 and matmul precision pinned
+  per function, device timings).
 
 It stands on the config layer and never imports the layers above it. Importing it does
 not import PyTensor.
