@@ -369,6 +369,9 @@ def test_a_gpu_device_without_jax_is_a_clear_error(monkeypatch: pytest.MonkeyPat
 
 def test_a_gpu_device_jax_cannot_see_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     from modecfg.modes import device
+    from modecfg.modes.build import forget_modes
+
+    forget_modes()  # a FAST_RUN built for cuda1 by an earlier test (with two GPUs faked) is not asked
 
     monkeypatch.setattr(device, "installed", lambda module: True)
     monkeypatch.setattr(device, "gpu_devices", lambda: ())
