@@ -456,3 +456,63 @@ def test_theanos_debugmode_and_profilemode_constructors_are_modecfgs() -> None:
         warnings.simplefilter("ignore")
         profiled = modecfg.ProfileMode(optimizer="fast_compile", linker="py")
     assert modecfg.modes.ProfileMode is type(profiled) and type(profiled.linker).__name__ == "VMLinker"
+
+
+def test_device_indices_and_the_theano_spelling_without_jax(monkeypatch: pytest.MonkeyPatch) -> None:
+    """device.py without JAX (as on a machine that has none): gpuN / cudaN indices, Theano's
+    fallback for gpu, force_device, the strict cuda and fallback_to_cpu, each message's words."""
+    from modecfg.modes import device
+
+    assert (device._index("cuda"), device._index("cuda2"), device._index("gpu"), device._index("gpu3")) == (
+        0, 2, 0, 3,
+    )  # fmt: skip
+    monkeypatch.setattr(device, "installed", lambda module: module != "jax")
+    monkeypatch.setattr(device, "_warned", set())
+    assert device.why_no_gpu("gpu1") == (
+        "device=gpu1 runs graphs through JAX with CUDA, and jax is not installed (pip install 'jax[cuda12]')"
+    )
+    with modecfg.config.override(device="gpu1"), pytest.warns(device.DeviceFallbackWarning) as said:
+        assert device.device_linker() is None
+        assert device.device_linker() is None  # said once
+    assert len(said) == 1
+    assert str(said[0].message).endswith(
+        "running on the CPU instead (device=gpu1 is Theano's spelling, which falls back; device=cuda or "
+        "force_device=True makes this an error)"
+    )
+    with modecfg.config.override(device="gpu1", force_device=True):
+        with pytest.raises(modecfg.DeviceUnavailableError) as caught:
+            device.device_linker()
+    assert str(caught.value).endswith(
+        "Set device=cpu, or device=gpu (Theano's spelling) without force_device to fall back"
+    )
+    with modecfg.config.override(device="cuda1"), pytest.raises(modecfg.DeviceUnavailableError) as caught:
+        device.device_linker()
+    assert str(caught.value).endswith(
+        "Set device=cpu, or fallback_to_cpu=True to run on the CPU with a warning"
+    )
+    with (
+        modecfg.config.override(device="cuda1", fallback_to_cpu=True),
+        pytest.warns(device.DeviceFallbackWarning) as said,
+    ):
+        assert device.device_linker() is None
+    assert str(said[0].message).endswith("running on the CPU instead (fallback_to_cpu=True)")
+    with modecfg.config.override(device="cpu"):
+        assert device.device_linker() is None
+
+
+def test_ran_on_names_a_device_the_function_ran_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    from types import SimpleNamespace
+
+    from modecfg._pytensor import jaxlink
+    from modecfg.modes import device
+
+    x = pt.vector("x")
+    f = pytensor.function([x], x * 2, mode=pytensor.compile.mode.Mode(linker="py"))
+    assert device.ran_on(f) == "cpu through py"
+    gpu = SimpleNamespace(platform="gpu", id=1, device_kind="NVIDIA H100 80GB HBM3")
+    monkeypatch.setattr(jaxlink, "device_of", lambda fn: gpu)
+    assert device.ran_on(f) == "cuda:1 (NVIDIA H100 80GB HBM3) through jax"
+    monkeypatch.setattr(
+        jaxlink, "device_of", lambda fn: SimpleNamespace(platform="cpu", id=0, device_kind="cpu")
+    )
+    assert device.ran_on(f) == "cpu:0 through jax"
