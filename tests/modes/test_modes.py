@@ -498,6 +498,26 @@ def test_device_indices_and_the_theano_spelling_without_jax(monkeypatch: pytest.
     assert str(said[0].message).endswith("running on the CPU instead (fallback_to_cpu=True)")
     with modecfg.config.override(device="cpu"):
         assert device.device_linker() is None
+    monkeypatch.setattr(device, "installed", lambda module: True)
+    monkeypatch.setattr(device, "gpu_devices", lambda: ())
+    assert device.why_no_gpu("cuda") == (
+        "device=cuda needs a GPU that JAX can see, and it sees none: install 'jax[cuda12]' (not the "
+        "CPU-only jax) on a machine with an NVIDIA GPU and driver"
+    )
+    monkeypatch.setattr(device, "gpu_devices", lambda: ("gpu0",))  # SIMULATED: one usable GPU
+    monkeypatch.setattr(device, "select_gpu", lambda index: None)
+    with modecfg.config.override(device="cuda0", floatX="float32"), warnings.catch_warnings():
+        warnings.simplefilter("error", modecfg.ModecfgWarning)
+        assert device.device_linker() == "jax"  # float32 on a GPU: nothing to say
+    with (
+        modecfg.config.override(device="cuda0", floatX="float64"),
+        pytest.warns(modecfg.ModecfgWarning) as said,
+    ):
+        device.device_linker()
+        device.device_linker()
+    assert [str(w.message) for w in said] == [
+        "device=cuda0 with floatX=float64: GPUs are fast in float32; set floatX=float32"
+    ]
 
 
 def test_ran_on_names_a_device_the_function_ran_on(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -510,9 +530,20 @@ def test_ran_on_names_a_device_the_function_ran_on(monkeypatch: pytest.MonkeyPat
     f = pytensor.function([x], x * 2, mode=pytensor.compile.mode.Mode(linker="py"))
     assert device.ran_on(f) == "cpu through py"
     gpu = SimpleNamespace(platform="gpu", id=1, device_kind="NVIDIA H100 80GB HBM3")
-    monkeypatch.setattr(jaxlink, "device_of", lambda fn: gpu)
+    monkeypatch.setattr(jaxlink, "device_of", lambda fn: gpu if fn is f else None)
     assert device.ran_on(f) == "cuda:1 (NVIDIA H100 80GB HBM3) through jax"
     monkeypatch.setattr(
         jaxlink, "device_of", lambda fn: SimpleNamespace(platform="cpu", id=0, device_kind="cpu")
     )
     assert device.ran_on(f) == "cpu:0 through jax"
+    monkeypatch.undo()
+    with pytest.raises(
+        TypeError, match=r"^ran_on\(\) takes a compiled PyTensor function, not SimpleNamespace$"
+    ):
+        device.ran_on(SimpleNamespace())
+    from modecfg.linkers.auto import chosen
+
+    with modecfg.config.override(linker="per_graph"):
+        g = modecfg.function([x], x * 2)
+    picked = chosen(g)
+    assert picked and device.ran_on(g) == f"cpu through {picked.split(':')[0]}"
