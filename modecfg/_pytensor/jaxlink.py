@@ -55,7 +55,6 @@ __all__ = [
     "DeviceThunk",
     "Resident",
     "device_of",
-    "device_stats",
     "is_device_array",
     "link",
     "sent_to_device",
@@ -403,12 +402,6 @@ def device_of(fn: Any) -> Any:
     """The JAX device a compiled function runs on, or None when it is not a JAX function."""
     vm = getattr(fn, "vm", None)
     return vm.device if isinstance(vm, DeviceThunk) else None
-
-
-def device_stats(fn: Any) -> dict[str, Any] | None:
-    """The device figures of a JAX function (first call, timed calls, bytes), or None."""
-    vm = getattr(fn, "vm", None)
-    return dict(vm.stats) if isinstance(vm, DeviceThunk) else None
 
 
 def takes_as_is(container: Any, value: Any) -> bool:
