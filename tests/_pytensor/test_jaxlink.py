@@ -443,3 +443,8 @@ def test_comparemode_attributes_a_lowered_gpu_precision_to_its_flag(monkeypatch:
     assert note.startswith("jax on cuda:0 (NVIDIA H100 80GB HBM3) computes float32 matmuls")
     assert "matmul_precision=default" in note and "matmul_precision=highest compares" in note
     assert jaxlink.precision_note(products) == ""  # highest: float32 is float32
+
+
+def test_a_matmul_precision_no_backend_has_is_a_clear_error() -> None:
+    with pytest.raises(modecfg.FlagValueError, match=r"'bfloat16'.*highest, high, default"):
+        modecfg.load(env={"MODECFG_FLAGS": "matmul_precision=bfloat16"})
