@@ -55,6 +55,12 @@ MODULES = {
     "auto": "modecfg/linkers/auto.py",
     "device": "modecfg/modes/device.py",
     "jaxlink": "modecfg/_pytensor/jaxlink.py",
+    "trim": "modecfg/cache/trim.py",
+    "holders": "modecfg/_holders.py",
+    "travel": "modecfg/cache/travel.py",
+    "repro": "modecfg/modes/repro.py",
+    "graphsource": "modecfg/_pytensor/graphsource.py",
+    "compare": "modecfg/modes/compare.py",
 }
 
 # mutmut's exit codes (mutmut.stats.status_by_exit_code) as this report counts them.

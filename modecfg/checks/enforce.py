@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from modecfg._warn import act
+from modecfg._warn import act, warn
 from modecfg.checks.float32 import Finding, check_float32
 from modecfg.config import config
 from modecfg.errors import Float64Error, Float64Warning
@@ -83,7 +83,40 @@ def on_gpu(mode: Any) -> bool:
     return linker_name(mode.linker) == "jax"
 
 
+_SAID_SCOPE: list[bool] = []
+
+
+def _scoped_elsewhere(fgraph: Any) -> None:
+    """Say, once a process, that a float64 graph is compiled in a thread or task that does not
+    see the ``floatX`` override another one holds: modecfg's overrides (and ``change_flags``) are
+    scoped to the thread or task that entered them, where PyTensor's ``change_flags`` sets the
+    flag for the whole process. A thread pool started inside ``change_flags(floatX="float32")``
+    then builds float64 graphs where plain PyTensor builds float32. Compiles only: reads pay
+    nothing for it."""
+    if _SAID_SCOPE:
+        return
+    store = config._cfg_store
+    if store.var_of("floatX").get() is not None or not store.holders["floatX"]:
+        return
+    if not any(getattr(v.type, "dtype", None) == "float64" for v in fgraph.variables):
+        return
+    _SAID_SCOPE.append(True)
+    import threading
+
+    warn(
+        f"a float64 graph is compiled in thread {threading.current_thread().name!r}, which reads "
+        f"floatX={config.floatX} ({config.origin('floatX')}), while another thread or task has floatX "
+        "overridden (change_flags or config.override): modecfg's overrides hold in the thread or "
+        "task that entered them, not in threads started inside the block (PyTensor's change_flags "
+        "set the flag for the whole process). Run the work inside the override with "
+        "modecfg.workers.submit(pool, fn, ...) or contextvars.copy_context().run, or enter the "
+        "override in the worker. Said once.",
+        Float64Warning,
+    )
+
+
 def enforce(fgraph: Any, mode: Any = None) -> None:
+    _scoped_elsewhere(fgraph)
     if _collectors:
         findings = _check(fgraph)
         with _collectors_lock:

@@ -268,16 +268,27 @@ def _locked(path: str) -> Iterator[None]:
         os.close(fd)  # closing releases the lock
 
 
+INI_LIMITS = (
+    "an INI value cannot hold a line break (of any kind) or a ' #' (a comment starts there), "
+    "nor start or end with blanks: a TOML rc file (name ending .toml) holds any text"
+)
+
+
 def _check(text: str, path: str, spec: Flag, expected: Any) -> None:
     """The edited text, read back as modecfg reads it: no problem, and the flag as expected."""
+    why = "" if path.endswith(".toml") else f" ({INI_LIMITS})"
     try:
         settings = read_toml(text, path) if path.endswith(".toml") else read_ini(text, path)
     except ConfigError as exc:
-        raise RcFileError(f"the edit would leave {path} unreadable ({exc}); nothing was changed") from None
+        raise RcFileError(
+            f"the edit would leave {path} unreadable ({exc}){why}; nothing was changed"
+        ) from None
     values = [s for s in settings if _flag_of(s) == spec.name]
     got = validate(spec, values[-1].raw) if values else None
     if got != expected:
-        raise RcFileError(f"the edit would not give {spec.name}={expected!r} in {path}; nothing was changed")
+        raise RcFileError(
+            f"the edit would not give {spec.name}={expected!r} in {path}{why}; nothing was changed"
+        )
 
 
 def set_flag(name: str, value: str, path: str | None = None) -> Edit:

@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import modecfg
 from modecfg.config import edit
@@ -448,3 +450,38 @@ def test_the_new_file_is_written_beside_the_old_one_and_renamed_over_it(
         assert os.path.dirname(src) == str(tmp_path)
         assert name.startswith(f".{os.path.basename(dst)}.") and name.endswith(".tmp")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["rc", "rc.bak"]
+
+
+# -- any value: read back as written, or refused with the file unchanged -----------------------
+
+_VALUE_TEXT = st.text(
+    st.characters(codec="utf-8", exclude_categories=["Cs"]) | st.sampled_from("%#;\"'\\\n\r\t[]=$"),
+    max_size=24,
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=_VALUE_TEXT, suffix=st.sampled_from(["", ".toml"]))
+def test_any_value_reads_back_as_written_or_is_refused_with_the_file_unchanged(
+    tmp_path: Path, value: str, suffix: str
+) -> None:
+    """``modecfg set`` of a string flag: ``%(user)s`` in INI, ``#`` and newlines in TOML, quotes,
+    backslashes, brackets. What the user's process then reads is exactly the value given; a value
+    the format cannot hold (a newline in INI, a NUL) is a ModecfgError and the file keeps its bytes."""
+    text = "[gcc]\ncxxflags = -O2\n" if not suffix else '[gcc]\ncxxflags = "-O2"\n'
+    rc = _rc(tmp_path, text, "rc" + suffix)
+    try:
+        set_flag("gcc.cxxflags", value, str(rc))
+    except modecfg.ModecfgError as error:
+        assert rc.read_bytes() == text.encode(), error
+        if "\x00" in value:  # no flag of a file name, program or option holds one
+            assert isinstance(error, modecfg.FlagValueError) and "NUL" in str(error)
+            return
+        assert not suffix and "a TOML rc file (name ending .toml) holds any text" in str(error), (
+            value,
+            error,
+        )
+        line_break = len(f"x{value}x".splitlines()) > 1  # \n, \r, \x85, U+2028 ...: str.splitlines's
+        assert line_break or "#" in value or value != value.strip(), value  # INI's limits, no others
+        return
+    assert _read(rc, "gcc.cxxflags") == value
