@@ -46,11 +46,10 @@ The command line turns a :class:`ModecfgError` into its message and ``exit_code`
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # origin.py imports nothing of modecfg: it sits in the bottom layer (test_layers)
     from modecfg.config.origin import Origin
-    from modecfg.modes.nanguard import BadValue
 
 __all__ = [
     "CacheArchiveError",
@@ -228,7 +227,7 @@ class NanGuardError(ModecfgError, FloatingPointError):
         self,
         message: str,
         *,
-        bad: BadValue | None = None,
+        bad: Any = None,  # a modecfg.modes.nanguard.BadValue (named, not imported: errors.py is the bottom)
         dump_path: str | None = None,
         bad_outputs: Sequence[str] = (),
     ) -> None:

@@ -2,8 +2,11 @@
 
 Lowest first: errors, the registries and two helpers; the configuration; the PyTensor
 layer; modes, linkers, checks, profiles, test values; the public API, the CLI and the
-wiring. Every import counts, also those inside functions; ``TYPE_CHECKING`` imports do
-not (they never run).
+wiring. Every import counts, also those inside functions and those under ``TYPE_CHECKING``
+(the lazy-export tables of ``modecfg._lazy`` are written there): a type a lower layer names
+from a higher one ties the two together as surely as an import that runs.
+``modecfg.config.origin`` (where a value came from) imports nothing of modecfg and sits at
+the bottom: the errors name it.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ grimp = pytest.importorskip("grimp")
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("modecfg.errors", "modecfg._registry", "modecfg._warn", "modecfg._source", "modecfg._script",
      "modecfg._holders", "modecfg._html", "modecfg._files", "modecfg._locks", "modecfg._lazy",
-     "modecfg._terminal"),
+     "modecfg._terminal", "modecfg.config.origin"),
     ("modecfg.config",),
     ("modecfg._pytensor",),
     ("modecfg.modes", "modecfg.linkers", "modecfg.checks", "modecfg.profiles", "modecfg.debug",
@@ -46,6 +49,13 @@ def test_a_module_nobody_placed_belongs_to_no_layer() -> None:
 
 @pytest.fixture(scope="module")
 def graph() -> object:
+    """Every import, those under ``TYPE_CHECKING`` included."""
+    return grimp.build_graph("modecfg", exclude_type_checking_imports=False, cache_dir=None)
+
+
+@pytest.fixture(scope="module")
+def running() -> object:
+    """The imports that run (a type named both ways within one layer is no circle at import)."""
     return grimp.build_graph("modecfg", exclude_type_checking_imports=True, cache_dir=None)
 
 
@@ -69,10 +79,10 @@ def test_no_layer_imports_a_layer_above_it(graph: object) -> None:
     assert upward == []
 
 
-def test_no_import_goes_in_a_circle(graph: object) -> None:
+def test_no_import_goes_in_a_circle(running: object) -> None:
     """Tarjan's strongly connected components: every one must be a single module."""
     edges: dict[str, list[str]] = {}
-    for a, b in _edges(graph):
+    for a, b in _edges(running):
         edges.setdefault(a, []).append(b)
     index: dict[str, int] = {}
     low: dict[str, int] = {}
@@ -101,10 +111,14 @@ def test_no_import_goes_in_a_circle(graph: object) -> None:
             if len(component) > 1:
                 circles.append(sorted(component))
 
-    for module in sorted(graph.modules):  # type: ignore[attr-defined]
+    for module in sorted(running.modules):  # type: ignore[attr-defined]
         if module not in index:
             visit(module)
     assert circles == []
+
+
+def test_the_bottom_s_origin_imports_nothing_of_modecfg(graph: object) -> None:
+    assert [b for a, b in _edges(graph) if a == "modecfg.config.origin"] == []
 
 
 def test_the_layer_test_sees_an_upward_import() -> None:

@@ -125,16 +125,19 @@ def test_a_rerun_of_survivors_takes_those_no_test_killed_and_only_on_the_same_so
     assert mutate.left_over("auto") is None
 
 
-def test_a_mutated_copy_left_empty_by_an_interrupted_run_is_made_again(
+def test_a_copy_left_empty_by_an_interrupted_run_or_never_mutated_is_made_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(mutate, "MUTANTS", tmp_path)
     empty, whole = tmp_path / mutate.MODULES["auto"], tmp_path / mutate.MODULES["store"]
-    for path, text in ((empty, ""), (whole, "x = 1\n")):
+    plain = tmp_path / mutate.MODULES["trim"]  # copied by mutmut before trim was a core module
+    for path, text in ((empty, ""), (whole, "x = 1\n"), (plain, "x = 1\n")):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-    assert mutate.drop_truncated() == [mutate.MODULES["auto"]]
-    assert not empty.exists() and whole.read_text() == "x = 1\n"
+    for path in (empty, whole):
+        Path(f"{path}.meta").write_text("{}")
+    assert mutate.drop_truncated() == [mutate.MODULES["auto"], mutate.MODULES["trim"]]
+    assert not empty.exists() and not plain.exists() and whole.read_text() == "x = 1\n"
 
 
 def test_results_of_a_source_whose_time_alone_changed_are_kept(

@@ -222,12 +222,16 @@ def drop_stale_stats(modules: list[str]) -> bool:
 
 
 def drop_truncated() -> list[str]:
-    """Mutated copies left empty by an interrupted run: removed, so that mutmut makes them again
-    (an empty copy would be imported by every test, and the module's mutants measured on nothing)."""
+    """Copies mutmut would not mutate: left empty by an interrupted run (imported by every test,
+    the module's mutants would be measured on nothing) or copied before the module was a core one;
+    removed, so that mutmut makes them again."""
     dropped = []
     for path in MODULES.values():
         copy = MUTANTS / path
-        if copy.exists() and copy.stat().st_size == 0:
+        meta = MUTANTS / (path + ".meta")
+        # empty, or copied unmutated (a module added to MODULES after mutmut copied the tree): a
+        # copy newer than its source is never mutated again, and the module would have no mutants
+        if copy.exists() and (copy.stat().st_size == 0 or not meta.exists()):
             copy.unlink()
             dropped.append(path)
     return dropped
@@ -296,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.report:
         MUTANTS.mkdir(exist_ok=True)
         for path in drop_truncated():
-            print(f"{MUTANTS / path} was empty (an interrupted run): mutmut makes it again")
+            print(f"{MUTANTS / path} was empty or never mutated: mutmut makes it again")
         keep_results()
         if drop_stale_stats(modules):
             print("a module changed since its last run: mutmut records again which tests reach what")
