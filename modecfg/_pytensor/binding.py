@@ -5,7 +5,7 @@ uses one value per process; ``pytensor_takes``: which values PyTensor's paramete
 the installed PyTensor's parameter says the rest (does it exist; is it mutable). From these:
 
 * ``VIEW``: ``pytensor.config`` answers it from modecfg's store, per thread and task, overrides
-  included (:mod:`.view`);
+  included (a :class:`~.view.FlagParam` in PyTensor's parameter's place);
 * ``HANDED_OVER``: PyTensor fixes it per process: it receives modecfg's value at its import
   (``PYTENSOR_FLAGS``, :mod:`.mirror`); an assignment later reaches PyTensor's parameter until
   PyTensor has read it, and is a ``ReadOnlyFlagError`` after;
@@ -39,6 +39,7 @@ class Binding(enum.Enum):
 
 def binding(spec: Flag, param: Any) -> Binding:
     """How PyTensor sees ``spec``, given its parameter in ``pytensor.config`` (None: it has none)."""
+    param = getattr(param, "original", param)  # the bridge's parameter: PyTensor's own decides
     if param is None:
         return Binding.MODECFG
     if spec.fixed and not param.mutable:

@@ -104,15 +104,16 @@ CONFIG_VIEW = Patch(
 )
 
 
-CHANGE_FLAGS_BEFORE = Patch(
-    name="change_flags made before",
+CHANGE_FLAGS = Patch(
+    name="change_flags",
     module="pytensor.configparser",
     attr="_ChangeFlagsDecorator.__enter__",
     params=("self",),
     replacement=replacements.change_flags_enter,
     needs=(CONFIG_VIEW,),
-    why="a change_flags object or decorator PyTensor made before modecfg was imported holds "
-    "PyTensor's own parameters: entered now, it is a modecfg override, as a new one is",
+    why="pytensor.config.change_flags (a block or a decorator, made before modecfg was imported or "
+    "since): the flags modecfg answers are one modecfg override of this thread or task, the others "
+    "PyTensor's",
 )
 
 
@@ -196,16 +197,15 @@ DEVICE_INPUTS = Patch(
 
 PATCHES: tuple[Patch, ...] = (
     CONFIG_VIEW,
-    CHANGE_FLAGS_BEFORE,
+    CHANGE_FLAGS,
     Patch(
-        name="change_flags made before (exit)",
+        name="change_flags (exit)",
         module="pytensor.configparser",
         attr="_ChangeFlagsDecorator.__exit__",
         params=("self",),
         replacement=replacements.change_flags_exit,
-        needs=(CHANGE_FLAGS_BEFORE,),
-        why="ends those overrides; a change_flags block open when modecfg was imported puts back "
-        "at its end the values modecfg adopted from it",
+        needs=(CHANGE_FLAGS,),
+        why="ends that override",
     ),
     Patch(
         name="profiled compiles",
@@ -655,7 +655,7 @@ def _fixed_flags() -> tuple[str, str]:
     from modecfg._pytensor import view
 
     if view.view() is not None:
-        return "on", "pytensor.config is the view; the rest are handed over at import"
+        return "on", "pytensor.config answers modecfg's values; the rest are handed over at import"
     return "off", "the config view is off: assignments are copied into pytensor.config where it takes them"
 
 

@@ -49,16 +49,17 @@ def config_view_off(target: Any) -> None:
     view.detach(target)
 
 
-# PyTensor's change_flags objects made before modecfg was imported (a decorator, an object kept in
-# a variable, a block open at the import) hold PyTensor's own parameters, which the view no longer
-# reads. Entered now, the flags the view answers become a modecfg override of this thread or task;
-# a block entered before the view ends by putting back what it changed. Per object and thread.
+# PyTensor's change_flags objects (made before modecfg was imported or since) hold parameters of
+# _config_var_dict: entered, the flags modecfg answers become one modecfg override of this thread
+# or task, the others are PyTensor's, entered its way; a block entered before the view ends by
+# putting back what it changed. Per object and thread.
 _entered: dict[tuple[int, int], list[Any]] = {}
+_DECORATED = "res"  # PyTensor's change_flags decorator enters the block in its wrapper of this name
 
 
 def change_flags_enter(self: Any, enter: Any) -> Any:
-    """``_ChangeFlagsDecorator.__enter__`` of an object PyTensor made itself."""
-    import copy
+    """``_ChangeFlagsDecorator.__enter__``."""
+    import sys
     import threading
 
     from modecfg._pytensor import view as _view
@@ -66,28 +67,34 @@ def change_flags_enter(self: Any, enter: Any) -> Any:
     current = _view.view()
     if current is None or getattr(self, "_root", None) is not current.target:
         return enter(self)
-    ours = {current.known[k].name: v for k, v in self.new_vals.items() if k in current.flags}
+    known = current.known  # a flag PyTensor fixes gets modecfg's ReadOnlyFlagError, as the others its values
+    ours = {known[k].name: v for k, v in self.new_vals.items() if k in known}
     if not ours:
         return enter(self)
-    theirs = copy.copy(self)  # the flags the view leaves to PyTensor, the way PyTensor does it
-    theirs.confs = {k: v for k, v in self.confs.items() if k not in current.flags}
-    scope = config.override(ours)
+    frame = sys._getframe(1)  # where the block is written: the origin of the override
+    if frame.f_code.co_name == _DECORATED and frame.f_back is not None:
+        frame = frame.f_back  # a decorated function: where it is called
+    scope = config.override_for(ours, frame, blockable=current.blockable)
     scope.__enter__()  # a bad value fails here, when the block is entered, as in PyTensor
-    try:
-        enter(theirs)
-    except BaseException:
-        scope.__exit__(None, None, None)
-        raise
+    theirs = None
+    if len(ours) < len(self.confs):
+        import copy
+
+        theirs = copy.copy(self)  # the flags modecfg leaves to PyTensor, the way PyTensor does it
+        theirs.confs = {k: v for k, v in self.confs.items() if k not in known}
+        try:
+            enter(theirs)
+        except BaseException:
+            scope.__exit__(None, None, None)
+            raise
     _entered.setdefault((id(self), threading.get_ident()), []).append((scope, theirs))
     return None
 
 
 def change_flags_exit(self: Any, exit_: Any, *args: Any) -> Any:
-    """``_ChangeFlagsDecorator.__exit__``: ends what :func:`change_flags_enter` began, or, for a
-    block entered before modecfg was imported, puts back the values it had changed."""
+    """``_ChangeFlagsDecorator.__exit__``: ends what :func:`change_flags_enter` began (a block
+    entered before modecfg was imported ends PyTensor's way: :class:`~.view.SetByPyTensor`)."""
     import threading
-
-    from modecfg._pytensor import view as _view
 
     key = (id(self), threading.get_ident())
     stack = _entered.get(key)
@@ -99,20 +106,11 @@ def change_flags_exit(self: Any, exit_: Any, *args: Any) -> Any:
         if not stack:
             del _entered[key]
         try:
-            exit_(theirs, *args)
+            if theirs is not None:
+                exit_(theirs, *args)
         finally:
             scope.__exit__(None, None, None)
         return None
-    current = _view.view()
-    if current is not None and getattr(self, "_root", None) is current.target:
-        for name, old in getattr(self, "old_vals", {}).items():
-            spec = current.flags.get(name)
-            if spec is None or config.origin(spec.name).source != _view.ADOPTED:
-                continue
-            if _view._same(old, current.pytensor_would_have(name)):
-                config.reset(spec.name)
-            else:
-                config.set(spec.name, old, source=_view.ADOPTED)
     return exit_(self, *args)
 
 

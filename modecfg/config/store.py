@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextvars
 import weakref
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from modecfg._locks import Lock, RLock, fork_safe
 from modecfg._source import first_user_frame
@@ -33,11 +33,10 @@ from modecfg.config.resolve import Candidate, Note, Resolution, resolve
 from modecfg.errors import ConfigError, ConfigErrors, ObsoleteFlagWarning
 
 if TYPE_CHECKING:
-    from contextlib import AbstractContextManager
 
     from modecfg.config.protocol import ConfigLike
 
-__all__ = ["UNSET", "Change", "Held", "Item", "Section", "Store", "View", "caller_origin", "warn_notes"]
+__all__ = ["UNSET", "Change", "Held", "Item", "Section", "Store", "caller_origin", "warn_notes"]
 
 _MISSING = object()
 
@@ -73,13 +72,6 @@ class Change(NamedTuple):
 
 Listener = Callable[[Change], None]
 Guard = Callable[[Flag, Any], None]
-
-
-class View(Protocol):
-    """Something that shows a store's values elsewhere and must know which flags some
-    override holds (their reads there must then ask the reading context's overrides)."""
-
-    def scoped(self, name: str, on: bool) -> None: ...
 
 
 class Held:
@@ -249,9 +241,6 @@ class Store:
         self.every: list[tuple[Listener, bool]] = []  # subscribers of every flag, adopted ones too
         # an override() call site (code id ^ instruction offset) -> the Override it made
         self.site_cache: dict[int, Any] = {}
-        # objects that show this store's values elsewhere (PyTensor's config): told when a
-        # flag's Overridden goes in or out, under the same lock, in the same order
-        self.views: list[View] = []
         # settings naming no flag declared when the sources were read (see settle)
         self.pending: list[Setting] = []
         self.sections[()] = root
@@ -280,26 +269,6 @@ class Store:
         """The value of ``name`` in the reading thread or task: its override, else :meth:`base`."""
         found = self.override_of(name)
         return found[0] if found is not None else self.base(name)
-
-    # -- views: what shows this store's values elsewhere (PyTensor's config) -------------
-
-    def add_view(self, view: View) -> None:
-        """Tell ``view`` from now on when a flag's reads must ask the overrides
-        (``view.scoped(name, on)``), starting with the flags some override holds now."""
-        with self.counting:
-            self.views.append(view)
-            for name in self.shadowed:
-                view.scoped(name, True)
-
-    def remove_view(self, view: View) -> None:
-        with self.counting:
-            if view in self.views:
-                self.views.remove(view)
-
-    def views_told(self) -> AbstractContextManager[Any]:
-        """The lock under which views are told (hold it to change what a view shows without
-        crossing a ``scoped`` call)."""
-        return self.counting
 
     def overridden(self) -> dict[str, tuple[Any, Origin]]:
         """Every override in the reading thread or task, by flag: (value, origin)."""
@@ -511,8 +480,6 @@ class Store:
             previous = cls.__dict__.get(spec.attr)
             # Descriptor first, record second: entering reads ``shadowed`` unlocked.
             setattr(cls, spec.attr, Overridden(name, self))
-            for view in self.views:
-                view.scoped(name, True)
             self.shadowed[name] = previous
 
     def uninstall(self, name: str) -> None:
@@ -533,12 +500,8 @@ class Store:
                 delattr(cls, spec.attr)
             else:
                 setattr(cls, spec.attr, previous)
-            for view in self.views:
-                view.scoped(name, False)
             if self.holders[name]:
                 setattr(cls, spec.attr, Overridden(name, self))
-                for view in self.views:
-                    view.scoped(name, True)
                 self.shadowed[name] = previous
 
 

@@ -237,11 +237,11 @@ print(float(fn(np.array([0.0, 1.0]))))
 import pickle
 import numpy as np, modecfg, pytensor
 fn = pickle.loads(open({str(path)!r}, "rb").read())
-print(float(fn(np.array([0.0, 1.0]))), type(pytensor.config).__name__)
+print(float(fn(np.array([0.0, 1.0]))), type(pytensor.config._config_var_dict["floatX"]).__name__)
 """
     made = subprocess.run([sys.executable, "-c", make], capture_output=True, text=True, timeout=120)
     assert made.returncode == 0, made.stderr
     loaded = subprocess.run([sys.executable, "-c", load], capture_output=True, text=True, timeout=120)
     assert loaded.returncode == 0, loaded.stderr
     value, view = loaded.stdout.split()
-    assert float(value) == float(made.stdout.strip()) and view == "ConfigView"
+    assert float(value) == float(made.stdout.strip()) and view == "FlagParam"

@@ -41,6 +41,15 @@ def _clean() -> Iterator[None]:
         config.reset(name)
 
 
+def _answered(name: str) -> bool:
+    """Whether modecfg answers PyTensor's ``name``: its parameter, in PyTensor's table and on its
+    config class, is the bridge's."""
+    from modecfg._pytensor.view import FlagParam
+
+    param = pytensor.config._config_var_dict[name]
+    return isinstance(param, FlagParam) and type(pytensor.config).__dict__[name] is param
+
+
 def _line(text: str) -> int:
     for number, line in enumerate(Path(__file__).read_text().splitlines(), 1):
         if text in line and "_line(" not in line:
@@ -283,7 +292,7 @@ def test_uninstall_leaves_pytensor_config_usable_with_the_values_in_effect() -> 
         assert pt.vector().dtype == "float64"
     finally:
         install()
-    assert type(pytensor.config).__name__ == "ConfigView"
+    assert _answered("floatX")
     assert pytensor.config.floatX == config.floatX == "float32"
 
 
@@ -300,7 +309,8 @@ with config.override(floatX="float16"):
     b = pt.vector().dtype
 with pytensor.config.change_flags(floatX="float64"):
     c = config.floatX
-print(json.dumps({{"a": a, "b": b, "c": c, "view": type(pytensor.config).__name__}}))
+view = type(pytensor.config._config_var_dict["floatX"]).__name__
+print(json.dumps({{"a": a, "b": b, "c": c, "view": view}}))
 """
 
 
@@ -309,7 +319,7 @@ def test_either_import_order_gives_one_configuration(first: str) -> None:
     imports = "import modecfg\nimport pytensor" if first == "modecfg" else "import pytensor\nimport modecfg"
     out = run_json(_BOTH_WAYS.format(imports=imports))
     assert out["a"][0] == "float32" and out["a"][1].startswith("assignment at <string>:")
-    assert (out["b"], out["c"], out["view"]) == ("float16", "float64", "ConfigView")
+    assert (out["b"], out["c"], out["view"]) == ("float16", "float64", "FlagParam")
 
 
 def test_pytensor_config_shows_modecfgs_environment_and_rc_values(tmp_path: Path) -> None:
@@ -640,20 +650,22 @@ def test_a_view_installed_again_answers_as_the_first_did() -> None:
 
     from pytensor.configparser import PyTensorConfigParser
 
-    from modecfg._pytensor.view import ViewParam, _Own, _TakingTurns
+    from modecfg._pytensor.view import FlagParam, _TakingTurns
 
     uninstall()
     install()
     pc = pytensor.config
-    assert type(pc).__name__ == "ConfigView"
+    assert type(pc) is PyTensorConfigParser  # PyTensor's own class, its parameters modecfg's
     params = pc._config_var_dict
     floatx = params["floatX"]
-    assert isinstance(floatx, ViewParam) and floatx.name == "floatX" and floatx.in_c_key is True
-    assert floatx.__get__(None, type(pc)) is floatx.original  # on the class: the parameter itself
-    assert not isinstance(params["compiledir"], ViewParam)  # fixed per process: PyTensor's own
-    assert isinstance(params["cxx"], ViewParam)  # fixed by modecfg, scoped by PyTensor (cxx="")
+    assert isinstance(floatx, FlagParam) and floatx.name == "floatX" and floatx.in_c_key is True
+    assert floatx.__get__(None, type(pc)) is floatx  # on the class: the parameter itself
+    assert type(pc).__dict__["floatX"] is floatx
+    assert not isinstance(params["compiledir"], FlagParam)  # fixed per process: PyTensor's own
+    assert isinstance(params["cxx"], FlagParam)  # fixed by modecfg, scoped by PyTensor (cxx="")
     assert isinstance(type(pc).__dict__["gcc_version_str"], _TakingTurns) and pc.gcc_version_str
-    assert isinstance(type(pc).__dict__["device"], _Own) and pc.device == config.device
+    assert isinstance(type(pc).__dict__["device"], FlagParam) and pc.device == config.device
+    assert "device" not in params  # modecfg's alone: not in PyTensor's table of its parameters
     plain = pc.get_config_hash()
     with config.override(floatX="float16"):
         assert pc.floatX == "float16" and floatx.__get__(pc, type(pc)) == "float16"
@@ -688,9 +700,8 @@ def added_flag() -> Iterator[str]:
     yield name
     current = view.view()
     assert current is not None
-    for table in (current.known, current.flags, current.originals):
+    for table in (current.known, current.answered, current.originals):
         table.pop(name, None)
-    current.names.pop(name, None)
     pytensor.config._config_var_dict.pop(name, None)
     if name in type(pytensor.config).__dict__:
         delattr(type(pytensor.config), name)
@@ -710,12 +721,10 @@ def added_flag() -> Iterator[str]:
 def test_a_flag_pytensor_declares_after_the_view_is_answered_by_modecfg(added_flag: str) -> None:
     from pytensor.configparser import EnumStr
 
-    from modecfg._pytensor.view import ViewParam
-
     pytensor.config.add(added_flag, "a flag declared late (test)", EnumStr("a", ["b", "c"]), in_c_key=False)
     assert config[added_flag] == "a" == getattr(pytensor.config, added_flag)
     assert config.explain(added_flag).adopted  # adopted from PyTensor's declaration
-    assert isinstance(pytensor.config._config_var_dict[added_flag], ViewParam)
+    assert _answered(added_flag)
     with config.override(**{added_flag: "b"}):
         assert getattr(pytensor.config, added_flag) == "b"
     with pytensor.config.change_flags(**{added_flag: "c"}):
@@ -769,13 +778,19 @@ def test_only_pytensors_config_object_can_become_the_view(pytensor_alone: object
 def test_an_uninstalled_view_leaves_nothing_behind_and_hears_no_more_changes(
     pytensor_alone: object, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from modecfg._pytensor.view import ConfigView, _View
+    from pytensor.configparser import ConfigParam, PyTensorConfigParser
 
-    refreshed: list[object] = []
-    monkeypatch.setattr(_View, "refresh", lambda self, names: refreshed.append(names))
-    for name in ("floatX", "device", "gcc_version_str", "compiledir"):
-        assert name not in ConfigView.__dict__, name  # no descriptor of the view is left on the class
+    from modecfg._pytensor.view import FlagParam, _TakingTurns, _View
+
+    changed: list[object] = []
+    monkeypatch.setattr(_View, "_changed", lambda self, change: changed.append(change))
+    on_class = PyTensorConfigParser.__dict__
+    for name in ("floatX", "gcc_version_str", "compiledir"):  # PyTensor's own parameters are back
+        assert type(on_class[name]) is not FlagParam and not isinstance(on_class[name], _TakingTurns)
+        assert isinstance(on_class[name], ConfigParam)
+    assert "device" not in on_class and "device" not in pytensor.config._config_var_dict
+    assert "__setattr__" not in on_class and on_class["add"].__module__ == "pytensor.configparser"
     config.floatX = "float32"
-    with config.override(floatX="float16"):  # an override asks every attached view for a descriptor
-        assert "floatX" not in ConfigView.__dict__
-    assert refreshed == [] and type(pytensor.config).__name__ == "PyTensorConfigParser"
+    with config.override(floatX="float16"):
+        assert pytensor.config.floatX == "float64"  # PyTensor's own again
+    assert changed == []
