@@ -88,6 +88,9 @@ def source_line(thing: Any) -> SourceLine | None:
     return SourceLine(filename, lineno, text or _line(filename, lineno))
 
 
+_LIBRARY: dict[str, bool] = {}  # file name -> is_library(file name): asked at every assignment
+
+
 def first_user_frame(skip: int = 1) -> tuple[Any, int]:
     """The first frame of user code on the stack, looking from ``skip`` frames above the
     caller on (1: the caller's caller), and its distance from the caller (a ``stacklevel``
@@ -97,8 +100,13 @@ def first_user_frame(skip: int = 1) -> tuple[Any, int]:
 
     frame: Any = sys._getframe(skip + 1)
     distance = skip
+    known = _LIBRARY
     while frame is not None:
-        if not is_library(frame.f_code.co_filename):
+        filename = frame.f_code.co_filename
+        library = known.get(filename)
+        if library is None:
+            library = known[filename] = is_library(filename)
+        if not library:
             return frame, distance
         frame = frame.f_back
         distance += 1

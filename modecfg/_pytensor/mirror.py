@@ -77,7 +77,13 @@ class PyTensorBridge:
         cfg = self.config
         assert cfg is not None
         if not self._detach:
-            self._detach = [cfg.subscribe(self._changed), cfg.guard(self.check_writable)]
+            # what _changed says of: a flag PyTensor fixes first, one only some releases have
+            heard = [
+                s.name
+                for s in FLAGS.values()
+                if s.pytensor and (s.fixed or s.pytensor_since is not None or s.pytensor_until is not None)
+            ]
+            self._detach = [cfg.subscribe(self._changed, heard), cfg.guard(self.check_writable)]
         if "pytensor" in sys.modules:
             loaded = cfg.loaded  # read already: say what PyTensor fixed now (else at the first read)
             if not HAND_OFF:

@@ -49,33 +49,34 @@ def config_view_off(target: Any) -> None:
     view.detach(target)
 
 
-# PyTensor's change_flags objects (made before modecfg was imported or since) hold parameters of
-# _config_var_dict: entered, the flags modecfg answers become one modecfg override of this thread
-# or task, the others are PyTensor's, entered its way; a block entered before the view ends by
-# putting back what it changed. Per object and thread.
+_getframe = sys._getframe
+# -- scopes: PyTensor's _ChangeFlagsDecorator.__enter__ and __exit__ (patches "change_flags") ----
+# A change_flags object (made before modecfg was imported or since) holds parameters of
+# _config_var_dict: entered, the flags modecfg declares become one modecfg override of this
+# thread or task (a bad value fails here, as in PyTensor; a flag PyTensor fixes gets modecfg's
+# ReadOnlyFlagError), the others are PyTensor's, entered its way. Per object and thread.
 _entered: dict[tuple[int, int], list[Any]] = {}
-_DECORATED = "res"  # PyTensor's change_flags decorator enters the block in its wrapper of this name
 
 
 def change_flags_enter(self: Any, enter: Any) -> Any:
     """``_ChangeFlagsDecorator.__enter__``."""
-    import sys
-    import threading
+    from modecfg._pytensor import view  # imported with PyTensor: the bridge is attached by now
 
-    from modecfg._pytensor import view as _view
-
-    current = _view.view()
-    if current is None or getattr(self, "_root", None) is not current.target:
+    current = view._VIEW
+    if current is None or self._root is not current.target:
         return enter(self)
-    known = current.known  # a flag PyTensor fixes gets modecfg's ReadOnlyFlagError, as the others its values
-    ours = {known[k].name: v for k, v in self.new_vals.items() if k in known}
+    known = current.known
+    ours = {}
+    for key, value in self.new_vals.items():
+        if key in known:
+            ours[known[key].name] = value
     if not ours:
         return enter(self)
-    frame = sys._getframe(1)  # where the block is written: the origin of the override
-    if frame.f_code.co_name == _DECORATED and frame.f_back is not None:
-        frame = frame.f_back  # a decorated function: where it is called
+    frame = _getframe(1)  # where the block is written: the origin of the override
+    if frame.f_globals.get("__name__") == "pytensor.configparser" and frame.f_back is not None:
+        frame = frame.f_back  # a decorated function (PyTensor's wrapper enters it): where it is called
     scope = config.override_for(ours, frame, blockable=current.blockable)
-    scope.__enter__()  # a bad value fails here, when the block is entered, as in PyTensor
+    scope.__enter__()
     theirs = None
     if len(ours) < len(self.confs):
         import copy
@@ -94,24 +95,22 @@ def change_flags_enter(self: Any, enter: Any) -> Any:
 def change_flags_exit(self: Any, exit_: Any, *args: Any) -> Any:
     """``_ChangeFlagsDecorator.__exit__``: ends what :func:`change_flags_enter` began (a block
     entered before modecfg was imported ends PyTensor's way: :class:`~.view.SetByPyTensor`)."""
-    import threading
-
     key = (id(self), threading.get_ident())
     stack = _entered.get(key)
     if not stack:  # entered in another thread and left in this one: PyTensor allows it
         key = next((k for k in _entered if k[0] == id(self)), key)
         stack = _entered.get(key)
-    if stack:
-        scope, theirs = stack.pop()
-        if not stack:
-            del _entered[key]
-        try:
-            if theirs is not None:
-                exit_(theirs, *args)
-        finally:
-            scope.__exit__(None, None, None)
-        return None
-    return exit_(self, *args)
+    if not stack:
+        return exit_(self, *args)
+    scope, theirs = stack.pop()
+    if not stack:
+        del _entered[key]
+    try:
+        if theirs is not None:
+            exit_(theirs, *args)
+    finally:
+        scope.__exit__(None, None, None)
+    return None
 
 
 def function(

@@ -29,20 +29,22 @@ import logging
 import warnings
 from typing import Any
 
-from pytensor.configparser import ConfigParam, PyTensorConfigParser
+from pytensor.configparser import ConfigParam, PyTensorConfigParser, _ChangeFlagsDecorator
 
 from modecfg._pytensor.adopt import FIRST_READ, adopt_declarations, first_read
 from modecfg._pytensor.binding import Binding, binding
 from modecfg._pytensor.blas import PYTENSOR_TEXT
 from modecfg._pytensor.values import pytensor_accepts
+from modecfg._source import first_user_frame
 from modecfg.config import config as _config
 from modecfg.config.flags import FLAGS, Flag
-from modecfg.config.origin import Layer
+from modecfg.config.origin import Layer, Origin
 from modecfg.config.store import UNSET, caller_origin
 
 __all__ = ["ADOPTED", "FlagParam", "attach", "detach", "view"]
 
 _log = logging.getLogger("modecfg.bridge")
+
 _UNREAD: Any = object()  # a FlagParam's value below the overrides, not worked out since it changed
 _UNKNOWN = object()
 ADOPTED = "pytensor.config, before modecfg was imported"  # the source of an adopted value
@@ -103,8 +105,10 @@ class FlagParam(ConfigParam):  # type: ignore[misc]
         item = self.var.get()
         if item is None or item[0] is UNSET:
             below = self.below
-            if below is _UNREAD:
-                below = self.below = self.show(_config._cfg_store.base(self.spec.name))
+            if below is _UNREAD:  # a lazy default is worked out at each read (never kept)
+                below = self.show(_config._cfg_store.base(self.spec.name))
+                if not self.spec.is_lazy:
+                    self.below = below
             return below
         return self.show(item[0])
 
@@ -112,7 +116,13 @@ class FlagParam(ConfigParam):  # type: ignore[misc]
         if obj is not self.target:
             _own_param(obj, self.name).__set__(obj, value)
             return
-        _config._assign(self.spec.name, value, caller_origin(Layer.ASSIGNMENT))
+        frame, _ = first_user_frame(1)  # where the assignment is written (past PyTensor's frames)
+        origin = (
+            Origin(Layer.ASSIGNMENT)
+            if frame is None
+            else Origin(Layer.ASSIGNMENT, frame.f_code.co_filename, frame.f_lineno)
+        )
+        _config._assign_flag(self.spec, value, origin)
 
     def show(self, value: Any) -> Any:
         """``value`` as PyTensor represents it: PyTensor's own ``apply`` of its text; what
@@ -152,8 +162,8 @@ class FlagParam(ConfigParam):  # type: ignore[misc]
             warnings.filterwarnings("ignore", message=PYTENSOR_TEXT, category=UserWarning)
             return first_read(self.original, self.target)
 
-    def changed(self) -> None:
-        """The value below the overrides may have changed: worked out again at the next read."""
+    def changed(self, change: Any = None) -> None:
+        """The value below the overrides changed: worked out again at the next read."""
         self.below = _UNREAD
 
 
@@ -308,8 +318,6 @@ def _change_flags(self: Any, **kwargs: Any) -> Any:
     current = _VIEW
     if current is None or self is not current.target or not current.own.keys() & kwargs.keys():
         return _ORIGINAL_CHANGE_FLAGS(self, **kwargs)
-    from pytensor.configparser import _ChangeFlagsDecorator
-
     block = _ChangeFlagsDecorator.__new__(_ChangeFlagsDecorator)
     block.confs = {k: current.own.get(k) or self._config_var_dict[k] for k in kwargs}
     block.new_vals = kwargs
@@ -353,16 +361,10 @@ class _View:
         self.taking_turns: list[str] = []  # PyTensor's parameters whose first reads take turns
         self.known: dict[str, Flag] = {}  # PyTensor name -> flag, for every flag modecfg declares
         self.own: dict[str, FlagParam] = {}  # those of them this PyTensor has no parameter for
-        self._unsubscribe: Any = None
+        self.blockable: frozenset[str] = frozenset()
+        self.unsubscribe: list[Any] = []  # each FlagParam hears of its flag's changes
         adopt_declarations(target)  # PyTensor's flags modecfg does not declare become modecfg's
         _config._cfg_store.ready_up()
-        self.lazy: tuple[FlagParam, ...] = ()
-
-    @property
-    def blockable(self) -> frozenset[str]:
-        """Flags modecfg keeps per process that PyTensor's declaration lets a block scope
-        (PyTensor's own compiles enter ``change_flags(cxx="")``)."""
-        return frozenset(p.spec.name for p in self.answered.values() if p.spec.fixed)
 
     @property
     def flags(self) -> dict[str, Flag]:
@@ -384,6 +386,7 @@ class _View:
                 continue  # a method or attribute of PyTensor's that is no parameter
             made.append(FlagParam(spec, param, self.target))
         for flag in made:
+            self.unsubscribe.append(_config.subscribe(flag.changed, [flag.spec.name]))
             if flag.original is not None:
                 self.originals[flag.name] = flag.original
                 vars(flag.original)["__set__"] = SetByPyTensor(flag.original)
@@ -392,8 +395,10 @@ class _View:
                 self.own[flag.name] = flag
             self.answered[flag.name] = flag
             setattr(PyTensorConfigParser, flag.name, flag)
-        self.lazy = tuple(p for p in self.answered.values() if p.spec.is_lazy)
         self.known = {spec.pytensor_name: spec for spec in FLAGS.values()}
+        # flags modecfg keeps per process that PyTensor's declaration lets a block scope (its
+        # own compiles enter change_flags(cxx=""))
+        self.blockable = frozenset(p.spec.name for p in self.answered.values() if p.spec.fixed)
         return made
 
     def _turns(self) -> list[str]:
@@ -411,13 +416,6 @@ class _View:
         adopt_declarations(self.target)
         self._answer()
         self.taking_turns = self._turns()
-
-    def _changed(self, change: Any) -> None:
-        param = self.answered.get(FLAGS[change.name].pytensor_name) if change.name in FLAGS else None
-        if param is not None:
-            param.changed()
-        for lazy in self.lazy:
-            lazy.changed()
 
     # -- values PyTensor was given before modecfg ----------------------------------------
 
@@ -455,7 +453,7 @@ class _View:
         """Values set on PyTensor's side before the view (an assignment to ``pytensor.config``,
         a ``change_flags`` block still open when modecfg is imported) become modecfg
         assignments, with an origin that says so: the flags named. (Such a block's exit puts
-        back what it changed: :func:`modecfg._pytensor.replacements.change_flags_exit`.)"""
+        back what it changed: :class:`SetByPyTensor`.)"""
         adopted = []
         store = _config._cfg_store
         for name, original in self.originals.items():
@@ -486,15 +484,14 @@ class _View:
         PyTensorConfigParser.__setattr__ = _setattr
         PyTensorConfigParser.add = _add
         PyTensorConfigParser.change_flags = _change_flags
-        self._unsubscribe = _config.subscribe(self._changed)
         self.taking_turns = self._turns()
         del made
         self.adopt_pytensor_state()
 
     def detach(self) -> None:
         """PyTensor's parameters back, each holding the value in effect below the overrides."""
-        if self._unsubscribe is not None:
-            self._unsubscribe()
+        for unsubscribe in self.unsubscribe:
+            unsubscribe()
         if PyTensorConfigParser.__dict__.get("__setattr__") is _setattr:
             del PyTensorConfigParser.__setattr__
         PyTensorConfigParser.add = _ORIGINAL_ADD

@@ -48,6 +48,7 @@ __all__ = ["Change", "Config", "Override", "build"]
 
 _getframe = sys._getframe
 _OVERRIDE = Layer.OVERRIDE
+_FROM_OUTSIDE = (Layer.ENV, Layer.RC)  # layers a package's assignment at its import may overrule unseen
 
 
 class Config(Section):
@@ -213,7 +214,8 @@ class Config(Section):
         return self._cfg_store.subscribe(listener, [self._spec(n).name for n in names], overrides)
 
     def guard(self, check: Guard) -> Callable[[], None]:
-        """Call ``check(flag, value)`` before each assignment; what it raises refuses it.
+        """Call ``check(flag, value)`` before each assignment of a flag fixed per process
+        (``Flag.fixed``: PyTensor uses one value per process); what it raises refuses it.
         Returns the function that removes it."""
         guards = self._cfg_store.guards
         guards.append(check)
@@ -274,7 +276,8 @@ class Config(Section):
     ) -> Override:
         """``override`` for the call written in ``frame``."""
         store = self._cfg_store
-        store.ready_up()
+        if not store.ready:
+            store.ready_up()
         code = frame.f_code
         # id ^ instruction offset: unique within one code object, which is checked on use
         site = id(code) ^ frame.f_lasti
@@ -297,9 +300,10 @@ class Config(Section):
     ) -> dict[str, tuple[Any, Origin]]:
         """Validated override values, each with its origin (``None``: given in ``pairs``)."""
         items: dict[str, tuple[Any, Origin]] = {}
+        declared = self._cfg_store.flags._flags
         for name, given in pairs.items():
             raw, where = (given, origin) if origin is not None else given
-            spec = self._cfg_store.flags.get(name) or self._spec(name)
+            spec = declared.get(name) or self._spec(name)
             if spec.fixed and spec.name not in blockable:
                 raise ReadOnlyFlagError(
                     f"{spec.name} cannot be overridden for a block: PyTensor uses one value per "
@@ -308,7 +312,10 @@ class Config(Section):
                     flag=spec.name,
                     origin=where,
                 )
-            items[spec.name] = (self._validated(spec, raw, where), where)
+            if type(raw) is str and raw in spec.literals and spec.check is None:
+                items[spec.name] = (raw, where)  # one of its choices, as written: nothing to parse
+            else:
+                items[spec.name] = (self._validated(spec, raw, where), where)
         return items
 
     def set(self, name: str, value: Any, *, source: str | None = None) -> None:
@@ -326,7 +333,8 @@ class Config(Section):
 
     def _assign(self, name: str, value: Any, origin: Origin) -> None:
         store = self._cfg_store
-        store.ready_up()
+        if not store.ready:
+            store.ready_up()
         info = lookup(name, flags=store.flags)
         if info.flag is None:
             if info.obsolete is not None:
@@ -338,16 +346,26 @@ class Config(Section):
                 )
                 return
             raise unknown_flag(info.written, origin, info.suggestions, info.message)
-        spec = info.flag
-        typed = self._validated(spec, value, origin)
+        self._assign_flag(info.flag, value, origin)
+
+    def _assign_flag(self, spec: Flag, value: Any, origin: Origin) -> None:
+        """Assign ``spec`` (a flag of this configuration, by its declaration)."""
+        store = self._cfg_store
+        if not store.ready:
+            store.ready_up()
+        if type(value) is str and value in spec.literals and spec.check is None:
+            typed: Any = value  # one of its choices, as written: nothing to parse
+        else:
+            typed = self._validated(spec, value, origin)
         if store.override_of(spec.name) is not None:  # changes the override, undone with it
             where = Origin(Layer.OVERRIDE, origin.source, origin.line)
             replace(store, spec.name, (typed, where))
             for listener in tuple(store.override_listeners[spec.name]):
                 listener(Change(spec.name, typed, where, "override"))
             return
-        if origin.line is not None:
-            _say_import_assignment(store.candidates.get(spec.name, ()), spec.name, typed, origin)
+        below = store.candidates.get(spec.name)
+        if below and origin.line is not None and below[-1].origin.layer in _FROM_OUTSIDE:
+            _say_import_assignment(below, spec.name, typed, origin)
         store.assign(spec, typed, value, origin)
 
     def _validated(self, spec: Flag, raw: Any, origin: Origin | None) -> Any:

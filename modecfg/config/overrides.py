@@ -93,14 +93,21 @@ class Override:
     def __init__(
         self, config: ConfigLike, store: Store, items: Items, code: Any = None, raw: Any = None
     ) -> None:
-        store.ready_up()  # an override is a read: the sources come first (a worker's first use)
+        if not store.ready:  # an override is a read: the sources come first (a worker's first use)
+            store.ready_up()
         self._config = config
         self._store = store
         self._items: Items = dict(items)
         self._names = tuple(items)
-        self._vars = tuple(store.var_of(name) for name in items)
-        self._held = tuple(store.holders[name] for name in items)
-        self._listening = tuple(store.override_listeners[name] for name in items)
+        found = store.vars
+        variables, held, listening = [], [], []  # loops, not generators: an override is made often
+        for name in items:
+            variables.append(found.get(name) or store.var_of(name))
+            held.append(store.holders[name])
+            listening.append(store.override_listeners[name])
+        self._vars = tuple(variables)
+        self._held = tuple(held)
+        self._listening = tuple(listening)
         self._shadowed = store.shadowed
         self._code = code  # the call site and raw values, for override()'s cache
         self._raw = dict(raw) if raw is not None else None

@@ -33,7 +33,6 @@ from modecfg.config.resolve import Candidate, Note, Resolution, resolve
 from modecfg.errors import ConfigError, ConfigErrors, ObsoleteFlagWarning
 
 if TYPE_CHECKING:
-
     from modecfg.config.protocol import ConfigLike
 
 __all__ = ["UNSET", "Change", "Held", "Item", "Section", "Store", "caller_origin", "warn_notes"]
@@ -237,7 +236,7 @@ class Store:
         # flag -> subscribers; ``override_listeners`` hear of overrides being entered as well
         self.listeners: dict[str, list[Listener]] = {name: [] for name in flags}
         self.override_listeners: dict[str, list[Listener]] = {name: [] for name in flags}
-        self.guards: list[Guard] = []
+        self.guards: list[Guard] = []  # asked before an assignment of a flag fixed per process
         self.every: list[tuple[Listener, bool]] = []  # subscribers of every flag, adopted ones too
         # an override() call site (code id ^ instruction offset) -> the Override it made
         self.site_cache: dict[int, Any] = {}
@@ -392,14 +391,19 @@ class Store:
         the assignment: it is undone, those that heard it are told (``"reset"``), and the
         error is raised. One assignment per flag is kept (the latest): a loop that assigns
         a million times keeps one."""
-        for guard in self.guards:
-            guard(spec, typed)
+        if spec.fixed:
+            for guard in self.guards:
+                guard(spec, typed)
         with self.lock:
             ns = self.sections[spec.section].__dict__
             before = ns.get(spec.attr, _MISSING)
             kept = self.candidates.get(spec.name, [])
-            self.candidates[spec.name] = [c for c in kept if c.origin.layer is not Layer.ASSIGNMENT]
-            self.candidates[spec.name].append(Candidate(typed, raw, origin))
+            now = []
+            for candidate in kept:  # one assignment per flag is kept: the latest
+                if candidate.origin.layer is not Layer.ASSIGNMENT:
+                    now.append(candidate)
+            now.append(Candidate(typed, raw, origin))
+            self.candidates[spec.name] = now
             ns[spec.attr] = typed
             try:
                 self.notify(Change(spec.name, typed, origin, "assigned"))

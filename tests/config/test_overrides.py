@@ -185,23 +185,28 @@ def test_a_lazy_config_tells_what_its_sources_set_when_first_read() -> None:
     assert heard == [("floatX", "float32", "loaded")] and cfg.loaded
 
 
-def test_a_guard_refuses_an_assignment_and_nothing_changes() -> None:
+def test_a_guard_refuses_an_assignment_of_a_flag_fixed_per_process_and_nothing_changes() -> None:
     cfg = modecfg.load(env={})
     heard: list[str] = []
     cfg.subscribe(lambda c: heard.append(c.name))
+    asked: list[str] = []
 
-    def no_float16(spec: object, value: object) -> None:
-        if value == "float16":
-            raise modecfg.ReadOnlyFlagError("not today", flag="floatX")
+    def not_that_one(spec: Any, value: object) -> None:
+        asked.append(spec.name)
+        if value == "/opt/bad/g++":
+            raise modecfg.ReadOnlyFlagError("not today", flag="cxx")
 
-    remove = cfg.guard(no_float16)
+    remove = cfg.guard(not_that_one)
+    default = cfg.cxx
     with pytest.raises(modecfg.ReadOnlyFlagError):
-        cfg.floatX = "float16"
-    assert cfg.floatX == "float64" and cfg.origin("floatX").layer is Layer.DEFAULT and heard == []
-    cfg.floatX = "float32"
+        cfg.cxx = "/opt/bad/g++"
+    assert cfg.cxx == default and cfg.origin("cxx").layer is Layer.DEFAULT and heard == []
+    cfg.cxx = "/opt/good/g++"
+    cfg.floatX = "float32"  # not fixed per process: no guard is asked
+    assert asked == ["cxx", "cxx"]
     remove()
-    cfg.floatX = "float16"
-    assert cfg.floatX == "float16"
+    cfg.cxx = "/opt/bad/g++"
+    assert cfg.cxx == "/opt/bad/g++" and asked == ["cxx", "cxx"]
 
 
 def test_a_copy_made_before_an_assignment_inside_the_override_keeps_what_it_saw(cfg: modecfg.Config) -> None:
