@@ -24,7 +24,6 @@ and classes: nothing attached to PyTensor is a closure or a local class, so it p
 
 from __future__ import annotations
 
-import functools
 import importlib
 import sys
 import threading
@@ -34,7 +33,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from modecfg._locks import fork_safe
 from modecfg._pytensor import replacements
-from modecfg._pytensor.state import HAND_OFF, Wrapper, is_on, original
+from modecfg._pytensor.state import HAND_OFF, Method, Wrapper, is_on, original
 from modecfg._pytensor.state import applied as _applied
 from modecfg._pytensor.state import originals as _originals
 from modecfg._pytensor.version import pytensor_version
@@ -85,6 +84,10 @@ class Patch(NamedTuple):
     on_demand: bool = False  # applied by enable(), when first needed, not by install()
     undo: Callable[[Any], None] | None = None  # for a change made in place: what takes it back
     needs: tuple[Patch, ...] = ()  # patches that must be on first: without them this one breaks PyTensor
+    # a method read at every statement (change_flags' enter and exit): the replacement is put in
+    # place as it is, a function of the method's own parameters that asks state.original(name)
+    # for PyTensor's; it binds as fast as PyTensor's own method does
+    plain: bool = False
 
     @property
     def target(self) -> str:
@@ -110,6 +113,7 @@ CHANGE_FLAGS = Patch(
     attr="_ChangeFlagsDecorator.__enter__",
     params=("self",),
     replacement=replacements.change_flags_enter,
+    plain=True,
     needs=(CONFIG_VIEW,),
     why="pytensor.config.change_flags (a block or a decorator, made before modecfg was imported or "
     "since): the flags modecfg answers are one modecfg override of this thread or task, the others "
@@ -204,6 +208,7 @@ PATCHES: tuple[Patch, ...] = (
         attr="_ChangeFlagsDecorator.__exit__",
         params=("self",),
         replacement=replacements.change_flags_exit,
+        plain=True,
         needs=(CHANGE_FLAGS,),
         why="ends that override",
     ),
@@ -464,11 +469,13 @@ def _apply(patch: Patch, owner: Any, attr: str, raw: Any, obj: Any) -> None:
     replacement: Any
     if patch.kind is not None:  # an object: the replacement is a factory of what takes its place
         replacement = made(obj)
+    elif patch.plain:
+        replacement = made
     elif isinstance(owner, type) and not isinstance(raw, staticmethod | classmethod):
-        # a method: made(self, original, ...), bound by partialmethod, which puts no frame of
-        # its own on the stack (PyTensor keeps a few frames of each node's creation: a
-        # wrapper's frame in Op.__call__ would push the user's line out)
-        replacement = functools.partialmethod(made, obj)
+        # a method: made(self, original, ...), bound as a partial, which puts no frame of its
+        # own on the stack (PyTensor keeps a few frames of each node's creation: a wrapper's
+        # frame in Op.__call__ would push the user's line out)
+        replacement = Method(made, obj)
     else:  # a function: made(original, ...), through the Wrapper (original once off)
         replacement = Wrapper(patch.name, made, obj)
     _originals[patch.name] = obj

@@ -3,8 +3,8 @@
 A patched function gets its replacement here, called as ``replacement(original, *args,
 **kwargs)`` by :class:`~modecfg._pytensor.state.Wrapper` while the patch is on (the original
 alone once it is off); a patched method ``replacement(self, original, *args, **kwargs)``
-(bound by ``functools.partialmethod``); a patched object (the config, the mode table) gets a factory
-here that makes what takes its place. All are module-level functions and classes: they
+(bound by :class:`~modecfg._pytensor.state.Method`); a patched object (the config, the mode
+table) gets a factory here that makes what takes its place. All are module-level functions and classes: they
 pickle. Imported only once PyTensor is loaded.
 """
 
@@ -24,6 +24,7 @@ from modecfg._pytensor import blas, gradients, jaxlink, locate, marks
 from modecfg._pytensor.hooks import hooks
 from modecfg._pytensor.kinds import linker_name
 from modecfg._pytensor.modetable import ModeTable
+from modecfg._pytensor.state import originals as _originals
 from modecfg._source import calling_line
 from modecfg.config import config
 
@@ -50,32 +51,44 @@ def config_view_off(target: Any) -> None:
 
 
 _getframe = sys._getframe
+_get_ident = threading.get_ident
+_VIEW_MODULE: list[Any] = []  # modecfg._pytensor.view, once imported (it imports PyTensor)
+
+
+def _bridge() -> Any:
+    """The attached bridge (:mod:`.view`), if any."""
+    if not _VIEW_MODULE:
+        from modecfg._pytensor import view
+
+        _VIEW_MODULE.append(view)
+    return _VIEW_MODULE[0]._VIEW
+
+
 # -- scopes: PyTensor's _ChangeFlagsDecorator.__enter__ and __exit__ (patches "change_flags") ----
 # A change_flags object (made before modecfg was imported or since) holds parameters of
 # _config_var_dict: entered, the flags modecfg declares become one modecfg override of this
 # thread or task (a bad value fails here, as in PyTensor; a flag PyTensor fixes gets modecfg's
-# ReadOnlyFlagError), the others are PyTensor's, entered its way. Per object and thread.
-_entered: dict[tuple[int, int], list[Any]] = {}
+# ReadOnlyFlagError), the others are PyTensor's, entered its way. What each entry began is kept
+# on the object (one decorator may be entered by several threads at once), by thread.
+_ENTERED = "_modecfg_entered"  # [(thread, override, PyTensor's part or None), ...] on the object
 
 
-def change_flags_enter(self: Any, enter: Any) -> Any:
-    """``_ChangeFlagsDecorator.__enter__``."""
-    from modecfg._pytensor import view  # imported with PyTensor: the bridge is attached by now
-
-    current = view._VIEW
+def change_flags_enter(self: Any) -> Any:
+    """``_ChangeFlagsDecorator.__enter__`` (PyTensor's: ``original("change_flags")``)."""
+    current = _VIEW_MODULE[0]._VIEW if _VIEW_MODULE else _bridge()
     if current is None or self._root is not current.target:
-        return enter(self)
+        return _originals["change_flags"](self)
     known = current.known
     ours = {}
     for key, value in self.new_vals.items():
         if key in known:
             ours[known[key].name] = value
     if not ours:
-        return enter(self)
+        return _originals["change_flags"](self)
     frame = _getframe(1)  # where the block is written: the origin of the override
     if frame.f_globals.get("__name__") == "pytensor.configparser" and frame.f_back is not None:
         frame = frame.f_back  # a decorated function (PyTensor's wrapper enters it): where it is called
-    scope = config.override_for(ours, frame, blockable=current.blockable)
+    scope = config.override_for(ours, frame, current.blockable)
     scope.__enter__()
     theirs = None
     if len(ours) < len(self.confs):
@@ -83,31 +96,35 @@ def change_flags_enter(self: Any, enter: Any) -> Any:
 
         theirs = copy.copy(self)  # the flags modecfg leaves to PyTensor, the way PyTensor does it
         theirs.confs = {k: v for k, v in self.confs.items() if k not in known}
+        vars(theirs).pop(_ENTERED, None)
         try:
-            enter(theirs)
+            _originals["change_flags"](theirs)
         except BaseException:
             scope.__exit__(None, None, None)
             raise
-    _entered.setdefault((id(self), threading.get_ident()), []).append((scope, theirs))
+    entered = self.__dict__.get(_ENTERED)
+    if entered is None:
+        self.__dict__[_ENTERED] = [(_get_ident(), scope, theirs)]
+    else:
+        entered.append((_get_ident(), scope, theirs))
     return None
 
 
-def change_flags_exit(self: Any, exit_: Any, *args: Any) -> Any:
+def change_flags_exit(self: Any, *args: Any) -> Any:
     """``_ChangeFlagsDecorator.__exit__``: ends what :func:`change_flags_enter` began (a block
     entered before modecfg was imported ends PyTensor's way: :class:`~.view.SetByPyTensor`)."""
-    key = (id(self), threading.get_ident())
-    stack = _entered.get(key)
-    if not stack:  # entered in another thread and left in this one: PyTensor allows it
-        key = next((k for k in _entered if k[0] == id(self)), key)
-        stack = _entered.get(key)
-    if not stack:
-        return exit_(self, *args)
-    scope, theirs = stack.pop()
-    if not stack:
-        del _entered[key]
+    entered = self.__dict__.get(_ENTERED)
+    if not entered:
+        return _originals["change_flags (exit)"](self, *args)
+    me = _get_ident()
+    index = len(entered) - 1
+    if entered[index][0] != me:  # not this thread's newest: find it (else, entered in another
+        # thread and left in this one, as PyTensor allows: the newest)
+        index = next((i for i in range(index, -1, -1) if entered[i][0] == me), index)
+    _, scope, theirs = entered.pop(index)
     try:
         if theirs is not None:
-            exit_(theirs, *args)
+            _originals["change_flags (exit)"](theirs, *args)
     finally:
         scope.__exit__(None, None, None)
     return None

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from types import MethodType
 from typing import Any
 
-__all__ = ["HAND_OFF", "Wrapper", "applied", "is_on", "original", "originals"]
+__all__ = ["HAND_OFF", "Method", "Wrapper", "applied", "is_on", "original", "originals"]
 
 # How PyTensor met modecfg's values: "handed over at import" (through the import hook), "copied
 # after import" (PyTensor was imported first), or nothing yet: the import hand-off's state.
@@ -26,6 +26,31 @@ def is_on(name: str) -> bool:
 def original(name: str) -> Any:
     """The object a patch replaced (while on, and after: a captured replacement needs it)."""
     return originals[name]
+
+
+class Method:
+    """What a patched method becomes: read on an instance, ``replacement(instance, original,
+    ...)`` as a ``functools.partial`` (C: no frame of its own on the stack while it runs, which
+    PyTensor's creation traces would keep; and cheaper than ``functools.partialmethod``'s
+    ``__get__``, read at every ``with config.change_flags(...)``). Read on the class, a callable
+    taking the instance first. Module-level: a PyTensor class holding one still pickles."""
+
+    __slots__ = ("__wrapped__", "replacement")
+
+    def __init__(self, replacement: Callable[..., Any], original: Callable[..., Any]) -> None:
+        self.replacement = replacement
+        self.__wrapped__ = original
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        if instance is None:
+            return self
+        return functools.partial(self.replacement, instance, self.__wrapped__)
+
+    def __call__(self, instance: Any, /, *args: Any, **kwargs: Any) -> Any:
+        return self.replacement(instance, self.__wrapped__, *args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<modecfg method in place of {self.__wrapped__!r}>"
 
 
 class Wrapper:

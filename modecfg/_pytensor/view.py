@@ -66,8 +66,10 @@ class FlagParam(ConfigParam):  # type: ignore[misc]
         self.in_c_key = original.in_c_key if original is not None else False
         self.is_default = True
         self.var = _config._cfg_store.var_of(spec.name)
+        self.overridden = self.var.get  # this context's override of the flag, if any
         self.below: Any = _UNREAD  # the value below the overrides, as PyTensor shows it
         self.shown: dict[tuple[type, Any], Any] = {}  # modecfg value -> as PyTensor shows it
+        self.last: tuple[Any, Any] = (_UNREAD, None)  # the value shown last, and as shown
 
     # -- what PyTensor asks of a parameter ----------------------------------------------
 
@@ -98,19 +100,20 @@ class FlagParam(ConfigParam):  # type: ignore[misc]
     # -- reads and writes -----------------------------------------------------------------
 
     def __get__(self, obj: Any, objtype: Any = None, delete_key: bool = False) -> Any:
+        if obj is self.target:
+            item = self.overridden()
+            if item is None or item[0] is UNSET:
+                below = self.below
+                if below is _UNREAD:  # a lazy default is worked out at each read (never kept)
+                    below = self.show(_config._cfg_store.base(self.spec.name))
+                    if not self.spec.is_lazy:
+                        self.below = below
+                return below
+            return self.show(item[0])
         if obj is None:
             return self
-        if obj is not self.target:  # another config object (PyTensor's tests, an unpickled copy)
-            return _own_param(obj, self.name).__get__(obj, objtype, delete_key)
-        item = self.var.get()
-        if item is None or item[0] is UNSET:
-            below = self.below
-            if below is _UNREAD:  # a lazy default is worked out at each read (never kept)
-                below = self.show(_config._cfg_store.base(self.spec.name))
-                if not self.spec.is_lazy:
-                    self.below = below
-            return below
-        return self.show(item[0])
+        # another config object (PyTensor's tests make their own, an unpickled copy)
+        return _own_param(obj, self.name).__get__(obj, objtype, delete_key)
 
     def __set__(self, obj: Any, value: Any) -> None:
         if obj is not self.target:
@@ -128,6 +131,14 @@ class FlagParam(ConfigParam):  # type: ignore[misc]
         """``value`` as PyTensor represents it: PyTensor's own ``apply`` of its text; what
         PyTensor holds itself where it takes no such value (modecfg's ``linker=per_graph``, a
         default PyTensor works out); a Mode object as it is (``change_flags(mode=Mode(...))``)."""
+        last = self.last
+        if value is last[0]:  # the override read again: the same object
+            return last[1]
+        shown = self._show(value)
+        self.last = (value, shown)
+        return shown
+
+    def _show(self, value: Any) -> Any:
         try:
             return self.shown[(type(value), value)]
         except (KeyError, TypeError):
@@ -312,17 +323,21 @@ def _add(self: Any, name: str, doc: str, configparam: ConfigParam, in_c_key: boo
 
 
 def _change_flags(self: Any, **kwargs: Any) -> Any:
-    """``PyTensorConfigParser.change_flags`` while the view is attached: PyTensor's, and a flag
-    modecfg declares that this PyTensor has no parameter for (``compute_test_value``) may be
-    scoped too (its enter and exit are modecfg's, :mod:`.replacements`)."""
+    """``PyTensorConfigParser.change_flags`` while the view is attached: PyTensor's (the
+    ``_ChangeFlagsDecorator`` it makes), and a flag modecfg declares that this PyTensor has no
+    parameter for (``compute_test_value``) may be scoped too (its enter and exit are modecfg's,
+    :mod:`.replacements`)."""
     current = _VIEW
-    if current is None or self is not current.target or not current.own.keys() & kwargs.keys():
-        return _ORIGINAL_CHANGE_FLAGS(self, **kwargs)
-    block = _ChangeFlagsDecorator.__new__(_ChangeFlagsDecorator)
-    block.confs = {k: current.own.get(k) or self._config_var_dict[k] for k in kwargs}
-    block.new_vals = kwargs
-    block._root = self
-    return block
+    if current is not None and self is current.target:
+        own = current.own
+        for name in kwargs:
+            if name in own:
+                block = _ChangeFlagsDecorator.__new__(_ChangeFlagsDecorator)
+                block.confs = {k: own.get(k) or self._config_var_dict[k] for k in kwargs}
+                block.new_vals = kwargs
+                block._root = self
+                return block
+    return _ChangeFlagsDecorator(_root=self, **kwargs)
 
 
 _ORIGINAL_ADD = PyTensorConfigParser.add

@@ -112,7 +112,7 @@ config: Config = build(_process_sources, process_wide=True)
 
 def change_flags(flags: Mapping[str, Any] | None = None, /, **kwargs: Any) -> Override:
     """``config.override`` under its Theano / PyTensor name."""
-    return config._override(kwargs if flags is None else {**flags, **kwargs}, sys._getframe(1))
+    return config.override_for(kwargs if flags is None else {**flags, **kwargs}, sys._getframe(1))
 
 
 # Loaded on first use: reading the configuration needs neither (each module costs start-up).

@@ -235,7 +235,7 @@ class Config(Section):
         as keywords (``traceback__limit=-1``). Values are validated here, at once.
         """
         # The same call site with the same values validates once: overrides sit in loops.
-        # (This is _override's cache inlined: it is the hot path.)
+        # (This is override_for's cache inlined: it is the hot path.)
         pairs = kwargs if flags is None else {**flags, **kwargs}
         frame = _getframe(1)
         code = frame.f_code
@@ -246,7 +246,7 @@ class Config(Section):
                     return cached  # type: ignore[no-any-return]
             except Exception:  # values whose == is not a bool (arrays): no cache
                 pass
-        return self._override(pairs, frame)
+        return self.override_for(pairs, frame)
 
     def override_at(self, flags: Mapping[str, Any], *, source: str, line: int | None = None) -> Override:
         """``override(flags)`` whose origin is ``source`` (and ``line``) rather than the calling
@@ -264,17 +264,12 @@ class Config(Section):
         return self._validated(self._spec(name), value, origin)
 
     def override_for(
-        self, pairs: dict[str, Any], frame: Any, *, blockable: frozenset[str] = frozenset()
+        self, pairs: dict[str, Any], frame: Any, blockable: frozenset[str] = frozenset()
     ) -> Override:
         """``override(pairs)`` as if written where ``frame`` is (its line is the origin), for a
         tool that scopes flags on its caller's behalf (PyTensor's ``change_flags``). Flags in
-        ``blockable`` may be scoped although PyTensor fixes them per process."""
-        return self._override(pairs, frame, blockable)
-
-    def _override(
-        self, pairs: dict[str, Any], frame: Any, blockable: frozenset[str] = frozenset()
-    ) -> Override:
-        """``override`` for the call written in ``frame``."""
+        ``blockable`` may be scoped although PyTensor fixes them per process. The same call
+        site with the same values gets the same override (it validates once)."""
         store = self._cfg_store
         if not store.ready:
             store.ready_up()

@@ -219,7 +219,7 @@ def test_nothing_is_wrapped_until_the_flag_is_first_on() -> None:
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT), "MODECFGRC": ""}
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
-    assert proc.stdout.split() == ["function", "partialmethod"], proc.stderr  # bound to modecfg's op_call
+    assert proc.stdout.split() == ["function", "Method"], proc.stderr  # bound to modecfg's op_call
 
 
 def test_the_flag_set_in_the_environment_installs_at_import() -> None:
