@@ -31,7 +31,6 @@ if TYPE_CHECKING:  # the patch list's names, handed out on first use (modecfg._l
     from modecfg._pytensor.patches import enable as enable
     from modecfg._pytensor.patches import install as install
     from modecfg._pytensor.patches import installed as installed
-    from modecfg._pytensor.patches import is_on as is_on
     from modecfg._pytensor.patches import original as original
     from modecfg._pytensor.patches import status as status
     from modecfg._pytensor.patches import uninstall as uninstall

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from modecfg._locks import fork_safe
 from modecfg._pytensor import replacements
-from modecfg._pytensor.state import HAND_OFF, Method, Wrapper, is_on, original
+from modecfg._pytensor.state import HAND_OFF, Method, Wrapper, original
 from modecfg._pytensor.state import applied as _applied
 from modecfg._pytensor.state import originals as _originals
 from modecfg._pytensor.version import pytensor_version
@@ -51,7 +51,6 @@ __all__ = [
     "enable",
     "install",
     "installed",
-    "is_on",
     "original",
     "status",
     "uninstall",

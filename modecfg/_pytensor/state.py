@@ -8,7 +8,7 @@ from collections.abc import Callable
 from types import MethodType
 from typing import Any
 
-__all__ = ["HAND_OFF", "Method", "Wrapper", "applied", "is_on", "original", "originals"]
+__all__ = ["HAND_OFF", "Method", "Wrapper", "applied", "original", "originals"]
 
 # How PyTensor met modecfg's values: "handed over at import" (through the import hook), "copied
 # after import" (PyTensor was imported first), or nothing yet: the import hand-off's state.
@@ -17,10 +17,6 @@ HAND_OFF: list[str] = []
 applied: dict[str, Any] = {}
 # patch name -> the object it replaced; kept after uninstall: captured replacements call it
 originals: dict[str, Any] = {}
-
-
-def is_on(name: str) -> bool:
-    return name in applied
 
 
 def original(name: str) -> Any:

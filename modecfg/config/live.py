@@ -248,13 +248,6 @@ class Config(Section):
                 pass
         return self.override_for(pairs, frame)
 
-    def override_at(self, flags: Mapping[str, Any], *, source: str, line: int | None = None) -> Override:
-        """``override(flags)`` whose origin is ``source`` (and ``line``) rather than the calling
-        line: for tools that apply flags written elsewhere (a pytest mark, a job file)."""
-        self._cfg_store.ready_up()
-        origin = Origin(_OVERRIDE, source, line)
-        return make_override(self, self._cfg_store, self._items(flags, origin), None, None)
-
     def override_from(self, items: Mapping[str, tuple[Any, Origin]]) -> Override:
         """``override`` of values that each carry their own origin (a snapshot's, a mark's)."""
         return make_override(self, self._cfg_store, self._items(items, None), None, None)
@@ -404,10 +397,6 @@ class Config(Section):
                 value = str(value)
             record[name] = (value, str(self.origin(name)))
         return record
-
-    def as_dict(self) -> dict[str, Any]:
-        """Every flag's value in this context, by dotted name."""
-        return {name: self[name] for name in self._cfg_store.flags}
 
     def model(self) -> BaseModel:
         """A typed pydantic snapshot of every value in this context."""

@@ -49,9 +49,6 @@ class Snapshot(NamedTuple):
         """The same values as a flag string (``MODECFG_FLAGS`` for a child process)."""
         return format_flags((name, value) for name, value, _ in self.values)
 
-    def as_dict(self) -> dict[str, Any]:
-        return {name: value for name, value, _ in self.values}
-
     def override(self, config: ConfigLike | None = None) -> Override:
         """The values as a scoped override of ``config`` (the process-wide one by default).
 

@@ -74,13 +74,13 @@ def test_a_process_that_never_uses_jax_runs_pytensor_untouched() -> None:
     script = textwrap.dedent(
         """
         import numpy as np, modecfg, pytensor, pytensor.tensor as pt
-        from modecfg._pytensor import patches
+        from modecfg._pytensor import state as patch_state
         names = ("shared values", "shared values (set)", "device inputs")
         x = pt.vector("x")
         pytensor.function([x], x * 2, mode=pytensor.compile.mode.Mode(linker="cvm"))
-        print([patches.is_on(n) for n in names])
+        print([(n in patch_state.applied) for n in names])
         pytensor.function([x], x * 2, mode=pytensor.compile.mode.Mode(linker="jax"))
-        print([patches.is_on(n) for n in names])
+        print([(n in patch_state.applied) for n in names])
         """
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from modecfg._pytensor import patches
+from modecfg._pytensor import state as patch_state
 from tests.conftest import COMPILEDIR
 from tests.fresh import ROOT, run_json
 
@@ -25,9 +26,9 @@ def _run(code: str, **env: str) -> dict[str, Any]:
 def on_demand_put_back() -> Any:
     """What a test turns on of the on-demand patches goes off again after it (they are applied
     when a user first touches their flag: the next tests must find them as they were)."""
-    before = {p.name for p in patches.PATCHES if p.on_demand and patches.is_on(p.name)}
+    before = {p.name for p in patches.PATCHES if p.on_demand and (p.name in patch_state.applied)}
     yield
-    if {p.name for p in patches.PATCHES if p.on_demand and patches.is_on(p.name)} != before:
+    if {p.name for p in patches.PATCHES if p.on_demand and (p.name in patch_state.applied)} != before:
         patches.uninstall()
         patches.install()
         for patch in patches.PATCHES:
@@ -57,7 +58,7 @@ def test_no_module_of_pytensor_still_holds_a_replaced_object(patch: patches.Patc
     importlib.import_module("pytensor.compile.debug.debugmode")  # loaded lazily by PyTensor
     if patch.on_demand:
         patches.enable(patch)
-    assert patches.is_on(patch.name)
+    assert patch.name in patch_state.applied
     original = patches.original(patch.name)
     if patch.undo:  # changed in place: every holder holds the one object, as it should
         assert type(original._config_var_dict["floatX"]).__name__ == "FlagParam"
@@ -177,12 +178,13 @@ def test_a_pytensor_outside_the_tested_range_is_named_and_verified_points_still_
         import json, warnings
         import modecfg
         from modecfg._pytensor import patches
+        from modecfg._pytensor import state as patch_state
         patches.TESTED = ((9, 0), (9, 1))
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             import pytensor
         ours = [str(w.message) for w in caught if issubclass(w.category, modecfg.PyTensorIntegrationWarning)]
-        print(json.dumps({"warnings": ours, "on": patches.is_on("mode table")}))
+        print(json.dumps({"warnings": ours, "on": ("mode table" in patch_state.applied)}))
         """
     )
     assert len(out["warnings"]) == 1

@@ -53,7 +53,8 @@ def _driver_snapshot() -> modecfg.Snapshot:
 
 def test_a_snapshot_holds_overrides_and_values_equal_to_the_default() -> None:
     snap = _driver_snapshot()
-    assert snap.as_dict()["floatX"] == "float64" and snap.as_dict()["traceback.limit"] == 8
+    values = {name: value for name, value, _ in snap.values}
+    assert values["floatX"] == "float64" and values["traceback.limit"] == 8
     assert "floatX=float64" in snap.to_flags() and "traceback.limit=8" in snap.to_flags()
     origins = {name: origin for name, _, origin in snap.values}
     assert origins["floatX"].layer is Layer.OVERRIDE and origins["floatX"].source == __file__

@@ -92,8 +92,9 @@ def test_off_computes_nothing() -> None:
     """With the wrapper in place (else the test passes for nothing: alone, nothing has
     installed it yet) and the flag off, no node gets a value."""
     from modecfg._pytensor import patches
+    from modecfg._pytensor import state as patch_state
 
-    assert patches.enable(patches.TEST_VALUES) and patches.is_on("test values")
+    assert patches.enable(patches.TEST_VALUES) and "test values" in patch_state.applied
     assert modecfg.config.compute_test_value == "off"
     z, _ = _mismatch()
     assert not hasattr(z.tag, "test_value")
