@@ -79,12 +79,14 @@ def change_flags_enter(self: Any) -> Any:
     if current is None or self._root is not current.target:
         return _originals["change_flags"](self)
     known = current.known
-    ours = {}
-    for key, value in self.new_vals.items():
-        if key in known:
-            ours[known[key].name] = value
-    if not ours:
-        return _originals["change_flags"](self)
+    given = self.new_vals
+    ours = given  # PyTensor's names are modecfg's where no flag is left to PyTensor (a __ is a .)
+    for key in given:
+        if key not in known:
+            ours = {known[k].name: v for k, v in given.items() if k in known}
+            if not ours:
+                return _originals["change_flags"](self)
+            break
     frame = _getframe(1)  # where the block is written: the origin of the override
     if frame.f_globals.get("__name__") == "pytensor.configparser" and frame.f_back is not None:
         frame = frame.f_back  # a decorated function (PyTensor's wrapper enters it): where it is called
