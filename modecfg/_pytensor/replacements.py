@@ -70,7 +70,9 @@ def _bridge() -> Any:
 # thread or task (a bad value fails here, as in PyTensor; a flag PyTensor fixes gets modecfg's
 # ReadOnlyFlagError), the others are PyTensor's, entered its way. What each entry began is kept
 # on the object (one decorator may be entered by several threads at once), by thread.
-_ENTERED = "_modecfg_entered"  # [(thread, override, PyTensor's part or None), ...] on the object
+# on the object: (thread, override, PyTensor's part or None), or a list of them while it is
+# entered more than once at a time
+_ENTERED = "_modecfg_entered"
 
 
 def change_flags_enter(self: Any) -> Any:
@@ -104,26 +106,35 @@ def change_flags_enter(self: Any) -> Any:
         except BaseException:
             scope.__exit__(None, None, None)
             raise
-    entered = self.__dict__.get(_ENTERED)
-    if entered is None:
-        self.__dict__[_ENTERED] = [(_get_ident(), scope, theirs)]
-    else:
-        entered.append((_get_ident(), scope, theirs))
+    entry = (_get_ident(), scope, theirs)
+    held = self.__dict__
+    entered = held.get(_ENTERED)
+    if entered is None:  # the common case: one entry at a time, kept as it is
+        held[_ENTERED] = entry
+    elif type(entered) is list:
+        entered.append(entry)
+    else:  # entered again before it was left (a decorator, recursion or threads)
+        held[_ENTERED] = [entered, entry]
     return None
 
 
 def change_flags_exit(self: Any, *args: Any) -> Any:
     """``_ChangeFlagsDecorator.__exit__``: ends what :func:`change_flags_enter` began (a block
     entered before modecfg was imported ends PyTensor's way: :class:`~.view.SetByPyTensor`)."""
-    entered = self.__dict__.get(_ENTERED)
+    held = self.__dict__
+    entered = held.get(_ENTERED)
     if not entered:
         return _originals["change_flags (exit)"](self, *args)
-    me = _get_ident()
-    index = len(entered) - 1
-    if entered[index][0] != me:  # not this thread's newest: find it (else, entered in another
-        # thread and left in this one, as PyTensor allows: the newest)
-        index = next((i for i in range(index, -1, -1) if entered[i][0] == me), index)
-    _, scope, theirs = entered.pop(index)
+    if type(entered) is tuple:
+        del held[_ENTERED]
+        _, scope, theirs = entered
+    else:
+        me = _get_ident()
+        index = len(entered) - 1
+        if entered[index][0] != me:  # not this thread's newest: find it (else, entered in another
+            # thread and left in this one, as PyTensor allows: the newest)
+            index = next((i for i in range(index, -1, -1) if entered[i][0] == me), index)
+        _, scope, theirs = entered.pop(index)
     try:
         if theirs is not None:
             _originals["change_flags (exit)"](theirs, *args)

@@ -798,3 +798,33 @@ def test_an_uninstalled_view_leaves_nothing_behind_and_hears_no_more_changes(
     config.floatX = "float32"
     with config.override(floatX="float16"):
         assert pytensor.config.floatX == "float64"  # PyTensor's own again
+
+
+def test_one_change_flags_decorator_entered_again_inside_itself_and_by_threads_at_once() -> None:
+    """A decorated function that recurses, called from several threads: each entry ends its
+    own override, in its own thread, whatever the order the threads leave in."""
+
+    @pytensor.config.change_flags(floatX="float32")
+    def deep(n: int, seen: list[str]) -> None:
+        seen.append(pytensor.config.floatX)
+        if n:
+            deep(n - 1, seen)
+        seen.append(config.floatX)
+
+    outs: list[list[str]] = []
+    gate = threading.Barrier(4)
+
+    def run() -> None:
+        seen: list[str] = []
+        gate.wait()
+        deep(5, seen)
+        seen.append(pytensor.config.floatX)  # out of every block: this thread's value again
+        outs.append(seen)
+
+    threads = [threading.Thread(target=run) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert outs == [["float32"] * 12 + ["float64"]] * 4
+    assert pytensor.config.floatX == "float64" and config.origin("floatX").layer is Layer.DEFAULT
