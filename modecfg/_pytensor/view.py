@@ -29,7 +29,7 @@ import logging
 import warnings
 from typing import Any
 
-from pytensor.configparser import ConfigParam, PyTensorConfigParser, _ChangeFlagsDecorator
+from pytensor.configparser import ConfigParam, PyTensorConfigParser
 
 from modecfg._pytensor.adopt import FIRST_READ, adopt_declarations, first_read
 from modecfg._pytensor.binding import Binding, binding
@@ -322,26 +322,26 @@ def _add(self: Any, name: str, doc: str, configparam: ConfigParam, in_c_key: boo
         current.include_new()
 
 
-def _change_flags(self: Any, **kwargs: Any) -> Any:
-    """``PyTensorConfigParser.change_flags`` while the view is attached: PyTensor's (the
-    ``_ChangeFlagsDecorator`` it makes), and a flag modecfg declares that this PyTensor has no
-    parameter for (``compute_test_value``) may be scoped too (its enter and exit are modecfg's,
-    :mod:`.replacements`)."""
-    current = _VIEW
-    if current is not None and self is current.target:
-        own = current.own
-        for name in kwargs:
-            if name in own:
-                block = _ChangeFlagsDecorator.__new__(_ChangeFlagsDecorator)
-                block.confs = {k: own.get(k) or self._config_var_dict[k] for k in kwargs}
-                block.new_vals = kwargs
-                block._root = self
-                return block
-    return _ChangeFlagsDecorator(_root=self, **kwargs)
+class Table(dict[str, Any]):
+    """PyTensor's table of its parameters (``_config_var_dict``) while the bridge is attached: the
+    same entries, and a flag modecfg declares that this PyTensor has no parameter for
+    (``compute_test_value``) is found by ``change_flags``, which looks each name up here, though
+    it is not listed (PyTensor's hash, print and pickle of its config see its own parameters)."""
+
+    __slots__ = ("own",)
+
+    def __init__(self, entries: dict[str, Any], own: dict[str, Any]) -> None:
+        super().__init__(entries)
+        self.own = own
+
+    def __missing__(self, name: str) -> Any:
+        return self.own[name]
+
+    def __reduce__(self) -> Any:  # pickles as PyTensor's own plain dict
+        return (dict, (dict(self),))
 
 
 _ORIGINAL_ADD = PyTensorConfigParser.add
-_ORIGINAL_CHANGE_FLAGS = PyTensorConfigParser.change_flags
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -498,7 +498,7 @@ class _View:
         made = self._answer()
         PyTensorConfigParser.__setattr__ = _setattr
         PyTensorConfigParser.add = _add
-        PyTensorConfigParser.change_flags = _change_flags
+        self.params = self.target._config_var_dict = Table(self.params, self.own)
         self.taking_turns = self._turns()
         del made
         self.adopt_pytensor_state()
@@ -510,7 +510,7 @@ class _View:
         if PyTensorConfigParser.__dict__.get("__setattr__") is _setattr:
             del PyTensorConfigParser.__setattr__
         PyTensorConfigParser.add = _ORIGINAL_ADD
-        PyTensorConfigParser.change_flags = _ORIGINAL_CHANGE_FLAGS
+        self.params = self.target._config_var_dict = dict(self.params)
         store = _config._cfg_store
         for name, param in self.answered.items():
             original = param.original
