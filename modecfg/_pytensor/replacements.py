@@ -69,9 +69,8 @@ def _bridge() -> Any:
 # _config_var_dict: entered, the flags modecfg declares become one modecfg override of this
 # thread or task (a bad value fails here, as in PyTensor; a flag PyTensor fixes gets modecfg's
 # ReadOnlyFlagError), the others are PyTensor's, entered its way. What each entry began is kept
-# on the object (one decorator may be entered by several threads at once), by thread.
-# on the object: (thread, override, PyTensor's part or None), or a list of them while it is
-# entered more than once at a time
+# on the object, by thread (one decorator may be entered by several threads at once): (thread,
+# override, PyTensor's part or None), or a list of them while it is entered more than once.
 _ENTERED = "_modecfg_entered"
 
 
