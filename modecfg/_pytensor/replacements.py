@@ -89,9 +89,18 @@ def change_flags_enter(self: Any) -> Any:
                 return _originals["change_flags"](self)
             break
     frame = _getframe(1)  # where the block is written: the origin of the override
-    if frame.f_globals.get("__name__") == "pytensor.configparser" and frame.f_back is not None:
+    code = frame.f_code
+    if code.co_filename == current.decorated and frame.f_back is not None:
         frame = frame.f_back  # a decorated function (PyTensor's wrapper enters it): where it is called
-    scope = config.override_for(ours, frame, current.blockable)
+        code = frame.f_code
+    # override_for's call-site cache, read here first: this is the hot path of every block
+    scope = current.sites.get(id(code) ^ frame.f_lasti)
+    try:
+        hit = scope is not None and scope._code is code and scope._raw == ours
+    except Exception:  # values whose == is not a bool (arrays): override_for decides
+        hit = False
+    if not hit:
+        scope = config.override_for(ours, frame, current.blockable)
     scope.__enter__()
     theirs = None
     if len(ours) < len(self.confs):

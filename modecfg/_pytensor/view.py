@@ -376,6 +376,12 @@ class _View:
         self.taking_turns: list[str] = []  # PyTensor's parameters whose first reads take turns
         self.known: dict[str, Flag] = {}  # PyTensor name -> flag, for every flag modecfg declares
         self.own: dict[str, FlagParam] = {}  # those of them this PyTensor has no parameter for
+        # for change_flags' enter (modecfg._pytensor.replacements): the call-site cache of
+        # Config.override_for, and the file of PyTensor's decorator wrapper
+        self.sites: dict[int, Any] = _config._cfg_store.site_cache
+        import pytensor.configparser
+
+        self.decorated = pytensor.configparser.__file__
         self.blockable: frozenset[str] = frozenset()
         self.unsubscribe: list[Any] = []  # each FlagParam hears of its flag's changes
         adopt_declarations(target)  # PyTensor's flags modecfg does not declare become modecfg's
