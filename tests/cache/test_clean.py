@@ -270,3 +270,77 @@ def test_bound_at_exit_looks_into_a_cache_only_when_it_is_due(
     assert looked == [root, root] and not (root / "tmpold").exists()  # when due, and again under the lock
     cleaning.bound_at_exit()  # bounded less than an hour ago: not looked into at all
     assert looked == [root, root]
+
+
+# -- what bound_at_exit says and asks (issue 47: make mutate on trim) ----------------------------
+
+
+def test_bad_bounds_name_their_flag_and_the_value_given() -> None:
+    with pytest.raises(FlagValueError) as age:
+        bounds("5x")
+    with pytest.raises(FlagValueError) as size:
+        bounds(None, "big")
+    assert (age.value.flag, age.value.value) == ("cache.max_age", "5x")
+    assert (size.value.flag, size.value.value) == ("cache.max_size", "big")
+
+
+def test_prepare_exit_makes_the_validators_bound_at_exit_needs() -> None:
+    cleaning.prepare_exit()  # a text its own validators refuse would raise here
+    assert cleaning.seconds("1d") == DAY and cleaning.size_bytes("1MiB") == 1024**2
+
+
+def test_bound_at_exit_says_what_it_removed_asks_no_wait_and_looks_into_no_cache_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    first, second = real_cache(tmp_path / "a"), real_cache(tmp_path / "b")
+    (first.path / cleaning.STAMP).touch()  # bounded a moment ago: passed over, the next one is not
+    asked: list[dict[str, object]] = []
+
+    def current(**kwargs: object) -> tuple[Cache, ...]:
+        asked.append(kwargs)
+        return (first, second)
+
+    waits: list[object] = []
+    real_clean = cleaning.clean
+    monkeypatch.setattr(cleaning, "current_caches", current)
+    monkeypatch.setattr(
+        cleaning,
+        "clean",
+        lambda due, limits, **kw: waits.append(kw.get("wait")) or real_clean(due, limits, **kw),
+    )
+    caplog.set_level("DEBUG", logger=cleaning.log.name)
+    cleaning.bound_at_exit()
+    assert asked == [{"scanned": False}] and waits == [0.0]
+    assert (tmp_path / "a" / "tmpold").exists() and not (tmp_path / "b" / "tmpold").exists()
+    said = [r.getMessage() for r in caplog.records if r.name == cleaning.log.name and r.levelname == "INFO"]
+    assert said[-1] == "bounded the compile caches: 1 entries removed, 1000 B", said
+
+
+def test_bound_at_exit_says_a_held_lock_at_debug_and_a_failure_with_its_traceback(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level("DEBUG", logger=cleaning.log.name)
+
+    def held(**_: object) -> tuple[Cache, ...]:
+        raise CacheLockTimeout("held by someone")
+
+    monkeypatch.setattr(cleaning, "current_caches", held)
+    cleaning.bound_at_exit()
+    (record,) = [r for r in caplog.records if r.name == cleaning.log.name]
+    assert (record.levelname, record.getMessage()) == (
+        "DEBUG",
+        "the compile lock was held at exit: the caches are bounded another time",
+    )
+    caplog.clear()
+
+    def broken(**_: object) -> tuple[Cache, ...]:
+        raise OSError("disk gone")
+
+    monkeypatch.setattr(cleaning, "current_caches", broken)
+    cleaning.bound_at_exit()  # never raises: it runs at exit
+    (record,) = [r for r in caplog.records if r.name == cleaning.log.name]
+    assert (record.levelname, record.getMessage()) == (
+        "WARNING",
+        "could not bound the compile caches at exit",
+    )
+    assert record.exc_info is not None and isinstance(record.exc_info[1], OSError)
