@@ -344,3 +344,18 @@ def test_bound_at_exit_says_a_held_lock_at_debug_and_a_failure_with_its_tracebac
         "could not bound the compile caches at exit",
     )
     assert record.exc_info is not None and isinstance(record.exc_info[1], OSError)
+
+
+def test_bounds_say_themselves_in_words() -> None:
+    assert str(Bounds(None, None)) == "no age bound; no size bound"
+    assert str(Bounds(DAY, 2 * 1024**3)) == "unused for over 24.0 h; over 2.0 GiB in all"
+
+
+def test_each_removed_entry_is_said_with_its_kind_name_size_and_why(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    cache = real_cache(tmp_path / "c")
+    caplog.set_level("INFO", logger=cleaning.log.name)
+    clean([cache], Bounds(31 * DAY, None), wait=5)
+    said = [r.getMessage() for r in caplog.records if r.name == cleaning.log.name]
+    assert said == ["removed C tmpold (1000 B, unused for 40.0 days)"], said
