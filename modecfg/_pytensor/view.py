@@ -35,10 +35,9 @@ from modecfg._pytensor.adopt import FIRST_READ, adopt_declarations, first_read
 from modecfg._pytensor.binding import Binding, binding
 from modecfg._pytensor.blas import PYTENSOR_TEXT
 from modecfg._pytensor.values import pytensor_accepts
-from modecfg._source import first_user_frame
 from modecfg.config import config as _config
 from modecfg.config.flags import FLAGS, Flag
-from modecfg.config.origin import Layer, Origin
+from modecfg.config.origin import Layer
 from modecfg.config.store import UNSET, caller_origin
 
 __all__ = ["ADOPTED", "FlagParam", "attach", "detach", "view"]
@@ -65,8 +64,7 @@ class FlagParam(ConfigParam):  # type: ignore[misc]
         self.doc = original.doc if original is not None else spec.doc
         self.in_c_key = original.in_c_key if original is not None else False
         self.is_default = True
-        self.var = _config._cfg_store.var_of(spec.name)
-        self.overridden = self.var.get  # this context's override of the flag, if any
+        self.overridden = _config._cfg_store.var_of(spec.name).get  # this context's override, if any
         self.below: Any = _UNREAD  # the value below the overrides, as PyTensor shows it
         self.shown: dict[tuple[type, Any], Any] = {}  # modecfg value -> as PyTensor shows it
         self.last: tuple[Any, Any] = (_UNREAD, None)  # the value shown last, and as shown
@@ -119,13 +117,7 @@ class FlagParam(ConfigParam):  # type: ignore[misc]
         if obj is not self.target:
             _own_param(obj, self.name).__set__(obj, value)
             return
-        frame, _ = first_user_frame(1)  # where the assignment is written (past PyTensor's frames)
-        origin = (
-            Origin(Layer.ASSIGNMENT)
-            if frame is None
-            else Origin(Layer.ASSIGNMENT, frame.f_code.co_filename, frame.f_lineno)
-        )
-        _config._assign_flag(self.spec, value, origin)
+        _config._assign_flag(self.spec, value, caller_origin(Layer.ASSIGNMENT))
 
     def show(self, value: Any) -> Any:
         """``value`` as PyTensor represents it: PyTensor's own ``apply`` of its text; what
@@ -428,7 +420,7 @@ class _View:
             if isinstance(param, FlagParam) or not callable(param.default):
                 continue
             if not isinstance(PyTensorConfigParser.__dict__.get(name), _TakingTurns):
-                setattr(PyTensorConfigParser, name, _TakingTurns(param, _flag_of(name)))
+                setattr(PyTensorConfigParser, name, _TakingTurns(param, self.known.get(name)))
             names.append(name)
         return names
 
@@ -501,12 +493,11 @@ class _View:
     # -- attach and detach ---------------------------------------------------------------
 
     def attach(self) -> None:
-        made = self._answer()
+        self._answer()
         PyTensorConfigParser.__setattr__ = _setattr
         PyTensorConfigParser.add = _add
         self.params = self.target._config_var_dict = Table(self.params, self.own)
         self.taking_turns = self._turns()
-        del made
         self.adopt_pytensor_state()
 
     def detach(self) -> None:
@@ -533,14 +524,6 @@ class _View:
             turns = PyTensorConfigParser.__dict__.get(name)
             if isinstance(turns, _TakingTurns):
                 setattr(PyTensorConfigParser, name, turns.param)
-
-
-def _flag_of(name: str) -> Flag | None:
-    """The flag modecfg declares for PyTensor's parameter ``name``, if any."""
-    for spec in FLAGS.values():
-        if spec.pytensor_name == name:
-            return spec
-    return None
 
 
 _VIEW: _View | None = None
