@@ -205,3 +205,238 @@ def test_a_process_of_another_user_is_alive_not_dead(monkeypatch: pytest.MonkeyP
     assert _holders._alive(4242) is True
     monkeypatch.setattr(os, "kill", gone)
     assert _holders._alive(4242) is False
+
+
+# -- the pieces, one by one (what `make mutate MODULE=holders` found untested) ---------------
+
+
+@pytest.mark.parametrize(
+    ("seconds", "said"),
+    [(-5.0, "0 s"), (0.0, "0 s"), (89.4, "89 s"), (90.0, "2 min"), (5399.0, "90 min"), (5400.0, "1.5 h")],
+)
+def test_a_span_is_said_in_seconds_minutes_or_hours(seconds: float, said: str) -> None:
+    from modecfg._holders import _span
+
+    assert _span(seconds) == said
+
+
+def test_a_holder_says_how_long_it_holds_or_runs_or_neither() -> None:
+    both = Holder(7, "", 100.0, "h", since=400.0)
+    assert both.describe(460.0) == "pid 7 on h, holding it for 60 s"  # its note wins over its start
+    assert both._replace(since=None).describe(460.0) == "pid 7 on h, running for 6 min"
+    assert both._replace(since=None, started=None).describe(460.0) == "pid 7 on h"
+
+
+@pytest.fixture
+def proc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A /proc of our own making: what the functions read, and nothing else."""
+    import modecfg._holders as module
+
+    fake = tmp_path / "proc"
+    fake.mkdir()
+    monkeypatch.setattr(module, "_PROC", fake)
+    return fake
+
+
+def test_a_command_line_is_one_line_of_at_most_120_characters(proc: Path) -> None:
+    from modecfg._holders import _command
+
+    (proc / "5").mkdir()
+    (proc / "5" / "cmdline").write_bytes(b"python\0-c\0print(1)\0")
+    assert _command(5) == "python -c print(1)"
+    (proc / "5" / "cmdline").write_bytes(b"x" * 120)
+    assert _command(5) == "x" * 120
+    (proc / "5" / "cmdline").write_bytes(b"y" * 121)
+    assert _command(5) == "y" * 117 + "..."
+    assert _command(6) == ""  # no such process
+
+
+def test_a_start_is_the_boot_time_plus_the_start_tick(proc: Path) -> None:
+    from modecfg._holders import _started
+
+    tick = os.sysconf("SC_CLK_TCK")
+    (proc / "5").mkdir()
+    fields = ["S", *(["0"] * 18), str(250 * tick), "0"]  # field 22 is the start tick
+    (proc / "5" / "stat").write_text("5 (a (strange) name) " + " ".join(fields))
+    (proc / "stat").write_text("cpu  1 2 3\nbtime 1000\nprocesses 9\n")
+    assert _started(5) == 1250.0
+    (proc / "stat").write_text("cpu 1 2 3\n")  # no boot time
+    assert _started(5) is None
+    (proc / "stat").write_text("btime 1000\n")
+    (proc / "5" / "stat").write_text("5 (short) S 1 2")
+    assert _started(5) is None
+    assert _started(6) is None
+
+
+def test_only_a_process_with_a_pid_holds_and_every_kind_of_lock_counts(tmp_path: Path) -> None:
+    lock = tmp_path / ".lock"
+    lock.touch()
+    text = "\n".join([
+        f"1: POSIX  ADVISORY  WRITE 11 {_where(lock)} 0 EOF",
+        f"2: OFDLCK ADVISORY  READ  12 {_where(lock)} 0 EOF",
+        f"3: LEASE  ACTIVE    READ  13 {_where(lock)} 0 EOF",  # not a lock on the file's bytes
+        f"4: FLOCK  ADVISORY  WRITE 0 {_where(lock)} 0 EOF",
+        "5: FLOCK  ADVISORY  WRITE 14",  # cut short
+        f"6: FLOCK  ADVISORY  WRITE 15 zz:00:{lock.stat().st_ino} 0 EOF",
+    ])  # fmt: skip
+    found = lock_holders(lock, locks=text)
+    assert [(h.pid, h.waiting, h.host) for h in found or []] == [
+        (11, False, socket.gethostname()), (12, False, socket.gethostname())
+    ]  # fmt: skip
+
+
+def test_a_loaded_module_is_found_under_its_root_also_when_deleted(proc: Path, tmp_path: Path) -> None:
+    root = tmp_path / "cache"
+    root.mkdir()
+    (proc / "self").mkdir()
+    (proc / "self" / "maps").write_text("")
+    (proc / "7").mkdir()
+    (proc / "7" / "maps").write_text(
+        f"7f00-7f01 r-xp 0 08:01 12 {root}/a/m.so\n"
+        f"7f01-7f02 r--p 0 08:01 13 {root}/b/n.so (deleted)\n"
+        f"7f02-7f03 r--p 0 08:01 14 {tmp_path}/elsewhere.so\n"
+        f"7f03-7f04 r--p 0 08:01 15 {root}x/sibling.so\n"
+    )
+    (proc / "8").mkdir()
+    (proc / "8" / "maps").mkdir()  # unreadable as a file: passed over
+    (proc / "net").mkdir()  # not a process
+    (proc / "net" / "maps").write_text(f"0-1 r 0 0 0 {root}/c/o.so\n")
+    assert mapped_under(root) == {root / "a" / "m.so", root / "b" / "n.so"}
+
+
+def test_a_note_is_cut_to_size_and_read_up_to_4096_bytes(tmp_path: Path) -> None:
+    from modecfg._holders import _read_note
+
+    lock = tmp_path / ".lock"
+    _note(lock, command="c" * 300, host="h" * 300, since=5)
+    note = _read_note(lock)
+    assert note is not None and (len(note.command), len(note.host), note.since) == (120, 255, 5.0)
+    assert isinstance(note.since, float) and note.started is None and not note.waiting
+    base = json.dumps({"pid": 1, "host": "h", "since": 1, "command": ""})
+    note_path(lock).write_text(base[:-1] + " " * (4096 - len(base)) + "}")
+    assert len(note_path(lock).read_bytes()) == 4096 and _read_note(lock) is not None
+    note_path(lock).write_text(base[:-1] + " " * (4097 - len(base)) + "}")
+    assert _read_note(lock) is None
+    for bad in ({"host": 1}, {"since": "1"}, {"command": None}):
+        _note(lock, **bad)
+        assert _read_note(lock) is None, bad
+
+
+def test_a_waiter_of_this_host_never_takes_the_notes_since(tmp_path: Path) -> None:
+    lock = tmp_path / ".lock"
+    lock.touch()
+    _note(lock, pid=4242, host=socket.gethostname())
+    text = "\n".join([
+        f"1: FLOCK  ADVISORY  WRITE 11 {_where(lock)} 0 EOF",
+        f"1: -> FLOCK  ADVISORY  WRITE 4242 {_where(lock)} 0 EOF",
+    ])  # fmt: skip
+    assert [(h.pid, h.since) for h in holders(lock, locks=text) or []] == [(11, None), (4242, None)]
+
+
+def test_a_note_of_another_host_beside_a_lock_held_here_is_not_listed(tmp_path: Path) -> None:
+    lock = tmp_path / ".lock"
+    lock.touch()
+    _note(lock)
+    waiting = f"1: -> FLOCK  ADVISORY  WRITE 11 {_where(lock)} 0 EOF"
+    import fcntl
+
+    taken = os.open(lock, os.O_RDONLY)
+    fcntl.flock(taken, fcntl.LOCK_EX)
+    try:  # only a waiter here: the holder is the note's, on the other host
+        assert [(h.pid, h.host) for h in holders(lock, locks=waiting) or []] == [
+            (4242, "elsewhere"), (11, socket.gethostname())
+        ]  # fmt: skip
+    finally:
+        os.close(taken)
+    assert [h.pid for h in holders(lock, locks=waiting) or []] == [11]  # free now: the note is a dead one's
+
+
+def test_a_lock_that_cannot_be_opened_is_not_known_to_be_free(tmp_path: Path) -> None:
+    from modecfg._holders import _free
+
+    assert _free(tmp_path / "missing") is False
+    lock = tmp_path / ".lock"
+    lock.touch()
+    assert _free(lock) is True
+    assert _free(lock) is True  # it was let go after the try
+
+
+@linux
+def test_hold_takes_a_free_lock_notes_itself_and_release_removes_the_note(tmp_path: Path) -> None:
+    from modecfg._holders import hold, release
+
+    lock = tmp_path / ".lock"
+    before = time.time()
+    taken = hold(lock, timeout=0, say_after=0)
+    try:
+        note = json.loads(note_path(lock).read_text())
+        assert (note["pid"], note["host"]) == (os.getpid(), socket.gethostname())
+        assert before <= note["since"] <= time.time() and "python" in note["command"]
+        assert not list(tmp_path.glob(".lock.holder.*"))  # the temporary is gone
+        (me,) = holders(lock) or []
+        assert me.pid == os.getpid() and me.since == note["since"]
+    finally:
+        release(taken)
+    assert not note_path(lock).exists() and not taken.is_locked
+    assert holders(lock) == []
+
+
+@linux
+def test_hold_says_who_holds_it_once_then_names_them_when_it_gives_up(
+    holder: tuple[subprocess.Popen[str], Path],
+) -> None:
+    from modecfg._holders import LockTimeout, hold
+
+    proc, root = holder
+    told: list[list[Holder]] = []
+    start = time.monotonic()
+    with pytest.raises(LockTimeout) as caught:
+        hold(root / ".lock", timeout=0.6, say_after=0.2, on_wait=told.append)
+    assert time.monotonic() - start >= 0.6
+    assert [[h.pid for h in found] for found in told] == [[proc.pid]]
+    message = str(caught.value)
+    assert message.startswith(f"the compile lock {root / '.lock'} stayed held for 0.6 s, by pid {proc.pid} (")
+    assert "running for" in message and "compile.timeout" in message and "base_compiledir" in message
+    assert [h.pid for h in caught.value.holders] == [proc.pid]
+    assert caught.value.lock_file == str(root / ".lock")
+    with pytest.raises(LockTimeout):
+        hold(root / ".lock", timeout=0, say_after=0, on_wait=told.append)  # one try, nothing said
+    assert len(told) == 1
+
+
+@linux
+def test_a_note_left_by_a_dead_holder_is_said_when_the_lock_is_taken(tmp_path: Path) -> None:
+    from modecfg._holders import hold, release
+
+    lock = tmp_path / ".lock"
+    stale: list[Holder] = []
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    cases = [
+        ({"pid": int(dead.stdout), "host": socket.gethostname()}, True),  # died holding it
+        ({"pid": os.getppid(), "host": socket.gethostname()}, False),  # alive: its note, not ours to say
+        ({}, True),  # another host's: it let go without removing its note
+    ]
+    for fields, said in cases:
+        _note(lock, **fields)
+        release(hold(lock, timeout=0, say_after=0, on_stale=stale.append))
+        assert bool(stale) is said, fields
+        if said:
+            assert stale.pop().pid == fields.get("pid", 4242)
+    _note(lock)
+    release(hold(lock, timeout=0, say_after=0))  # nobody to tell: no error
+
+
+@linux
+def test_a_note_that_cannot_be_written_is_left_out(tmp_path: Path) -> None:
+    from modecfg._holders import hold, release
+
+    lock = tmp_path / ".lock"
+    lock.touch()
+    os.mkdir(note_path(lock))  # os.replace cannot put a file there
+    taken = hold(lock, timeout=0, say_after=0)
+    try:
+        assert taken.is_locked and not list(tmp_path.glob(".lock.holder.*"))
+    finally:
+        release(taken)  # and the note's removal fails quietly
+    assert not taken.is_locked
