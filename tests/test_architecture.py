@@ -39,3 +39,10 @@ def test_every_contact_with_pytensor_is_listed_with_its_target_and_no_other() ->
 
 def test_the_measure_it_quotes_is_the_tool_s() -> None:
     assert "python tools/calls.py" in TEXT and (ROOT / "tools" / "calls.py").exists()
+
+
+def test_the_order_it_states_is_the_precedence_table() -> None:
+    from modecfg.config.origin import precedence_line
+
+    flat = " ".join(TEXT.split("## One value, from")[1].split("3. ")[0].split()).replace("`", "")
+    assert precedence_line() in flat

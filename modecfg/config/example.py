@@ -11,6 +11,7 @@ import textwrap
 from typing import Any
 
 from modecfg.config.flags import FLAGS, Flag
+from modecfg.config.origin import Layer, precedence_line, rung
 
 __all__ = ["theanorc_example"]
 
@@ -19,13 +20,7 @@ _HEADER = """\
 # .theanorc.example: every modecfg flag, its doc, its choices and its default.
 # Generated from modecfg's flag declarations (modecfg schema --format ini > .theanorc.example).
 #
-# modecfg reads, lowest precedence first:
-#   defaults < rc files < THEANO_FLAGS < AESARA_FLAGS < PYTENSOR_FLAGS < MODECFG_FLAGS
-#            < assignments in Python (config.floatX = ...) < config.override(...) blocks
-# rc files: the path lists in THEANORC, AESARARC, PYTENSORRC, MODECFGRC (a file on the
-# right overrides one on the left), or else ~/.theanorc, ~/.theanorc.txt, ~/.aesararc,
-# ~/.pytensorrc and ~/.modecfg.toml (a .toml file uses the same names as tables; point a
-# TOML editor at `modecfg schema` for completion and checking).
+{order}
 #
 # Rules: [global] holds plain flags, [section] holds dotted ones ([traceback] limit is
 # traceback.limit; section.option also works under [global]). Option names match in any
@@ -49,6 +44,23 @@ _FOOTER = """
 # [lib]
 # cnmem = .75
 """
+
+
+def _order() -> str:
+    """Which value wins and which rc files are read, from the one table that says it."""
+    rc = rung(Layer.RC)
+    lines = ["# modecfg reads, lowest precedence first (assignments: config.floatX = ... in Python;"]
+    lines.append("# overrides: config.override(...) and change_flags blocks):")
+    lines += textwrap.wrap(
+        precedence_line(), width=86, initial_indent="#   ", subsequent_indent="#" + " " * 12
+    )
+    files = (
+        f"rc files: the path lists in {', '.join(rc.named_by)} (a file on the right overrides one on "
+        f"the left), or else {', '.join(rc.reads[:-1])} and {rc.reads[-1]} (a .toml file uses the "
+        "same names as tables; point a TOML editor at `modecfg schema` for completion and checking)."
+    )
+    lines += textwrap.wrap(files, width=86, initial_indent="# ", subsequent_indent="# ")
+    return "\n".join(lines)
 
 
 def _value(value: Any) -> str:
@@ -80,7 +92,7 @@ def theanorc_example() -> str:
         if spec.adopted:
             continue
         sections.setdefault(".".join(spec.section) or "global", []).append(spec)
-    out = [_HEADER]
+    out = [_HEADER.format(order=_order())]
     for section, specs in sections.items():
         out.append(f"[{section}]")
         for spec in specs:

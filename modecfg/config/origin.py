@@ -1,18 +1,23 @@
-"""Where a value came from: :class:`Layer`, :class:`Origin` and the raw :class:`Setting`.
+"""Where a value came from: :data:`PRECEDENCE`, :class:`Layer`, :class:`Origin`, :class:`Setting`.
 
-A source turns text from the outside world into ``Setting`` objects; nothing here
-validates or merges. Layers compare by precedence (``Layer.ENV > Layer.RC``) and equal
-their plain names (``Layer.RC == "rc"``), as click's ``ParameterSource`` does.
+:data:`PRECEDENCE` is the one statement of which value wins: the layers, lowest first, each with
+the places it reads in their order. Resolution reads the sources in its order, the store keeps a
+flag's candidates in it, explain and ``modecfg show`` print it, and the flag variable a worker is
+given (``to_flags``) is its highest. Layers compare by their row (``Layer.ENV > Layer.RC``) and
+equal their plain names (``Layer.RC == "rc"``), as click's ``ParameterSource`` does.
+
+A source turns text from the outside world into ``Setting`` objects; nothing here validates or
+merges.
 """
 
 import enum
 from typing import NamedTuple
 
-__all__ = ["Layer", "Origin", "Setting"]
+__all__ = ["PRECEDENCE", "Layer", "Origin", "Rung", "Setting", "precedence_line", "rung"]
 
 
 class Layer(enum.StrEnum):
-    """The layers of the configuration, lowest precedence first."""
+    """The layers of the configuration; their order is :data:`PRECEDENCE`'s."""
 
     DEFAULT = "default"
     RC = "rc"
@@ -40,7 +45,41 @@ class Layer(enum.StrEnum):
         return self.rank >= Layer(other).rank  # type: ignore[arg-type]
 
 
-_RANK = {layer: i for i, layer in enumerate(Layer)}
+class Rung(NamedTuple):
+    """One layer of :data:`PRECEDENCE`: what it reads, lowest precedence first."""
+
+    layer: Layer
+    said: str  # the layer in the one-line order a user reads
+    reads: tuple[str, ...] = ()  # flag variables, or the rc files read when no variable names any
+    named_by: tuple[str, ...] = ()  # variables naming its files instead (each a path list, left to right)
+
+
+PRECEDENCE: tuple[Rung, ...] = (
+    Rung(Layer.DEFAULT, "defaults"),
+    Rung(
+        Layer.RC,
+        "rc files",
+        ("~/.theanorc", "~/.theanorc.txt", "~/.aesararc", "~/.pytensorrc", "~/.modecfg.toml"),
+        ("THEANORC", "AESARARC", "PYTENSORRC", "MODECFGRC"),
+    ),
+    Rung(Layer.ENV, "flag variables", ("THEANO_FLAGS", "AESARA_FLAGS", "PYTENSOR_FLAGS", "MODECFG_FLAGS")),
+    Rung(Layer.ASSIGNMENT, "assignments"),  # config.X = value, in modecfg.config or pytensor.config
+    Rung(Layer.OVERRIDE, "overrides"),  # config.override / change_flags: this thread or task only
+)
+"""Which value wins, lowest precedence first: the only place the order is written."""
+
+_RANK = {row.layer: i for i, row in enumerate(PRECEDENCE)}
+
+
+def rung(layer: Layer) -> Rung:
+    """The row of :data:`PRECEDENCE` for ``layer``."""
+    return PRECEDENCE[_RANK[layer]]
+
+
+def precedence_line() -> str:
+    """The order in one line: ``defaults < rc files < THEANO_FLAGS < ... < overrides``."""
+    parts = (row.reads if row.layer is Layer.ENV else (row.said,) for row in PRECEDENCE)
+    return " < ".join(part for each in parts for part in each)
 
 
 class Origin(NamedTuple):

@@ -1,27 +1,29 @@
 """Merge the layers: raw settings in, typed values with their provenance out.
 
-``gather(env, rc_files)`` asks every source for its settings, lowest precedence first
-(rc files, then THEANO_FLAGS < AESARA_FLAGS < PYTENSOR_FLAGS < MODECFG_FLAGS).
-``resolve(settings)`` turns each into a typed :class:`Candidate` for its flag; the last
-candidate of a flag wins. Problems are collected, not raised, so that one pass reports
-them all; obsolete flags become notes for :class:`~modecfg.errors.ObsoleteFlagWarning`.
-A name that none of the flags resolved against has, but that the installed PyTensor declares
-(read from its source, never imported), is held (``pending``), not refused: PyTensor's import
-adopts it. The same sources give the same result before and after that import.
+``gather(env, rc_files)`` asks every source for its settings in the order of
+:data:`~modecfg.config.origin.PRECEDENCE` (rc files, then the flag variables, each row's in its
+order). ``resolve(settings)`` turns each into a typed :class:`Candidate` for its flag, kept in
+that order (:func:`ranked`); the last candidate of a flag wins. Problems are collected, not
+raised, so that one pass reports them all; obsolete flags become notes for
+:class:`~modecfg.errors.ObsoleteFlagWarning`. A name that none of the flags resolved against
+has, but that the installed PyTensor declares (read from its source, never imported), is held
+(``pending``), not refused: PyTensor's import adopts it. The same sources give the same result
+before and after that import.
 """
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import partial
 from typing import Any, NamedTuple
 
 from modecfg.config import sources
 from modecfg.config.compat import canonical, lookup
 from modecfg.config.flags import Flag, FlagSet, declared, may_be_pytensors
-from modecfg.config.origin import Layer, Origin, Setting
+from modecfg.config.origin import PRECEDENCE, Layer, Origin, Setting
 from modecfg.config.schema import validate
 from modecfg.errors import ConfigError, FlagValueError, UnknownFlagError, shown
 
-__all__ = ["Candidate", "Note", "Resolution", "gather", "resolve", "value_error"]
+__all__ = ["Candidate", "Note", "Resolution", "gather", "ranked", "resolve", "value_error"]
 
 
 class Candidate(NamedTuple):
@@ -61,29 +63,37 @@ class Resolution:
 def gather(
     env: Mapping[str, str], rc_files: Sequence[str] | None = None
 ) -> tuple[list[Setting], list[ConfigError], list[str]]:
-    """Every setting from rc files and environment variables, lowest precedence first."""
+    """Every setting from rc files and environment variables, read in :data:`PRECEDENCE`'s order."""
     settings: list[Setting] = []
     errors: list[ConfigError] = []
     read: list[str] = []
-    if rc_files is None:
-        rcs = sources.find_rc_files(env)
-    else:
-        rcs = [sources.RcFile(str(p), named_by="rc_files") for p in rc_files]
-    for rc in rcs:
+
+    def take(name: str, found: Callable[[], Iterable[Setting]]) -> None:
         try:
-            settings.extend(sources.read_rc(rc, env))
-            read.append(rc.path)
+            settings.extend(found())
+            read.append(name)
         except ConfigError as exc:
             errors.append(exc)
-    for var in sources.ENV_FLAG_VARS:
-        if not env.get(var):
-            continue
-        try:
-            settings.extend(sources.env_settings({var: env[var]}))
-            read.append(var)
-        except ConfigError as exc:
-            errors.append(exc)
+
+    for row in PRECEDENCE:  # defaults, assignments and overrides read no outside place
+        if row.layer is Layer.RC:
+            if rc_files is None:
+                rcs = sources.find_rc_files(env)
+            else:
+                rcs = [sources.RcFile(str(p), named_by="rc_files") for p in rc_files]
+            for rc in rcs:
+                take(rc.path, partial(sources.read_rc, rc, env))
+        elif row.layer is Layer.ENV:
+            for var in row.reads:
+                if env.get(var):
+                    take(var, partial(sources.env_settings, {var: env[var]}))
     return settings, errors, read
+
+
+def ranked(candidates: list[Candidate]) -> list[Candidate]:
+    """``candidates`` in :data:`PRECEDENCE`'s order, the winner last; those of one layer keep
+    their order (a later file, a later variable, wins)."""
+    return sorted(candidates, key=lambda c: c.origin.layer.rank)
 
 
 def resolve(
@@ -109,6 +119,8 @@ def resolve(
         if found is not None:
             spec, cand = found
             res.candidates.setdefault(spec.name, []).append(cand)
+    for name, each in res.candidates.items():
+        res.candidates[name] = ranked(each)
     return res
 
 

@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 from modecfg._files import NotReadable, read_regular_file
 from modecfg.config.flagstring import parse as parse_flag_string
 from modecfg.config.flagstring import unwrap_quotes
-from modecfg.config.origin import Layer, Origin, Setting
+from modecfg.config.origin import Layer, Origin, Setting, rung
 from modecfg.errors import RcFileError
 
 __all__ = [
@@ -38,13 +38,13 @@ __all__ = [
     "read_toml",
 ]
 
-# Lowest precedence first: the more specific variable wins. The legacy ones (Theano's, Aesara's)
-# are what `modecfg migrate` turns into the modern form.
-LEGACY_FLAG_VARS = ("THEANO_FLAGS", "AESARA_FLAGS")
-ENV_FLAG_VARS = (*LEGACY_FLAG_VARS, "PYTENSOR_FLAGS", "MODECFG_FLAGS")
-RC_PATH_VARS = ("THEANORC", "AESARARC", "PYTENSORRC", "MODECFGRC")
-LEGACY_RC_FILES = ("~/.theanorc", "~/.theanorc.txt", "~/.aesararc")
-DEFAULT_RC_FILES = (*LEGACY_RC_FILES, "~/.pytensorrc", "~/.modecfg.toml")
+# Lowest precedence first, as modecfg.config.origin.PRECEDENCE states them. The legacy ones
+# (Theano's, Aesara's) are what `modecfg migrate` turns into the modern form.
+ENV_FLAG_VARS = rung(Layer.ENV).reads
+RC_PATH_VARS = rung(Layer.RC).named_by
+DEFAULT_RC_FILES = rung(Layer.RC).reads
+LEGACY_FLAG_VARS = tuple(var for var in ENV_FLAG_VARS if var.startswith(("THEANO", "AESARA")))
+LEGACY_RC_FILES = tuple(path for path in DEFAULT_RC_FILES if path.startswith(("~/.theano", "~/.aesara")))
 
 
 def env_settings(env: Mapping[str, str]) -> Iterator[Setting]:
