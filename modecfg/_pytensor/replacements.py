@@ -80,8 +80,7 @@ def change_flags_enter(self: Any) -> Any:
     if current is None or self._root is not current.target:
         return _originals["change_flags"](self)
     known = current.known
-    given = self.new_vals
-    ours = given  # PyTensor's names are modecfg's where no flag is left to PyTensor (a __ is a .)
+    ours = given = self.new_vals  # PyTensor's names are modecfg's where no flag is PyTensor's (a __ is a .)
     for key in given:
         if key not in known:
             ours = {known[k].name: v for k, v in given.items() if k in known}
@@ -90,7 +89,7 @@ def change_flags_enter(self: Any) -> Any:
             break
     frame = _getframe(1)  # where the block is written: the origin of the override
     code = frame.f_code
-    if code.co_filename == current.decorated and frame.f_back is not None:
+    if code is current.wrapper and frame.f_back is not None:
         frame = frame.f_back  # a decorated function (PyTensor's wrapper enters it): where it is called
         code = frame.f_code
     # override_for's call-site cache, read here first: this is the hot path of every block
@@ -102,19 +101,10 @@ def change_flags_enter(self: Any) -> Any:
     if not hit:
         scope = config.override_for(ours, frame, current.blockable)
     scope.__enter__()
-    theirs = None
-    if len(ours) < len(self.confs):
-        import copy
-
-        theirs = copy.copy(self)  # the flags modecfg leaves to PyTensor, the way PyTensor does it
-        theirs.confs = {k: v for k, v in self.confs.items() if k not in known}
-        vars(theirs).pop(_ENTERED, None)
-        try:
-            _originals["change_flags"](theirs)
-        except BaseException:
-            scope.__exit__(None, None, None)
-            raise
-    entry = (_get_ident(), scope, theirs)
+    if ours is given:  # the common case: every flag modecfg's
+        entry = (_get_ident(), scope, None)
+    else:
+        entry = (_get_ident(), scope, _enter_theirs(self, known, scope))
     held = self.__dict__
     entered = held.get(_ENTERED)
     if entered is None:  # the common case: one entry at a time, kept as it is
@@ -123,16 +113,31 @@ def change_flags_enter(self: Any) -> Any:
         entered.append(entry)
     else:  # entered again before it was left (a decorator, recursion or threads)
         held[_ENTERED] = [entered, entry]
-    return None
 
 
-def change_flags_exit(self: Any, *args: Any) -> Any:
+def _enter_theirs(self: Any, known: dict[str, Any], scope: Any) -> Any:
+    """The flags modecfg leaves to PyTensor entered the way PyTensor does it: a copy of the
+    decorator holding only them, to be left at the block's exit."""
+    import copy
+
+    theirs = copy.copy(self)
+    theirs.confs = {k: v for k, v in self.confs.items() if k not in known}
+    vars(theirs).pop(_ENTERED, None)
+    try:
+        _originals["change_flags"](theirs)
+    except BaseException:
+        scope.__exit__(None, None, None)
+        raise
+    return theirs
+
+
+def change_flags_exit(self: Any, exc_type: Any = None, exc: Any = None, tb: Any = None) -> Any:
     """``_ChangeFlagsDecorator.__exit__``: ends what :func:`change_flags_enter` began (a block
     entered before modecfg was imported ends PyTensor's way: :class:`~.view.SetByPyTensor`)."""
     held = self.__dict__
     entered = held.get(_ENTERED)
     if not entered:
-        return _originals["change_flags (exit)"](self, *args)
+        return _originals["change_flags (exit)"](self, exc_type, exc, tb)
     if type(entered) is tuple:
         del held[_ENTERED]
         _, scope, theirs = entered
@@ -143,12 +148,13 @@ def change_flags_exit(self: Any, *args: Any) -> Any:
             # thread and left in this one, as PyTensor allows: the newest)
             index = next((i for i in range(index, -1, -1) if entered[i][0] == me), index)
         _, scope, theirs = entered.pop(index)
+    if theirs is None:
+        scope.__exit__(None, None, None)
+        return
     try:
-        if theirs is not None:
-            _originals["change_flags (exit)"](theirs, *args)
+        _originals["change_flags (exit)"](theirs, exc_type, exc, tb)
     finally:
         scope.__exit__(None, None, None)
-    return None
 
 
 def function(

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import warnings
+from types import CodeType
 from typing import Any
 
 from pytensor.configparser import ConfigParam, PyTensorConfigParser
@@ -336,6 +337,15 @@ class Table(dict[str, Any]):
 _ORIGINAL_ADD = PyTensorConfigParser.add
 
 
+def _wrapper_code(call: Any) -> Any:
+    """The code of the function ``_ChangeFlagsDecorator.__call__`` returns (``res``, which
+    enters the block around the decorated function); None if this PyTensor makes none."""
+    for const in getattr(getattr(call, "__code__", None), "co_consts", ()):
+        if isinstance(const, CodeType):
+            return const
+    return None
+
+
 def _same(a: Any, b: Any) -> bool:
     try:
         return bool(a == b) or str(a) == str(b)
@@ -373,7 +383,8 @@ class _View:
         self.sites: dict[int, Any] = _config._cfg_store.site_cache
         import pytensor.configparser
 
-        self.decorated = pytensor.configparser.__file__
+        # the code of the function PyTensor's decorator wraps a function in (it enters the block)
+        self.wrapper = _wrapper_code(pytensor.configparser._ChangeFlagsDecorator.__call__)
         self.blockable: frozenset[str] = frozenset()
         self.unsubscribe: list[Any] = []  # each FlagParam hears of its flag's changes
         adopt_declarations(target)  # PyTensor's flags modecfg does not declare become modecfg's

@@ -137,6 +137,26 @@ def test_change_flags_as_a_decorator_enters_at_each_call() -> None:
     assert (config.floatX, config.exception_verbosity) == ("float64", "low")
 
 
+def test_a_decorated_functions_override_comes_from_where_it_is_called() -> None:
+    """PyTensor's decorator enters the block inside its wrapper (``res``): the override's origin
+    is the line that called the decorated function, found by the wrapper's code object."""
+    from modecfg._pytensor import view
+
+    current = view.view()
+    assert current is not None and current.wrapper is not None and current.wrapper.co_name == "res"
+
+    @pytensor.config.change_flags(floatX="float32")
+    def inside() -> modecfg.Origin:
+        return config.origin("floatX")
+
+    line = sys._getframe().f_lineno + 1
+    where = inside()
+    assert (where.layer, where.source, where.line) == ("override", __file__, line)
+    with pytensor.config.change_flags(floatX="float32"):
+        assert config.origin("floatX").line == sys._getframe().f_lineno - 1
+    assert view._wrapper_code(object()) is None and view._wrapper_code(len) is None
+
+
 def test_change_flags_of_a_flag_pytensor_fixes_is_refused_with_modecfgs_error() -> None:
     with pytest.raises(modecfg.ReadOnlyFlagError, match="compiledir"):
         with pytensor.config.change_flags(base_compiledir="/tmp/elsewhere"):
