@@ -1,0 +1,45 @@
+"""modecfg's flag declarations against each supported PyTensor's: what differs, said and held.
+
+A flag both declare is modecfg's (typed, with provenance) and PyTensor reads modecfg's value; a
+flag only PyTensor declares is adopted from its declaration at its import; a flag only modecfg
+declares is modecfg's alone (PyTensor's ``change_flags`` still finds it). When a PyTensor release
+adds, drops or renames a flag, the test of its series fails here and names the flag.
+"""
+
+from __future__ import annotations
+
+import pytensor
+
+import modecfg  # noqa: F401  (the bridge)
+from modecfg._pytensor import view
+from modecfg.config.flags import FLAGS
+
+# What modecfg declares and this PyTensor series does not: modecfg's own (its modes, cache
+# bounds, devices), and test values (PyTensor 3 dropped them; modecfg brings them back).
+_MODECFG_ONLY = {
+    "CompareMode__action", "CompareMode__atol", "CompareMode__linkers", "CompareMode__repro_dir",
+    "CompareMode__rtol", "NanGuardMode__big", "NanGuardMode__dump_dir", "NanGuardMode__max_dumps",
+    "cache__max_age", "cache__max_size", "compute_test_value", "device", "fallback_to_cpu",
+    "force_device", "matmul_precision",
+}  # fmt: skip
+DIFFERENCES = {
+    # series: (declared by modecfg only, declared by PyTensor only: adopted)
+    "3.0": (_MODECFG_ONLY | {"generated_src_dir"}, {"gcc_version_str"}),  # generated_src_dir came in 3.3
+    "3.3": (_MODECFG_ONLY | {"warn__ignore_bug_before"}, {"gcc_version_str"}),  # 3.3 dropped that warning
+}
+
+
+def _series() -> str:
+    return ".".join(pytensor.__version__.split(".")[:2])
+
+
+def test_what_modecfg_and_this_pytensor_declare_differently_is_what_is_recorded() -> None:
+    current = view.view()
+    assert current is not None
+    pytensors = set(current.params) | set(current.originals)  # PyTensor's parameters, answered or not
+    ours = {spec.pytensor_name for spec in FLAGS.values() if not spec.adopted}
+    adopted = {spec.pytensor_name for spec in FLAGS.values() if spec.adopted}
+    assert adopted == pytensors - ours  # every flag only PyTensor declares is adopted, no other
+    found = (ours - pytensors, adopted)
+    assert _series() in DIFFERENCES, f"PyTensor {pytensor.__version__}: record its differences: {found}"
+    assert found == DIFFERENCES[_series()]
