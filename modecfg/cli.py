@@ -433,14 +433,11 @@ def cmd_compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     for name in ("linkers", "rtol", "atol"):
         if getattr(args, name) is not None:
             wanted[f"CompareMode.{name}"] = getattr(args, name)
-    saved = {name: [c for c in cfg.explain(name).layers if c.origin.layer is modecfg.Layer.ASSIGNMENT]
-             for name in wanted}  # fmt: skip
-    for name, value in wanted.items():  # flags, not an override: the script's threads compare too
-        cfg.set(name, value, source="modecfg compare")
     calls, functions = counted.calls, counted.functions
     code = 0
-    try:
-        run_script(args.script, args.args)
+    try:  # flags, not an override: the script's threads compare too
+        with cfg.assigned(wanted, source="modecfg compare"):
+            run_script(args.script, args.args)
     except CompareError as exc:
         out.write(f"{exc}\n")
         return 1
@@ -449,12 +446,6 @@ def cmd_compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except Exception as exc:
         err.write(f"error: {args.script} raised {type(exc).__name__}: {exc}\n")
         return 2
-    finally:
-        for name, assigned in saved.items():
-            if assigned:
-                cfg._assign(name, assigned[-1].value, assigned[-1].origin)
-            else:
-                cfg.reset(name)
     calls, functions = counted.calls - calls, counted.functions - functions
     if not calls:
         out.write("compare: no call was compared (did the script compile and call a function without "
@@ -473,24 +464,17 @@ def cmd_profile(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     _script_arguments(args, ("--json", "--trace", "--html"))
     cfg = modecfg.config
-    # The flag, not an override: threads the script starts compile profiled too. Put back after,
-    # as it was and where from, for a caller of main() in a process that goes on (tests, notebooks).
-    assigned = [c for c in cfg.explain("profile").layers if c.origin.layer is modecfg.Layer.ASSIGNMENT]
-    cfg.set("profile", True, source="modecfg profile")
     before = len(all_stats())  # report the script's functions only
     code = 0
-    try:
-        run_script(args.script, args.args)
+    try:  # the flag, not an override: threads the script starts compile profiled too; put back
+        # after, as it was and where from, for a caller of main() whose process goes on (tests)
+        with cfg.assigned({"profile": True}, source="modecfg profile"):
+            run_script(args.script, args.args)
     except SystemExit as exc:
         code = exit_status(exc, err)
     except Exception as exc:
         err.write(f"error: {args.script} raised {type(exc).__name__}: {exc}\n")
         code = 2
-    finally:
-        if assigned:
-            cfg._assign("profile", assigned[-1].value, assigned[-1].origin)
-        else:
-            cfg.reset("profile")
     found = reports(since=before)
     mark_printed(all_stats()[before:])  # printed here: not again at exit
     if not found:

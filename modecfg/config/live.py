@@ -14,6 +14,7 @@ An unknown attribute is a plain ``AttributeError`` (with Python's own "Did you m
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
@@ -312,6 +313,30 @@ class Config(Section):
         ``config.floatX = "float32"``."""
         origin = caller_origin(Layer.ASSIGNMENT) if source is None else Origin(Layer.ASSIGNMENT, source)
         self._assign(name, value, origin)
+
+    @contextlib.contextmanager
+    def assigned(self, values: Mapping[str, Any], *, source: str) -> Iterator[None]:
+        """Assign ``values`` (naming ``source``) for a ``with`` block, then put back the
+        assignments there were, value and origin, or none. Assignments, not an override: every
+        thread, the ones the block starts included, reads them (``modecfg profile SCRIPT``)."""
+        saved: dict[str, Candidate | None] = {}
+        for name in values:
+            spec = self._spec(name)
+            self._cfg_store.ready_up()
+            found = [
+                c for c in self._cfg_store.candidates.get(spec.name, ()) if c.origin.layer is Layer.ASSIGNMENT
+            ]
+            saved[spec.name] = found[-1] if found else None
+        try:
+            for name, value in values.items():
+                self.set(name, value, source=source)
+            yield
+        finally:
+            for name, was in saved.items():
+                if was is None:
+                    self.reset(name)
+                else:
+                    self._assign(name, was.value, was.origin)
 
     def reset(self, name: str) -> None:
         """Drop assignments to ``name``: the environment, rc files or default decide again."""

@@ -526,3 +526,32 @@ def test_a_package_that_sets_a_flag_while_imported_over_yours_is_said_once(tmp_p
     assert filename == str(package / "__init__.py")
     assert f"importing eager_lib set floatX='float64' ({package / '__init__.py'}:2)" in message
     assert "over floatX='float32' that you set (THEANO_FLAGS)" in message
+
+
+def test_assigned_for_a_block_puts_back_the_assignments_there_were() -> None:
+    """``modecfg profile``/``compare`` run a script with flags every thread reads: assignments for
+    the block, then what was assigned before (value and origin), or nothing, again."""
+    cfg = modecfg.load(env={"THEANO_FLAGS": "floatX=float32"}, rc_files=[])
+    cfg.profile = True
+    line = sys._getframe().f_lineno - 1
+    seen: list[object] = []
+    with cfg.assigned({"profile": False, "floatX": "float16", "traceback.limit": 3}, source="a tool"):
+        thread = threading.Thread(target=lambda: seen.append((cfg.profile, cfg.floatX)))
+        thread.start()
+        thread.join()
+        assert str(cfg.origin("floatX")) == "assignment at a tool" and cfg.traceback.limit == 3
+    assert seen == [(False, "float16")]
+    assert cfg.profile is True and (cfg.origin("profile").layer, cfg.origin("profile").line) == (
+        "assignment",
+        line,
+    )
+    assert (cfg.floatX, cfg.origin("floatX").source) == ("float32", "THEANO_FLAGS")
+    assert cfg.is_default("traceback.limit")
+    with pytest.raises(FlagValueError), cfg.assigned({"floatX": "float16", "profile": "maybe"}, source="t"):
+        pass  # refused before the block: the one that was taken is put back too
+    assert (cfg.floatX, cfg.profile) == ("float32", True)
+    with pytest.raises(UnknownFlagError), cfg.assigned({"flaotX": "float16"}, source="t"):
+        pass
+    with pytest.raises(KeyError), cfg.assigned({"floatX": "float16"}, source="t"):
+        raise KeyError("the block failed")
+    assert cfg.floatX == "float32"
