@@ -66,7 +66,7 @@ def _with_pytensors_flags(*, say_held: bool = True) -> None:
 def cmd_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     _with_pytensors_flags()
     cfg = modecfg.config
-    names = [n for n in cfg if args.all or not cfg.is_default(n)]
+    names = list(cfg) if args.all else list(cfg.changed())
     if args.json:
         rows = [
             {
@@ -202,7 +202,7 @@ def cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     modecfg.get_mode(None)
     out.write("modecfg demo: logistic regression, 400 examples x 784 features\n\n")
     out.write("configuration (what shapes this run, and where each value came from):\n")
-    shown = [n for n in cfg if not cfg.is_default(n)]
+    shown = list(cfg.changed())
     values = {name: str(cfg[name]) for name in dict.fromkeys([*shown, "floatX", "mode", "linker"])}
     if values["linker"] in ("auto", "per_graph"):
         from modecfg._pytensor.kinds import linker_name

@@ -66,7 +66,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         import modecfg
 
         cfg = modecfg.config
-        shown = [f"{name}={cfg[name]!r} ({cfg.origin(name)})" for name in cfg if not cfg.is_default(name)]
+        shown = [f"{name}={value!r} ({origin})" for name, (value, origin) in cfg.changed().items()]
     except Exception as exc:  # the header must not break the run; the first read will say it
         return [f"modecfg: the configuration cannot be read: {exc}"]
     return ["modecfg: " + ("; ".join(shown) if shown else "every flag at its default")]

@@ -108,8 +108,7 @@ class Config(Section):
         """In a notebook: the flags some layer set in this context, with where each came from."""
         from modecfg._html import html_table
 
-        flags = self._cfg_store.flags
-        rows = [(n, repr(self[n]), str(self.origin(n))) for n in flags if not self.is_default(n)]
+        rows = [(name, repr(value), str(origin)) for name, (value, origin) in self.changed().items()]
         if not rows:
             return "<p><b>modecfg configuration</b>: every flag at its default</p>"
         return html_table(["flag", "value", "from"], rows, caption=f"modecfg configuration: {len(rows)} set")
@@ -198,6 +197,17 @@ class Config(Section):
 
     def is_default(self, name: str) -> bool:
         return self.origin(name).layer is Layer.DEFAULT
+
+    def changed(self) -> dict[str, tuple[Any, Origin]]:
+        """The flags some layer set in this context (overrides included, even to the default's
+        value), in declaration order: name -> (value, where it came from). What ``show``,
+        ``to_flags``, snapshots and compile records start from."""
+        found = {}
+        for name in self._cfg_store.flags:
+            origin = self.origin(name)
+            if origin.layer is not Layer.DEFAULT:
+                found[name] = (self[name], origin)
+        return found
 
     # -- change notification ---------------------------------------------------------
 
@@ -396,11 +406,9 @@ class Config(Section):
         It is what a worker process needs to run as this one does: given as ``MODECFG_FLAGS``
         it wins over the worker's own environment and rc files, which may disagree.
         """
-        return format_flags(
-            (spec.name, self[spec.name])
-            for spec in self._cfg_store.flags.values()
-            if all or self.origin(spec.name).layer is not Layer.DEFAULT
-        )
+        if all:
+            return format_flags((name, self[name]) for name in self._cfg_store.flags)
+        return format_flags((name, value) for name, (value, _) in self.changed().items())
 
     def snapshot(self) -> Snapshot:
         """This context's effective configuration as a picklable object for a worker:
@@ -414,13 +422,18 @@ class Config(Section):
         included) and always the four that shape every compile, as name -> (value, where it
         came from). Plain Python values (an object's text where the value is one), so the
         record pickles and unpickles where modecfg is not installed."""
-        names = [n for n in self._cfg_store.flags if n in _ALWAYS_RECORDED or not self.is_default(n)]
+        changed = self.changed()
         record = {}
-        for name in names:
-            value = self[name]
+        for name in self._cfg_store.flags:
+            if name in changed:
+                value, origin = changed[name]
+            elif name in _ALWAYS_RECORDED:
+                value, origin = self[name], DEFAULT_ORIGIN
+            else:
+                continue
             if not (value is None or isinstance(value, bool | int | float | str)):
                 value = str(value)
-            record[name] = (value, str(self.origin(name)))
+            record[name] = (value, str(origin))
         return record
 
     def model(self) -> BaseModel:

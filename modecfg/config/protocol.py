@@ -26,6 +26,8 @@ class ConfigLike(Protocol):
 
     def origin(self, name: str) -> Origin: ...
 
+    def changed(self) -> dict[str, tuple[Any, Origin]]: ...
+
     @property
     def flags(self) -> Mapping[str, Any]: ...  # a FlagSet (modecfg.config.flags imports this module)
 

@@ -134,11 +134,7 @@ def _where(origin: Origin, process: str) -> str:
 
 
 def take(config: ConfigLike) -> Snapshot:
-    values = tuple(
-        (spec.name, _plain(config[spec.name]), config.origin(spec.name))
-        for spec in config.flags.values()
-        if config.origin(spec.name).layer is not Layer.DEFAULT
-    )
+    values = tuple((name, _plain(value), origin) for name, (value, origin) in config.changed().items())
     import socket
 
     return Snapshot(values, f"{socket.gethostname()}:{os.getpid()}")

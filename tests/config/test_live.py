@@ -555,3 +555,19 @@ def test_assigned_for_a_block_puts_back_the_assignments_there_were() -> None:
     with pytest.raises(KeyError), cfg.assigned({"floatX": "float16"}, source="t"):
         raise KeyError("the block failed")
     assert cfg.floatX == "float32"
+
+
+def test_changed_is_what_some_layer_set_here_overrides_included(cfg: modecfg.Config) -> None:
+    """One answer for show, to_flags, snapshots, compile records and the notebook table."""
+    assert list(cfg.changed()) == ["floatX", "traceback.limit"]
+    assert cfg.changed()["floatX"] == ("float32", cfg.origin("floatX"))
+    with cfg.override(floatX="float64", profile=False):  # the defaults' values, set by a layer
+        inside = cfg.changed()
+        assert inside["floatX"][0] == "float64" and inside["floatX"][1].layer is Layer.OVERRIDE
+        assert "profile" in inside and cfg.to_flags() == "floatX=float64,traceback.limit=3,profile=False"
+        assert [name for name, _, _ in cfg.snapshot().values] == list(inside)
+    assert cfg.to_flags() == "floatX=float32,traceback.limit=3"
+    record = cfg.in_effect()
+    assert record["floatX"] == ("float32", "THEANO_FLAGS") and record["mode"][1] == "default"
+    assert "profile" not in record
+    assert "2 set" in cfg._repr_html_() and "traceback.limit" in cfg._repr_html_()
