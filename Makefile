@@ -40,8 +40,8 @@ $(VENV)/.dev: $(STAMP)
 	@touch $(VENV)/.dev
 
 lint: $(VENV)/.dev
-	$(BIN)/ruff check modecfg tests bench tools
-	$(BIN)/ruff format --check modecfg tests bench tools
+	$(BIN)/ruff check modecfg modecfg_autoload.py tests bench tools
+	$(BIN)/ruff format --check modecfg modecfg_autoload.py tests bench tools
 	$(BIN)/mypy
 
 # Mutation testing of the core modules (not part of CI): all of them, or MODULE=store (tools/mutate.py).

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-__all__ = ["exit_status", "run_script"]
+__all__ = ["exit_status", "run_module", "run_script"]
 
 
 def run_script(path: str, args: Sequence[str] = ()) -> None:
@@ -24,6 +24,23 @@ def run_script(path: str, args: Sequence[str] = ()) -> None:
     os._exit = _exit  # type: ignore[assignment]
     try:
         runpy.run_path(path, run_name="__main__")
+    finally:
+        sys.argv = saved
+        sys.path.pop(0)
+        os._exit = saved_exit
+        with contextlib.suppress(OSError):
+            os.chdir(cwd)
+
+
+def run_module(name: str, args: Sequence[str] = ()) -> None:
+    """Run module ``name`` as ``python -m NAME ARGS`` would (``sys.argv[0]`` its file), inside
+    this process; its exceptions propagate, ``os._exit`` is a ``SystemExit`` as for a script."""
+    saved, saved_exit, cwd = sys.argv, os._exit, os.getcwd()
+    sys.argv = [name, *args]
+    sys.path.insert(0, cwd)  # python -m puts the working directory first
+    os._exit = _exit  # type: ignore[assignment]
+    try:
+        runpy.run_module(name, run_name="__main__", alter_sys=True)
     finally:
         sys.argv = saved
         sys.path.pop(0)

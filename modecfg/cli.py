@@ -378,6 +378,58 @@ def _script_arguments(args: argparse.Namespace, options: Sequence[str]) -> None:
                 raise _Failed(f"{option} {path}: cannot write in {directory}")
 
 
+def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Run a script (or ``-m MODULE``) with modecfg loaded, as ``python SCRIPT ARGS`` would:
+    THEANO_FLAGS, the rc files and modecfg's flags reach PyTensor. Its exit status is ours; an
+    exception it raises is printed from its own frames on, status 1."""
+    import runpy
+    import traceback
+
+    from modecfg._script import exit_status, run_module, run_script
+
+    run: Callable[[str, Sequence[str]], None] = run_module
+    if args.module:
+        target, rest = args.module[0], args.module[1:]
+    elif args.words:
+        args.script, args.args = args.words[0], args.words[1:]
+        _script_arguments(args, ())
+        target, rest, run = args.script, args.args, run_script
+    else:
+        raise _Failed("name the script to run (modecfg run train.py ARGS) or a module (modecfg run -m NAME)")
+    try:
+        run(target, rest)
+    except SystemExit as exc:
+        return exit_status(exc, err)
+    except Exception as exc:
+        frames = traceback.extract_tb(exc.__traceback__)
+        runpys = [i for i, frame in enumerate(frames) if frame.filename in (runpy.__file__, "<frozen runpy>")]
+        shown = traceback.TracebackException.from_exception(exc)
+        shown.stack = traceback.StackSummary.from_list(frames[runpys[-1] + 1 :] if runpys else frames)
+        err.write("".join(shown.format()))
+        return 1
+    return 0
+
+
+def cmd_autoload(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from modecfg import autoload
+
+    path = autoload.pth_path()
+    if args.action == "on":
+        autoload.enable(path)
+        out.write(
+            "autoload on: every Python of this environment loads modecfg before PyTensor\n"
+            f"  ({path}; undo: modecfg autoload off; one run without it: MODECFG_AUTOLOAD=0)\n"
+        )
+    elif args.action == "off":
+        was = autoload.disable(path)
+        out.write(f"autoload off{'' if was else ' (it was not on)'}: scripts that do not import modecfg run "
+                  "PyTensor without it (modecfg run SCRIPT loads it for one run)\n")  # fmt: skip
+    else:
+        on = autoload.enabled(path)
+        out.write(f"autoload {'on' if on else 'off'} for {sys.executable} ({path})\n")
+    return 0
+
+
 def cmd_check_float32(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from modecfg._script import exit_status
     from modecfg.checks.script import check_script
@@ -685,6 +737,29 @@ def _parser() -> argparse.ArgumentParser:
     s.set_defaults(handler=cmd_modes)
     s = sub.add_parser("doctor", help="compiler, BLAS, numba, jax, GPUs; usable linkers and devices")
     s.set_defaults(handler=cmd_doctor)
+
+    s = sub.add_parser(
+        "run", help="run a script with modecfg loaded: THEANO_FLAGS and rc files reach PyTensor",
+        description="Run SCRIPT (or -m MODULE) as python would, with modecfg loaded first, so that "
+        "THEANO_FLAGS, PYTENSOR_FLAGS, MODECFG_FLAGS, ~/.theanorc and the other rc files shape PyTensor "
+        "although the script never imports modecfg. The script's exit status is the command's. For every "
+        "script of this environment: modecfg autoload on.",
+    )  # fmt: skip
+    s.set_defaults(handler=cmd_run)
+    s.add_argument(
+        "-m", dest="module", nargs=argparse.REMAINDER, metavar="MODULE", help="run a module, as python -m"
+    )
+    s.add_argument("words", nargs=argparse.REMAINDER, metavar="SCRIPT [ARGS]")
+
+    s = sub.add_parser(
+        "autoload", help="load modecfg whenever PyTensor is imported, in every script of this environment",
+        description="on: write modecfg-autoload.pth into this environment's site-packages, so that every "
+        "Python started from it loads modecfg just before PyTensor (a script that never imports PyTensor "
+        "pays ~1 ms). off: remove it. status (the default): say which. MODECFG_AUTOLOAD=0 leaves it out "
+        "for one run.",
+    )  # fmt: skip
+    s.set_defaults(handler=cmd_autoload)
+    s.add_argument("action", nargs="?", choices=("on", "off", "status"), default="status")
 
     s = sub.add_parser("check-float32", help="run a script and report every float64 its graphs let in")
     s.set_defaults(handler=cmd_check_float32)

@@ -1,0 +1,182 @@
+"""Flags in every script: ``modecfg run SCRIPT`` for one run, ``modecfg autoload on|off`` for an
+environment. A script that never imports modecfg reads THEANO_FLAGS and rc files only so."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from modecfg import autoload
+from modecfg.errors import ModecfgError
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = """\
+import sys
+import pytensor
+print(pytensor.config.floatX, pytensor.config.optimizer, sys.argv[1:], "modecfg" in sys.modules)
+if "--fail" in sys.argv:
+    def step():
+        raise ValueError("the script's own error")
+    step()
+sys.exit(3 if "--three" in sys.argv else 0)
+"""
+
+
+def _env(**extra: str) -> dict[str, str]:
+    keep = {
+        k: v for k, v in os.environ.items() if not k.endswith(("_FLAGS", "RC")) and k != "MODECFG_AUTOLOAD"
+    }
+    return {**keep, "THEANO_FLAGS": "floatX=float32,optimizer=None", "HOME": "/nonexistent", **extra}
+
+
+def _run(args: list[str], cwd: Path, **extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, cwd=cwd, env=_env(**extra), capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture
+def script(tmp_path: Path) -> Path:
+    path = tmp_path / "train.py"
+    path.write_text(SCRIPT)
+    return path
+
+
+def test_a_script_that_does_not_import_modecfg_reads_pytensors_flags_only(script: Path) -> None:
+    """What issue 50 saw: THEANO_FLAGS is not PyTensor's, so a bare script ignores it."""
+    done = _run([sys.executable, str(script)], script.parent)
+    assert done.stdout.split()[:2] == ["float64", "o4"] and done.returncode == 0
+
+
+def test_modecfg_run_gives_the_script_the_flags_its_arguments_and_its_status(script: Path) -> None:
+    done = _run([sys.executable, "-m", "modecfg", "run", str(script), "a", "--three"], script.parent)
+    assert done.stdout.strip() == "float32 None ['a', '--three'] True", done.stderr
+    assert done.returncode == 3
+
+
+def test_modecfg_run_prints_the_scripts_error_from_its_own_frames(script: Path) -> None:
+    done = _run([sys.executable, "-m", "modecfg", "run", str(script), "--fail"], script.parent)
+    assert done.returncode == 1
+    lines = done.stderr.splitlines()
+    assert lines[0] == "Traceback (most recent call last):"
+    assert lines[1].startswith(f'  File "{script}", line 7, in <module>'), done.stderr
+    assert lines[-1] == "ValueError: the script's own error"
+    assert "runpy" not in done.stderr and "cli.py" not in done.stderr and "_script.py" not in done.stderr
+
+
+def test_modecfg_run_runs_a_module_as_python_m_does(tmp_path: Path) -> None:
+    (tmp_path / "trainer.py").write_text(SCRIPT)
+    done = _run([sys.executable, "-m", "modecfg", "run", "-m", "trainer", "x", "--three"], tmp_path)
+    assert done.stdout.strip() == "float32 None ['x', '--three'] True", done.stderr
+    assert done.returncode == 3
+
+
+def test_modecfg_run_without_a_script_or_with_a_missing_one_says_so(tmp_path: Path) -> None:
+    done = _run([sys.executable, "-m", "modecfg", "run"], tmp_path)
+    assert done.returncode == 2 and "name the script to run" in done.stderr
+    done = _run([sys.executable, "-m", "modecfg", "run", "nothere.py"], tmp_path)
+    assert done.returncode == 2 and "no script 'nothere.py'" in done.stderr
+
+
+def test_autoload_on_off_and_status_write_and_remove_one_file(tmp_path: Path) -> None:
+    from modecfg_autoload import LINE
+
+    path = tmp_path / autoload.PTH_NAME
+    assert not autoload.enabled(path) and autoload.disable(path) is False
+    assert (
+        autoload.enable(path) == path
+        and path.read_text() == LINE == "import modecfg_autoload; modecfg_autoload.arm()\n"
+    )
+    assert autoload.enabled(path) and not list(tmp_path.glob(".*"))  # no temporary left
+    assert autoload.enable(path) == path and autoload.enabled(path)  # twice: the same
+    assert autoload.disable(path) is True and not path.exists() and not autoload.enabled(path)
+    path.write_text("import something_else\n")  # a file of that name that is not ours
+    with pytest.raises(ModecfgError, match="is not the file `modecfg autoload on` writes"):
+        autoload.disable(path)
+    assert path.read_text() == "import something_else\n"
+    assert autoload.pth_path().parent == Path(__import__("sysconfig").get_paths()["purelib"])
+
+
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root may write anything")
+def test_autoload_into_a_site_packages_one_cannot_write_says_what_to_do(tmp_path: Path) -> None:
+    tmp_path.chmod(0o555)
+    try:
+        with pytest.raises(ModecfgError, match="a virtual environment"):
+            autoload.enable(tmp_path / autoload.PTH_NAME)
+    finally:
+        tmp_path.chmod(0o755)
+
+
+def test_autoload_into_a_directory_that_is_not_there_says_what_to_do(tmp_path: Path) -> None:
+    with pytest.raises(ModecfgError, match=r"cannot write .*missing.*modecfg run SCRIPT"):
+        autoload.enable(tmp_path / "missing" / autoload.PTH_NAME)
+
+
+def _site(tmp_path: Path, code: str, **extra: str) -> subprocess.CompletedProcess[str]:
+    """Python started as with the .pth file in its site-packages: ``site.addsitedir`` reads a
+    directory's .pth files as start-up does."""
+    autoload.enable(tmp_path / autoload.PTH_NAME)
+    prologue = f"import site, sys; site.addsitedir({str(tmp_path)!r}); "
+    return _run([sys.executable, "-c", prologue + code], tmp_path, **extra)
+
+
+def test_with_autoload_a_bare_script_honours_theano_flags_and_loads_nothing_before(tmp_path: Path) -> None:
+    done = _site(tmp_path, "before = 'modecfg' in sys.modules; import pytensor; "
+                 "print(before, pytensor.config.floatX, pytensor.config.optimizer)")  # fmt: skip
+    assert done.stdout.split() == ["False", "float32", "None"], done.stderr
+    off = _site(tmp_path, "import pytensor; print(pytensor.config.floatX, 'modecfg' in sys.modules)",
+                MODECFG_AUTOLOAD="0")  # fmt: skip
+    assert off.stdout.split() == ["float64", "False"], off.stderr
+    quiet = _site(tmp_path, "import json; print('modecfg' in sys.modules, 'pytensor' in sys.modules)")
+    assert quiet.stdout.split() == ["False", "False"]  # no PyTensor, nothing loaded
+
+
+def test_autoload_never_breaks_pytensors_import(tmp_path: Path) -> None:
+    """modecfg that cannot be imported: PyTensor imports as it is, and a log line says why."""
+    code = "sys.modules['modecfg'] = None; import pytensor; print(pytensor.config.floatX)"
+    done = _site(tmp_path, code)
+    assert done.returncode == 0 and done.stdout.split() == ["float64"], done.stderr
+    assert "modecfg autoload: modecfg could not be imported" in done.stderr
+
+
+def test_armed_twice_or_after_pytensor_the_finder_is_put_in_once_or_not_at_all(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import pytensor  # noqa: F401
+
+    import modecfg_autoload
+
+    monkeypatch.setattr(sys, "meta_path", [f for f in sys.meta_path if f is not modecfg_autoload.Finder])
+    modecfg_autoload.arm()  # PyTensor is imported in this process already
+    assert modecfg_autoload.Finder not in sys.meta_path
+    monkeypatch.delitem(sys.modules, "pytensor")
+    monkeypatch.setenv("MODECFG_AUTOLOAD", " off ")
+    modecfg_autoload.arm()
+    assert modecfg_autoload.Finder not in sys.meta_path
+    monkeypatch.delenv("MODECFG_AUTOLOAD")
+    modecfg_autoload.arm()
+    modecfg_autoload.arm()
+    assert sys.meta_path.count(modecfg_autoload.Finder) == 1 and sys.meta_path[0] is modecfg_autoload.Finder
+    assert modecfg_autoload.Finder.find_spec("numpy") is None  # only PyTensor's import is its business
+
+
+def test_the_cli_says_autoload_on_off_and_status(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from modecfg.cli import main
+
+    monkeypatch.setattr(autoload, "pth_path", lambda: tmp_path / autoload.PTH_NAME)
+    for action, said in [
+        ("status", "autoload off for"),
+        ("on", "autoload on: every Python of this environment loads modecfg before PyTensor"),
+        ("status", "autoload on for"),
+        ("off", "autoload off: scripts that do not import modecfg"),
+        ("off", "autoload off (it was not on)"),
+    ]:
+        out = io.StringIO()
+        assert main(["autoload", action], out=out, err=io.StringIO()) == 0
+        assert said in out.getvalue(), (action, out.getvalue())
+    assert textwrap.dedent(SCRIPT)  # (the script above is what the end-to-end tests run)
