@@ -154,15 +154,15 @@ def cmd_validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _report_migration(mig: Migration, fmt: str, out: TextIO, err: TextIO) -> int:
-    text = {"flags": mig.to_flags() + "\n", "ini": mig.to_ini(), "toml": mig.to_toml()}[fmt]
-    out.write(text)
+    out.write(mig.render(fmt))
     for note in mig.changed:
         err.write(f"changed: {note.origin}: {note.message}\n")
     for note in mig.dropped:
         err.write(f"dropped: {note.origin}: {note.message}\n")
-    for e in mig.errors:
+    errors = [*mig.errors, *mig.refused(fmt)]
+    for e in errors:
         err.write(f"error: {e}\n")
-    return 1 if mig.errors else 0
+    return 1 if errors else 0
 
 
 def cmd_migrate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

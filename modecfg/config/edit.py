@@ -31,7 +31,7 @@ from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any, NamedTuple
 
 from modecfg._files import NotReadable, read_regular_file
-from modecfg.config.compat import lookup
+from modecfg.config.compat import canonical, lookup
 from modecfg.config.flags import Flag
 from modecfg.config.origin import Layer, Origin
 from modecfg.config.resolve import unknown_flag, value_error
@@ -57,9 +57,37 @@ def _spec(name: str) -> Flag:
     info = lookup(name)
     if info.flag is None:
         if info.obsolete is not None:
-            raise unknown_flag(info.written, None, (), f"it is obsolete: {info.message}")
+            raise unknown_flag(
+                info.written,
+                None,
+                (),
+                f"it is obsolete: {info.message} (modecfg unset {info.obsolete} removes it from a file)",
+            )
         raise unknown_flag(info.written, None, info.suggestions, info.message)
     return info.flag
+
+
+class _Name(NamedTuple):
+    """What an edit finds in a file: a flag, or a name that is none (obsolete or unknown), which
+    ``unset`` removes (it is the fix for one)."""
+
+    name: str  # the flag's name, an obsolete flag's canonical name, or the name as written
+    section: tuple[str, ...]
+    attr: str
+
+
+def _name(spec: Flag) -> _Name:
+    return _Name(spec.name, tuple(spec.section), spec.attr)
+
+
+def _any_name(written: str) -> tuple[_Name, Flag | None, Any]:
+    """The name ``written`` stands for, its flag if it is one, and what the lookup found."""
+    info = lookup(written, suggest=False)
+    if info.flag is not None:
+        return _name(info.flag), info.flag, info
+    name = info.obsolete or canonical(written)
+    *section, attr = name.split(".")
+    return _Name(name, tuple(section), attr), None, info
 
 
 def default_rc_file(flag: str | None = None, env: Mapping[str, str] | None = None) -> str:
@@ -70,9 +98,9 @@ def default_rc_file(flag: str | None = None, env: Mapping[str, str] | None = Non
         rc for rc in find_rc_files(env) if rc.text is None and not rc.problem and os.path.isfile(rc.path)
     ]
     if flag is not None:
-        spec = _spec(flag)
+        name = _any_name(flag)[0].name
         for rc in reversed(files):
-            if any(_flag_of(s) == spec.name for s in _read(rc.path)):
+            if any(_name_of(s) == name for s in _read(rc.path)):
                 return rc.path
     if files:
         return files[0].path
@@ -91,9 +119,12 @@ def _read(path: str) -> list[Any]:
     return read_toml(text, path) if path.endswith(".toml") else read_ini(text, path)
 
 
-def _flag_of(setting: Any) -> str | None:
-    info = lookup(setting.key, section=setting.section)
-    return info.flag.name if info.flag is not None else None
+def _name_of(setting: Any) -> str:
+    """The name a setting sets: its flag's, an obsolete flag's canonical one, or as written."""
+    info = lookup(setting.key, section=setting.section, suggest=False)
+    if info.flag is not None:
+        return info.flag.name
+    return info.obsolete or canonical(setting.name)
 
 
 # -- INI ----------------------------------------------------------------------------------
@@ -105,14 +136,24 @@ def _ini_text(value: str) -> str:
     return value.replace("%", "%%")  # the reader interpolates %(name)s
 
 
-def _ini_lines(text: str, path: str, spec: Flag) -> list[int]:
-    """The lines (1-based) of the settings of ``spec`` in an INI text."""
-    return [s.origin.line or 0 for s in read_ini(text, path) if _flag_of(s) == spec.name]
+def _ini_lines(text: str, path: str, name: str) -> list[int]:
+    """The lines (1-based) of the settings of ``name`` in an INI text: a flag's, or those of a name
+    that is no flag, matched as INI reads option names, without regard to case."""
+    settings = read_ini(text, path)
+    found = [s.origin.line or 0 for s in settings if _name_of(s) == name]
+    if found or lookup(name, suggest=False).flag is not None:
+        return found
+    folded = name.lower()
+    return [s.origin.line or 0 for s in settings if _name_of(s).lower() == folded and _flag_of(s) is None]
+
+
+def _flag_of(setting: Any) -> Flag | None:
+    return lookup(setting.key, section=setting.section, suggest=False).flag
 
 
 def _ini_set(text: str, path: str, spec: Flag, value: str) -> tuple[str, int]:
     lines = text.splitlines(keepends=True)
-    found = _ini_lines(text, path, spec)
+    found = _ini_lines(text, path, spec.name)
     if found:
         for number in found:
             line = lines[number - 1]
@@ -143,9 +184,9 @@ def _ini_set(text: str, path: str, spec: Flag, value: str) -> tuple[str, int]:
     return "".join(lines), end + 1
 
 
-def _ini_unset(text: str, path: str, spec: Flag) -> tuple[str, int | None]:
+def _ini_unset(text: str, path: str, spec: _Name) -> tuple[str, int | None]:
     lines = text.splitlines(keepends=True)
-    found = _ini_lines(text, path, spec)
+    found = _ini_lines(text, path, spec.name)
     for number in reversed(found):
         indent = len(lines[number - 1]) - len(lines[number - 1].lstrip())
         stop = number  # continuation lines: indented deeper, not blank
@@ -178,14 +219,14 @@ def _toml_set(text: str, spec: Flag, typed: Any) -> tuple[str, None]:
         new.trivia.indent, new.trivia.comment_ws = old.trivia.indent, old.trivia.comment_ws
         new.trivia.comment, new.trivia.trail = old.trivia.comment, old.trivia.trail
         node[spec.attr] = new
-        _toml_unset_in(doc, spec, keep=node)
+        _toml_unset_in(doc, _name(spec), keep=node)
     else:
-        _toml_unset_in(doc, spec)  # written elsewhere ([global], a quoted dotted key): moved here
+        _toml_unset_in(doc, _name(spec))  # written elsewhere ([global], a quoted dotted key): moved here
         node[spec.attr] = value
     return tomlkit.dumps(doc), None
 
 
-def _toml_unset_in(doc: Any, spec: Flag, keep: Any = None) -> bool:
+def _toml_unset_in(doc: Any, spec: _Name, keep: Any = None) -> bool:
     removed = False
     for holder_path in (spec.section, ("global", *spec.section)):
         node: Any = doc
@@ -200,7 +241,7 @@ def _toml_unset_in(doc: Any, spec: Flag, keep: Any = None) -> bool:
     return removed
 
 
-def _toml_unset(text: str, spec: Flag) -> tuple[str, int | None]:
+def _toml_unset(text: str, spec: _Name) -> tuple[str, int | None]:
     import tomlkit
 
     doc = tomlkit.parse(text)
@@ -274,8 +315,9 @@ INI_LIMITS = (
 )
 
 
-def _check(text: str, path: str, spec: Flag, expected: Any) -> None:
-    """The edited text, read back as modecfg reads it: no problem, and the flag as expected."""
+def _check(text: str, path: str, spec: Flag | _Name, expected: Any) -> None:
+    """The edited text, read back as modecfg reads it: no problem, and the flag as expected
+    (``None``: not set; a name that is no flag is only ever removed)."""
     why = "" if path.endswith(".toml") else f" ({INI_LIMITS})"
     try:
         settings = read_toml(text, path) if path.endswith(".toml") else read_ini(text, path)
@@ -283,8 +325,8 @@ def _check(text: str, path: str, spec: Flag, expected: Any) -> None:
         raise RcFileError(
             f"the edit would leave {path} unreadable ({exc}){why}; nothing was changed"
         ) from None
-    values = [s for s in settings if _flag_of(s) == spec.name]
-    got = validate(spec, values[-1].raw) if values else None
+    values = [s for s in settings if _name_of(s) == spec.name]
+    got = None if not values else validate(spec, values[-1].raw) if isinstance(spec, Flag) else values[-1].raw
     if got != expected:
         raise RcFileError(
             f"the edit would not give {spec.name}={expected!r} in {path}{why}; nothing was changed"
@@ -295,7 +337,7 @@ def set_flag(name: str, value: str, path: str | None = None) -> Edit:
     """Set ``name = value`` in the rc file ``path`` (default: :func:`default_rc_file`)."""
     spec = _spec(name)
     where = path or default_rc_file(spec.name)
-    origin = Origin(Layer.RC, where)
+    origin = Origin(Layer.RC, f"the command line, for {where}")  # the value is the user's, not the file's
     try:
         typed = validate(spec, value)
     except ValueError as exc:
@@ -318,23 +360,32 @@ def set_flag(name: str, value: str, path: str | None = None) -> Edit:
 
 
 def unset_flag(name: str, path: str | None = None) -> Edit:
-    """Remove every setting of ``name`` from the rc file ``path`` (default: the one that sets it)."""
-    spec = _spec(name)
-    where = path or default_rc_file(spec.name)
+    """Remove every setting of ``name`` from the rc file ``path`` (default: the one that sets it).
+    An obsolete or unknown name is removed too (that is the fix for it); one the file does not
+    have is an UnknownFlagError, with what may have been meant."""
+    target_name, spec, info = _any_name(name)
+    where = path or default_rc_file(name)
     target = _target(where)
     with _locked(target):
         old, bom = _current(target)
-        if not old:
-            return Edit(where, spec.name, None, False, None, None)
-        try:
-            new, line = _toml_unset(old, spec) if target.endswith(".toml") else _ini_unset(old, target, spec)
-        except Exception as exc:
-            raise _unreadable(target, exc) from None
+        line: int | None = None
+        if old:
+            try:
+                if target.endswith(".toml"):
+                    new, line = _toml_unset(old, target_name)
+                else:
+                    new, line = _ini_unset(old, target, target_name)
+            except Exception as exc:
+                raise _unreadable(target, exc) from None
         if line is None:
-            return Edit(where, spec.name, None, False, None, None)
-        _check(new, target, spec, None)
+            if spec is None and info.obsolete is None:
+                said = lookup(name)
+                why = "; ".join(part for part in (said.message, f"{where} does not set it either") if part)
+                raise unknown_flag(info.written, None, said.suggestions, why)
+            return Edit(where, target_name.name, None, False, None, None)
+        _check(new, target, spec or target_name, None)
         backup = write_atomically(target, new, bom=bom)
-    return Edit(where, spec.name, None, True, backup, line or None)
+    return Edit(where, target_name.name, None, True, backup, line or None)
 
 
 def _unreadable(path: str, exc: Exception) -> RcFileError:

@@ -3,6 +3,12 @@
 Each setting is read as the resolver reads it: known flags keep their (normalised)
 value under their modern name, obsolete flags are dropped with the reason, and
 unknown flags or bad values are reported as errors, never guessed at.
+
+A value keeps its meaning in the format written, or the flag is refused with the reason: a path
+keeps its ``~`` (every format expands it when read, for whoever reads it); a value with INI
+interpolation that differs by user or process (``%(user)s``, ``%(tmpdir)s``, ...) is written to
+INI only, since a TOML file or a flag string would hold one literal value for everyone; a ``%``
+meant literally is written ``%%`` in INI.
 """
 
 from __future__ import annotations
@@ -18,8 +24,8 @@ from modecfg.config.flagstring import format_flags
 from modecfg.config.flagstring import parse as parse_flag_string
 from modecfg.config.origin import Layer, Setting
 from modecfg.config.resolve import Note, candidate
-from modecfg.config.sources import RcFile, read_ini, read_text, read_toml
-from modecfg.errors import ConfigError
+from modecfg.config.sources import RcFile, interpolation_defaults, read_ini, read_text, read_toml
+from modecfg.errors import ConfigError, RcFileError
 
 __all__ = ["Migration", "migrate_file", "migrate_flags"]
 
@@ -32,21 +38,40 @@ class Migration:
         self.dropped: list[Note] = []  # obsolete flags, with what replaced them
         self.changed: list[Note] = []  # renamed flags and rewritten values
         self.errors: list[ConfigError] = []
+        # flags whose value holds INI interpolation that differs by user or process: INI only
+        self.ini_only: dict[str, RcFileError] = {}
+
+    def refused(self, fmt: str) -> list[ConfigError]:
+        """The flags left out of ``fmt`` (``ini``, ``toml``, ``flags``), each with why."""
+        return [] if fmt == "ini" else list(self.ini_only.values())
+
+    def render(self, fmt: str) -> str:
+        """The text in ``fmt``: ``ini``, ``toml`` or ``flags`` (a line)."""
+        if fmt == "flags":
+            return self.to_flags() + "\n"
+        return self.to_toml() if fmt == "toml" else self.to_ini()
 
     def to_flags(self) -> str:
-        return format_flags((name, self.flags[name]) for name in FLAGS if name in self.flags)
+        flags = self._portable()
+        return format_flags((name, flags[name]) for name in FLAGS if name in flags)
 
     def to_ini(self) -> str:
         lines = []
         for section, items in _grouped(self.flags).items():
             lines.append(f"[{section}]")
-            lines += [f"{key} = {value}" for key, value in items]
+            for key, value in items:
+                name = key if section == "global" else f"{section}.{key}"
+                text = str(value) if name in self.ini_only else _ini_literal(value)
+                lines.append(f"{key} = {text}")
             lines.append("")
         return "\n".join(lines)
 
+    def _portable(self) -> dict[str, Any]:
+        return {name: value for name, value in self.flags.items() if name not in self.ini_only}
+
     def to_toml(self) -> str:
         lines = []
-        for section, items in _grouped(self.flags).items():
+        for section, items in _grouped(self._portable()).items():
             if section != "global":
                 lines.append(f"\n[{section}]")
             lines += [f"{key} = {_toml(value)}" for key, value in items]
@@ -60,6 +85,17 @@ def _grouped(flags: dict[str, Any]) -> dict[str, list[tuple[str, Any]]]:
             section, _, key = name.rpartition(".")
             groups.setdefault(section or "global", []).append((key, flags[name]))
     return {k: v for k, v in groups.items() if v}
+
+
+def _ini_literal(value: Any) -> str:
+    """``value`` as an INI file holds it: a ``%`` is written ``%%`` (the reader interpolates)."""
+    if isinstance(value, bool):
+        return str(value)
+    return str(value).replace("%", "%%")
+
+
+# INI's own names, filled when the file is read: another user or process reads another value
+_PER_READER = tuple(f"%({name})s" for name in interpolation_defaults({}))
 
 
 def _toml(value: Any) -> str:
@@ -96,7 +132,20 @@ def _migrate(settings: Iterable[Setting], migration: Migration) -> Migration:
             migration.changed.append(
                 Note(spec.name, f"{spec.name}={raw} is now written {spec.name}={cand.value}", setting.origin)
             )
-        migration.flags[spec.name] = cand.value  # a later duplicate wins
+        value = cand.value
+        if isinstance(value, Path) and isinstance(raw, str):
+            value = raw.strip()  # as written: '~' is expanded when read, for whoever reads it
+        migration.flags[spec.name] = value  # a later duplicate wins
+        migration.ini_only.pop(spec.name, None)
+        if isinstance(value, str) and setting.section is not None and any(p in value for p in _PER_READER):
+            placeholder = next(p for p in _PER_READER if p in value)
+            migration.ini_only[spec.name] = RcFileError(
+                f"{setting.origin}: {spec.name} = {value}: {placeholder} is INI interpolation, filled when "
+                "the file is read (each user's or process's own value); a TOML file or a flag string "
+                "has none, so it would be one literal value for everyone: left out. Keep it in an INI "
+                "rc file (modecfg migrate FILE --to ini), or write the value it should be",
+                origin=setting.origin,
+            )
     return migration
 
 

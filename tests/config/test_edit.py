@@ -261,3 +261,40 @@ def test_an_rc_path_that_is_a_directory_is_a_clear_error(tmp_path: Path) -> None
         set_flag("floatX", "float32", str(tmp_path))
     with pytest.raises(modecfg.RcFileError, match="is a directory, not an rc file"):
         unset_flag("floatX", str(tmp_path))
+
+
+def test_unset_removes_an_obsolete_or_unknown_name_it_is_the_fix_for_it(tmp_path: Path) -> None:
+    """``modecfg unset lib.cnmem`` is what the obsolete-flag warning asks for: it removes the name,
+    in INI and TOML, and nothing else; a name the file does not have, and no flag has, is refused."""
+    rc = tmp_path / "theanorc"
+    rc.write_text(
+        "[global]\nfloatX = float32  # ours\n[lib]\ncnmem = .75\nBogus_Thing = 1\n[nvcc]\nfastmath = True\n"
+    )
+    assert unset_flag("lib.cnmem", str(rc)).changed
+    assert unset_flag("nvcc__fastmath", str(rc)).flag == "nvcc.fastmath"
+    edit = unset_flag("lib.bogus_thing", str(rc))  # unknown: as written, case folded as INI reads it
+    assert edit.changed and edit.line == 4
+    assert rc.read_text() == "[global]\nfloatX = float32  # ours\n[lib]\n[nvcc]\n"
+    assert unset_flag("lib.cnmem", str(rc)).changed is False  # gone: nothing to do, no error
+    with pytest.raises(
+        modecfg.UnknownFlagError, match=r"'flaotX'.*does not set it either; did you mean floatX"
+    ):
+        unset_flag("flaotX", str(rc))
+    toml = tmp_path / "rc.toml"
+    toml.write_text('floatX = "float32"\n\n[lib]\ncnmem = 0.5  # old\n')
+    assert unset_flag("lib.cnmem", str(toml)).changed
+    assert toml.read_text() == 'floatX = "float32"\n\n[lib]\n'
+
+
+def test_a_bad_value_given_to_set_is_said_to_come_from_the_command_line(tmp_path: Path) -> None:
+    rc = tmp_path / "theanorc"
+    rc.write_text("[global]\nfloatX = float32\n")
+    with pytest.raises(modecfg.FlagValueError) as caught:
+        set_flag("floatX", "float33", str(rc))
+    assert f"floatX='float33' (from the command line, for {rc}): not a valid choice" in str(caught.value)
+    assert rc.read_text() == "[global]\nfloatX = float32\n"
+
+
+def test_set_refuses_an_obsolete_name_and_says_unset_removes_it(tmp_path: Path) -> None:
+    with pytest.raises(modecfg.UnknownFlagError, match=r"obsolete.*modecfg unset lib\.cnmem removes it"):
+        set_flag("lib.cnmem", "0.5", str(tmp_path / "rc"))

@@ -1,0 +1,73 @@
+"""``modecfg migrate`` never changes what a value means: the migrated file, read by another user,
+gives what the original gives that user, or the flag is refused with the reason."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import modecfg
+from modecfg.config.migrate import migrate_file, migrate_flags
+from modecfg.errors import RcFileError
+
+ORIGINAL = """\
+[global]
+base_compiledir = /scratch/%(user)s/theano
+floatX = float32
+[compile]
+timeout = 100
+"""
+PORTABLE = """\
+[global]
+base_compiledir = ~/theano_%%x
+compiledir_format = c_%(platform)s
+"""
+
+
+def _read(path: Path, user: str, home: Path) -> dict[str, object]:
+    cfg = modecfg.load(env={"USER": user, "HOME": str(home)}, rc_files=[str(path)])
+    return {name: cfg[name] for name in ("base_compiledir", "compiledir_format", "floatX", "compile.timeout")}
+
+
+@pytest.mark.parametrize("fmt", ["ini", "toml"])
+def test_a_migrated_file_means_for_every_reader_what_the_original_means(tmp_path: Path, fmt: str) -> None:
+    original = tmp_path / "theanorc"
+    original.write_text(PORTABLE)
+    migrated = tmp_path / f"new.{fmt}"
+    migration = migrate_file(original)
+    migrated.write_text(migration.render(fmt))
+    assert migration.refused(fmt) == [] and migration.errors == []
+    for user, home in [("alice", tmp_path / "a"), ("bob", tmp_path / "b")]:
+        assert _read(migrated, user, home) == _read(original, user, home)
+    assert "~/theano_" in migrated.read_text()  # the home of whoever reads it, not of who migrated
+
+
+def test_per_user_interpolation_stays_in_ini_and_is_refused_elsewhere_with_why(tmp_path: Path) -> None:
+    original = tmp_path / "theanorc"
+    original.write_text(ORIGINAL)
+    migration = migrate_file(original)
+    ini = tmp_path / "new.ini"
+    ini.write_text(migration.render("ini"))
+    for user in ("alice", "bob"):
+        assert _read(ini, user, tmp_path) == _read(original, user, tmp_path)
+        assert str(_read(ini, user, tmp_path)["base_compiledir"]) == f"/scratch/{user}/theano"
+    for fmt in ("toml", "flags"):
+        (refused,) = migration.refused(fmt)
+        assert isinstance(refused, RcFileError) and refused.origin.line == 2
+        assert str(refused).startswith(
+            f"{original}:2: base_compiledir = /scratch/%(user)s/theano: %(user)s is INI"
+        )
+        assert "modecfg migrate FILE --to ini" in str(refused)
+        assert "base_compiledir" not in migration.render(fmt) and "float32" in migration.render(fmt)
+
+
+def test_a_percent_meant_literally_is_doubled_in_ini_only(tmp_path: Path) -> None:
+    migration = migrate_flags("base_compiledir=/data/100%_mine,compiledir_format=x_%(platform)s")
+    assert "base_compiledir = /data/100%%_mine" in migration.render("ini")
+    assert 'base_compiledir = "/data/100%_mine"' in migration.render("toml")
+    assert "base_compiledir=/data/100%_mine" in migration.render("flags")
+    path = tmp_path / "new.ini"
+    path.write_text(migration.render("ini"))
+    cfg = modecfg.load(env={"HOME": str(tmp_path)}, rc_files=[str(path)])
+    assert str(cfg.base_compiledir) == "/data/100%_mine" and cfg.compiledir_format == "x_%(platform)s"
