@@ -29,6 +29,12 @@ def _enforce_float32(fgraph: Any, mode: Any) -> None:
     enforce(fgraph, mode)
 
 
+def _float64_checked() -> bool:
+    from modecfg.checks.enforce import applies
+
+    return applies()
+
+
 _bounding: list[bool] = []
 
 
@@ -155,6 +161,7 @@ def wire() -> None:
     hooks.before_rewrites.append(_enforce_float32)
     hooks.before_rewrites.append(_bound_after_compiles)
     hooks.get_mode = _get_mode
+    hooks.float64_checked = _float64_checked
     hooks.jax_linked = _jax_linked
     hooks.print_profiles = _print_profiles
     hooks.profiled_mode = _profiled_mode
@@ -190,5 +197,6 @@ def unwire() -> None:
         hooks.after_import.remove(_pytensor_loaded)
     atexit.unregister(_bound_caches)
     hooks.get_mode = hooks.print_profiles = hooks.rewrite_mode = hooks.profiled_mode = None
+    hooks.float64_checked = None
     hooks.jax_linked = None
     hooks.test_values = hooks.scan_test_values = None

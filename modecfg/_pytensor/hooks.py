@@ -18,8 +18,8 @@ class Hooks:
     """One slot per integration point that calls upward."""
 
     __slots__ = (
-        "after_import", "before_rewrites", "get_mode", "jax_linked", "print_profiles", "profiled_mode",
-        "rewrite_mode", "scan_test_values", "test_values",
+        "after_import", "before_rewrites", "float64_checked", "get_mode", "jax_linked", "print_profiles",
+        "profiled_mode", "rewrite_mode", "scan_test_values", "test_values",
     )  # fmt: skip
 
     def __init__(self) -> None:
@@ -27,6 +27,9 @@ class Hooks:
         self.after_import: list[Callable[[], None]] = []
         # Every compile's graph and mode, before PyTensor rewrites it (float32 enforcement).
         self.before_rewrites: list[Callable[[Any, Any], None]] = []
+        # Whether compiles are checked for float64 now (floatX=float32, a GPU): then PyTensor's
+        # warn_float64=warn at each float64 variable made is folded into modecfg's one warning per finding.
+        self.float64_checked: Callable[[], bool] | None = None
         # The mode a compile's graph (and its profile) is rewritten with: linker=per_graph chooses per graph.
         self.rewrite_mode: Callable[[Any, Any, Any], Any] | None = None
         # A function linked for JAX (modecfg._pytensor.jaxlink): its on-demand patches go on.

@@ -35,6 +35,7 @@ from pytensor.configparser import ConfigParam, PyTensorConfigParser
 from modecfg._pytensor.adopt import FIRST_READ, adopt_declarations, first_read
 from modecfg._pytensor.binding import Binding, binding
 from modecfg._pytensor.blas import PYTENSOR_TEXT
+from modecfg._pytensor.hooks import hooks
 from modecfg._pytensor.values import pytensor_accepts
 from modecfg.config import config as _config
 from modecfg.config.flags import FLAGS, Flag
@@ -94,7 +95,7 @@ class FlagParam(ConfigParam):  # type: ignore[misc]
         value in effect here: the copy reads back what this one answers."""
         if self.original is None:
             raise TypeError(f"pytensor.config.{self.name} is modecfg's alone: it does not pickle")
-        return (_param_holding, (self.original, self.__get__(self.target)))
+        return (_param_holding, (self.original, FlagParam.__get__(self, self.target)))
 
     # -- reads and writes -----------------------------------------------------------------
 
@@ -169,6 +170,25 @@ class FlagParam(ConfigParam):  # type: ignore[misc]
     def changed(self, change: Any = None) -> None:
         """The value below the overrides changed: worked out again at the next read."""
         self.below = _UNREAD
+
+
+class Float64Param(FlagParam):
+    """``warn_float64``: where modecfg checks every compile for float64 (floatX=float32, a GPU),
+    PyTensor is shown ``ignore`` for modecfg's ``warn``, so that it does not warn at each float64
+    variable made (11 warnings for one model): modecfg's one ``Float64Warning`` per finding, at
+    compile, with the user's line and the fix, replaces them. ``raise`` and ``pdb`` are PyTensor's
+    as before; ``modecfg.config.warn_float64`` reads the value as set."""
+
+    def __get__(self, obj: Any, objtype: Any = None, delete_key: bool = False) -> Any:
+        value = FlagParam.__get__(self, obj, objtype, delete_key)
+        if (
+            value == "warn"
+            and obj is self.target
+            and hooks.float64_checked is not None
+            and hooks.float64_checked()
+        ):
+            return "ignore"
+        return value
 
 
 def _param_holding(original: ConfigParam, value: Any) -> ConfigParam:
@@ -408,7 +428,8 @@ class _View:
                 continue  # PyTensor uses one value per process, received at its import
             if how is Binding.MODECFG and name in PyTensorConfigParser.__dict__:
                 continue  # a method or attribute of PyTensor's that is no parameter
-            made.append(FlagParam(spec, param, self.target))
+            kind = Float64Param if spec.name == "warn_float64" else FlagParam
+            made.append(kind(spec, param, self.target))
         for flag in made:
             self.unsubscribe.append(_config.subscribe(flag.changed, [flag.spec.name]))
             if flag.original is not None:

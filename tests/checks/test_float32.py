@@ -165,8 +165,8 @@ def test_warn_emits_one_warning_per_finding_at_the_compile_line(door: str) -> No
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
         _compile_two_bad(door, warn_float64="warn")
-    # PyTensor's own warning for each float64 tensor it creates while compiling, as in plain PyTensor
-    assert any("You are creating a TensorVariable with float64" in str(r.message) for r in record)
+    # PyTensor's own warning for each float64 tensor it creates while compiling: folded into ours
+    assert not any("You are creating a TensorVariable with float64" in str(r.message) for r in record)
     marked = [
         n
         for n, text in enumerate(Path(__file__).read_text().splitlines(), 1)
@@ -178,6 +178,27 @@ def test_warn_emits_one_warning_per_finding_at_the_compile_line(door: str) -> No
     assert all(r.filename == __file__ and r.lineno == line for r in ours)
     text = " ".join(str(r.message) for r in ours)
     assert "integer/float mixing" in text
+
+
+def test_under_warn_pytensors_creation_time_warnings_are_folded_into_one_per_finding() -> None:
+    """Issue 50: 11 PyTensor UserWarnings for one finding. Built and compiled under
+    floatX=float32, warn_float64=warn: one Float64Warning (the finding), no PyTensor warning;
+    PyTensor is shown 'ignore' where modecfg checks, and its own warnings where it does not."""
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        with modecfg.config.override(floatX="float32", warn_float64="warn"):
+            assert (modecfg.config.warn_float64, pytensor.config.warn_float64) == ("warn", "ignore")
+            x = pt.vector("x")
+            w = pytensor.shared(np.ones(3))  # float64 data: the one place float64 enters
+            pytensor.function([x], (x * w).sum())
+    assert [r.category for r in record] == [modecfg.Float64Warning], [str(r.message) for r in record]
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        with modecfg.config.override(floatX="float64", warn_float64="warn"):  # modecfg checks nothing
+            assert pytensor.config.warn_float64 == "warn"
+            pt.vector("y")
+    assert [r.category for r in record] == [UserWarning]  # PyTensor's own, as without modecfg
+    assert pytensor.config.warn_float64 == modecfg.config.warn_float64 == "ignore"
 
 
 def test_raise_raises_with_every_finding() -> None:
