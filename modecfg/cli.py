@@ -335,9 +335,10 @@ def cmd_modes(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from modecfg.doctor import diagnose_machine
+    from modecfg.doctor import diagnose_machine, verdict
 
-    report = diagnose_machine()
+    report = diagnose_machine(verbose=args.verbose)
+    out.write("\n".join(verdict(modecfg.config, report)) + "\n\n")
     for section, rows in report.items():
         out.write(f"{section}\n")
         for key, value in rows:
@@ -735,8 +736,10 @@ def _parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("modes", help="the registered modes: optimizer, linker, what each is for")
     s.set_defaults(handler=cmd_modes)
-    s = sub.add_parser("doctor", help="compiler, BLAS, numba, jax, GPUs; usable linkers and devices")
+    s = sub.add_parser("doctor", help="a verdict on this configuration here, then compiler, BLAS, backends, "
+                       "GPUs, linkers, devices")  # fmt: skip
     s.set_defaults(handler=cmd_doctor)
+    s.add_argument("--verbose", action="store_true", help="also every contact with PyTensor, one a line")
 
     s = sub.add_parser(
         "run", help="run a script with modecfg loaded: THEANO_FLAGS and rc files reach PyTensor",

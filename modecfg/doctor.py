@@ -1,8 +1,10 @@
 """What this machine offers PyTensor: compiler, BLAS, backends, GPUs, usable linkers and devices.
 
+``verdict()`` is the one line a user acts on (and the problems and costs under it);
 ``diagnose_machine()`` returns sections of (name, finding) rows; ``modecfg doctor`` prints
-them. It runs the compiler and nvidia-smi with ``--version`` / ``-L`` only, and imports
-numba and jax only to ask their versions and devices.
+both (every contact with PyTensor with ``--verbose``). It runs the compiler and nvidia-smi
+with ``--version`` / ``-L`` only, and imports numba and jax only to ask their versions and
+devices.
 """
 
 from __future__ import annotations
@@ -13,9 +15,12 @@ import sys
 from importlib import metadata
 
 from modecfg.config import Config, config
+from modecfg.errors import ModecfgError
 from modecfg.linkers import resolve_linker, table
 
-__all__ = ["diagnose_machine", "preflight"]
+__all__ = ["diagnose_machine", "preflight", "verdict"]
+
+INTEGRATION = "integration with PyTensor"
 
 Report = dict[str, list[tuple[str, str]]]
 
@@ -70,8 +75,9 @@ def _gpus() -> str:
     return _first_line([smi, "-L"])
 
 
-def _integration() -> list[tuple[str, str]]:
-    """Each point where modecfg meets PyTensor: on or off, and why (imports PyTensor)."""
+def _integration(verbose: bool = True) -> list[tuple[str, str]]:
+    """Each point where modecfg meets PyTensor: on or off, and why (imports PyTensor); not
+    ``verbose``: how many are on, waiting and off, and those off (not because not needed)."""
     import warnings
 
     from modecfg._pytensor.load import load
@@ -86,9 +92,20 @@ def _integration() -> list[tuple[str, str]]:
     low, high = TESTED
     rows = [("PyTensor", version_problem() or f"{_version('pytensor')}, in the tested range "
              f">= {low[0]}.{low[1]}, < {high[0]}.{high[1]}")]  # fmt: skip
-    for row in [*status(), *contacts()]:
+    found = [*status(), *contacts()]
+    if not verbose:
+        counts = {state: sum(row.state == state for row in found) for state in ("on", "waiting", "off")}
+        rows.append(("contacts", f"{counts['on']} on, {counts['waiting']} waiting until needed, "
+                     f"{counts['off']} off (modecfg doctor --verbose lists each)"))  # fmt: skip
+        found = [row for row in found if _failed(row.state, row.reason)]
+    for row in found:
         rows.append((row.patch.name, f"{row.state}: {row.patch.target} - {row.reason}"))
     return rows
+
+
+def _failed(state: str, reason: str) -> bool:
+    """An integration point off for a reason other than not being needed here."""
+    return state == "off" and not reason.startswith("not needed")
 
 
 # What each matmul_precision costs and gains on a GPU: a 4096x4096 float32 product on an H100
@@ -104,7 +121,7 @@ PRECISION_COST = {
 }
 
 
-def diagnose_machine() -> Report:
+def diagnose_machine(verbose: bool = True) -> Report:
     from modecfg._pytensor.backends import gpu_devices
     from modecfg.modes.device import why_no_gpu
 
@@ -132,7 +149,7 @@ def diagnose_machine() -> Report:
         ("torch", _version("torch")),
     ]
     report["GPUs"] = [("nvidia-smi", _gpus())]
-    report["integration with PyTensor"] = _integration()
+    report[INTEGRATION] = _integration(verbose)
     from modecfg.linkers import limit
 
     report["linkers"] = [
@@ -159,6 +176,42 @@ def diagnose_machine() -> Report:
          if unsafe else "only you (and root)"),
     ]  # fmt: skip
     return report
+
+
+def verdict(cfg: Config, report: Report) -> list[str]:
+    """The first line ``modecfg doctor`` prints, what this configuration cannot do here: ready, or
+    the problems to fix (each on a line of its own), then what costs speed and how to get it back."""
+    problems = preflight(cfg)
+    shared = shared_cache_warning(cfg)
+    if shared:
+        problems.append(shared)
+    rows = dict(report.get(INTEGRATION, []))
+    if "fails to start" in rows.get("PyTensor", "") or "outside" in rows.get("PyTensor", ""):
+        problems.append(f"PyTensor {rows['PyTensor']}")
+    problems += [f"integration point {name}: {text}" for name, text in report.get(INTEGRATION, [])
+                 if name not in ("PyTensor", "contacts") and text.startswith("off:")]  # fmt: skip
+    notes = []
+    try:
+        linker = resolve_linker(str(cfg.linker), str(cfg.cxx))
+    except ModecfgError:  # a linker this machine cannot run: one of the problems above
+        linker = str(cfg.linker)
+    no_blas = dict(report.get("BLAS", [])).get("PyTensor links", "").startswith("nothing")
+    if no_blas and linker.startswith(("cvm", "c|py", "c")) and not linker.startswith("cvm_"):
+        notes.append(
+            f"no BLAS for PyTensor's C code: linker {linker} does matrix products through numpy (slower); "
+            "apt install libopenblas-dev, then blas.ldflags=-lopenblas, or linker=per_graph (numba for them)"
+        )
+    running = (
+        f"linker {cfg.linker}"
+        + (f": {linker}" if linker != str(cfg.linker) else "")
+        + f", device {cfg.device}"
+    )
+    if not problems:
+        head = f"modecfg doctor: ready: this configuration runs here ({running})"
+    else:
+        count = f"{len(problems)} problem{'s' if len(problems) > 1 else ''}"
+        head = f"modecfg doctor: {count} to fix before this configuration runs here ({running})"
+    return [head, *(f"  problem: {p}" for p in problems), *(f"  note: {n}" for n in notes)]
 
 
 def _library_missing(flags: str) -> list[str]:

@@ -295,8 +295,21 @@ def test_modes_lists_every_registered_mode(fresh_config: None) -> None:
     assert "(deprecated)" in out and "the mode flag is Mode (from default)" in out
 
 
-def test_doctor_reports_compiler_backends_linkers_and_devices(fresh_config: None) -> None:
+def test_doctor_leads_with_a_verdict_and_lists_the_contacts_when_asked(fresh_config: None) -> None:
     code, out, _ = _cli("doctor")
+    assert code == 0
+    first, *rest = out.splitlines()
+    assert first.startswith("modecfg doctor: ready: this configuration runs here (linker ")
+    assert "  contacts               " in out and "(modecfg doctor --verbose lists each)" in out
+    assert "compile hook" not in out and len(out.splitlines()) < 60
+    with modecfg.config.override(linker="mlx"):
+        code, out, _ = _cli("doctor")
+    assert out.startswith("modecfg doctor: 1 problem to fix before this configuration runs here (linker mlx")
+    assert "\n  problem: linker=mlx (from override at " in out and "mlx is not installed" in out
+
+
+def test_doctor_reports_compiler_backends_linkers_and_devices(fresh_config: None) -> None:
+    code, out, _ = _cli("doctor", "--verbose")
     assert code == 0
     for section in ("C++ compiler", "BLAS", "backends", "GPUs", "linkers", "devices"):
         assert f"\n{section}\n" in f"\n{out}"
