@@ -606,16 +606,40 @@ def cmd_cache(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if report.dry_run
         else [(e, w) for e, w in report.plan.remove if e in report.removed]
     )
-    for entry, why in chosen:
-        out.write(f"{verb} {entry.kind} {entry.name} ({human_size(entry.size)}): {why}\n")
-    for entry, why in report.plan.keep:
-        out.write(f"kept {entry.kind} {entry.name} ({human_size(entry.size)}): {why}\n")
+    if args.verbose:
+        for entry, why in chosen:
+            out.write(f"{verb} {entry.kind} {entry.name} ({human_size(entry.size)}): {why}\n")
+        for entry, why in report.plan.keep:
+            out.write(f"kept {entry.kind} {entry.name} ({human_size(entry.size)}): {why}\n")
+    else:
+        out.writelines(_entries_in_short(verb, chosen))
+        out.writelines(_entries_in_short("kept", report.plan.keep))
     for entry, why in report.failed:
         err.write(f"error: could not remove {entry.kind} {entry.name}: {why}\n")
     freed = report.plan.freed if report.dry_run else report.freed
     before = sum(c.size for c in report.caches)
     out.write(f"{verb} {len(chosen)} entries, {human_size(freed)} of {human_size(before)}\n")
     return 1 if report.failed else 0
+
+
+def _entries_in_short(verb: str, rows: Sequence[tuple[Any, str]]) -> list[str]:
+    """Cache entries in short: a line per cache and reason, with the count, the size and the
+    range the reason spans ("unused for 39 min to 6.1 h")."""
+    import re
+
+    from modecfg.config.units import human_size
+
+    groups: dict[tuple[str, str], list[tuple[Any, str]]] = {}
+    for entry, why in rows:
+        reason = re.split(r" \d", why, maxsplit=1)[0]  # "unused for 6.1 h": "unused for"
+        groups.setdefault((entry.kind, reason), []).append((entry, why))
+    lines = []
+    for (kind, reason), found in groups.items():
+        whys = [why for _, why in sorted(found, key=lambda row: row[0].last_used)]  # the oldest first
+        said = whys[0] if whys[0] == whys[-1] else f"{whys[-1]} to {whys[0][len(reason) :].strip()}"
+        size = human_size(sum(entry.size for entry, _ in found))
+        lines.append(f"{verb} {len(found)} {kind} entr{'y' if len(found) == 1 else 'ies'} ({size}): {said}\n")
+    return lines
 
 
 def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -841,6 +865,7 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("--max-size", metavar="SIZE", type=_checked(check_size),
                    help="keep at most SIZE in all (2GiB, 500MB; default: cache.max_size)")  # fmt: skip
     a.add_argument("--dry-run", action="store_true", help="say what would go; remove nothing")
+    a.add_argument("--verbose", action="store_true", help="each entry on a line of its own, with why")
 
     s = sub.add_parser("demo", help="train the logistic regression under the current configuration")
     s.set_defaults(handler=cmd_demo)

@@ -100,13 +100,16 @@ def _numba_stem(name: str) -> str:
     return name  # another file (numba's temporary while it writes): an entry of its own, incomplete
 
 
+OWN_FILES = ".modecfg-"  # modecfg's own files in a cache directory (the bound's stamp): never entries
+
+
 def _scan_numba(path: Path) -> tuple[list[Entry], int]:
     groups: dict[str, list[tuple[Path, os.stat_result]]] = {}
     other = 0
     with os.scandir(path) as it:
         for item in it:
             st = item.stat(follow_symlinks=False)
-            if not stat.S_ISREG(st.st_mode):
+            if not stat.S_ISREG(st.st_mode) or item.name.startswith(OWN_FILES):
                 continue
             groups.setdefault(_numba_stem(item.name), []).append((Path(item.path), st))
     entries = []

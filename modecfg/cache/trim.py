@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from modecfg._holders import Holder, hold, mapped_under, release
-from modecfg.cache.entries import Cache, Entry, rescan
+from modecfg.cache.entries import OWN_FILES, Cache, Entry, rescan
 from modecfg.cache.entries import caches as current_caches
 from modecfg.config import config
 from modecfg.config.units import human_duration, human_size, seconds, size_bytes
@@ -37,7 +37,7 @@ log = logging.getLogger("modecfg.cache")
 BEING_WRITTEN = 600.0  # seconds: an incomplete entry changed this recently is being written
 UNKNOWN_USE = 3600.0  # seconds: where use cannot be asked, an entry used this recently is kept
 EXIT_INTERVAL = 3600.0  # seconds between two bounds applied at exit, per cache
-STAMP = ".modecfg-bounded"  # in the cache directory: when the last bound at exit ran
+STAMP = OWN_FILES + "bounded"  # in the cache directory: when the last bound at exit ran
 _SAY_AFTER = 2.0  # seconds of waiting for the lock before saying who holds it
 
 

@@ -84,13 +84,39 @@ def test_the_command_cleans_another_configurations_cache(
     _file(root / "tmpnew" / "m.so", 100, now)
     found = (scan("C", root), scan("numba", tmp_path / "numba"))
     monkeypatch.setattr(cache, "caches", lambda: found)
-    code, out, err = _cli("cache", "clean")
+    code, out, err = _cli("cache", "clean", "--verbose")
     assert code == 0, err
     assert out.splitlines() == [
         "removed C tmpold (100 B): unused for 40.0 days",
         "removed 1 entries, 100 B of 200 B",
     ]
     assert sorted(p.name for p in root.iterdir()) == [".lock", "tmpnew"]  # the lock file it took stays
+
+
+def test_the_command_summarises_by_cache_and_reason_and_never_lists_its_own_stamp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 50: 143 lines of tmpXXXX names, the tool's own stamp among them."""
+    from modecfg.cache.trim import STAMP
+
+    now = time.time()
+    root, numba = tmp_path / "c", tmp_path / "numba"
+    for i, days in enumerate((40, 45, 50)):
+        _file(root / f"tmp{i}" / "m.so", 100, now - days * 86400)
+    _file(numba / "f-1.py311.nbi", 10, now - 41 * 86400)
+    _file(numba / "f-1.py311.0.nbc", 30, now - 41 * 86400)
+    _file(numba / STAMP, 0, now - 60 * 86400)  # modecfg's own: never an entry
+    found = (scan("C", root), scan("numba", numba))
+    assert [e.name for e in found[1].entries] == ["f-1.py311"]
+    monkeypatch.setattr(cache, "caches", lambda: found)
+    code, out, err = _cli("cache", "clean", "--dry-run", "--older-than", "30d")
+    assert code == 0, err
+    assert out.splitlines() == [
+        "would remove 3 C entries (300 B): unused for 40.0 days to 50.0 days",
+        "would remove 1 numba entry (40 B): unused for 41.0 days",
+        "would remove 4 entries, 340 B of 340 B",
+    ]
+    assert STAMP not in out
 
 
 def test_a_process_that_compiled_bounds_its_caches_at_exit(tmp_path: Path) -> None:
