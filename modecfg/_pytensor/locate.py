@@ -121,6 +121,25 @@ def _note(exc: BaseException, fgraph: Any, node: Any, thunk: Any, storage_map: A
     setattr(exc, marks.LOCATION, (filename, lineno))
 
 
+_HINT = (
+    "HINT: Use the PyTensor flag `exception_verbosity=high` for a debug print-out and storage map "
+    "footprint of this Apply node."
+)
+
+
+def _once(exc: BaseException, original: BaseException | None) -> None:
+    """The error said once: PyTensor's longer copy of it (exception_verbosity medium / high) is
+    raised while the original is handled, and Python printed both, the second "during handling
+    of" the first; and its hint to set exception_verbosity=high, where it is high already (a
+    function linked by numba or JAX has no storage map to show), says what is so instead."""
+    if original is not None and exc is not original and str(exc).startswith(str(original)):
+        exc.__suppress_context__ = True
+    if config.exception_verbosity == "high" and len(exc.args) == 1 and isinstance(exc.args[0], str):
+        if _HINT in exc.args[0]:
+            exc.args = (exc.args[0].replace(_HINT, "(no storage map footprint: this function's linker keeps "
+                                            "none; linker=cvm shows one)"),)  # fmt: skip
+
+
 def raise_with_location(original: Any, fgraph: Any, node: Any, thunk: Any = None, exc_info: Any = None,
                         storage_map: Any = None) -> Any:  # fmt: skip
     """Call PyTensor's ``raise_with_op`` (``original``) and add the user's line to what it raises."""
@@ -132,6 +151,7 @@ def raise_with_location(original: Any, fgraph: Any, node: Any, thunk: Any = None
         # PyTensor re-raises the error, or (exception_verbosity medium / high) a new one of
         # its type with a longer message: either way, that is the one the user sees.
         if isinstance(exc, Exception) and not hasattr(exc, marks.LOCATION):
+            _once(exc, exc_info[1])
             try:
                 _note(exc, fgraph, node, thunk, storage_map)
             except Exception as problem:  # locating must never hide the user's error

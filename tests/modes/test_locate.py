@@ -91,6 +91,33 @@ def test_exception_verbosity_high_adds_the_creation_stack(graph: tuple) -> None:
     assert "Apply node that caused the error" in str(exc)  # PyTensor's own detail is kept
 
 
+@pytest.mark.parametrize("linker", ["numba", "cvm"])
+def test_under_exception_verbosity_high_the_error_is_printed_once_and_its_hint_is_true(
+    linker: str, graph: tuple
+) -> None:
+    """Issue 50: the error printed twice (PyTensor's longer copy raised "during handling of" the
+    first), and a hint to set exception_verbosity=high where it is high."""
+    import traceback
+
+    inputs, out, _ = graph
+    with modecfg.config.override(linker=linker):
+        f = modecfg.function(inputs, out)
+    with modecfg.config.override(exception_verbosity="high"):
+        exc = _fail(f)
+    printed = "".join(traceback.format_exception(exc))
+    assert printed.count("Traceback (most recent call last)") == 1 and "During handling" not in printed
+    assert "Use the PyTensor flag `exception_verbosity=high`" not in printed
+    if linker == "numba":  # no storage map to show: said so
+        assert (
+            "(no storage map footprint: this function's linker keeps none; linker=cvm shows one)" in printed
+        )
+    else:
+        assert "TotalSize:" in printed and "no storage map footprint" not in printed
+    with modecfg.config.override(exception_verbosity="low"):
+        low = _fail(f)
+    assert low.__suppress_context__ is False  # the error as raised: nothing to fold
+
+
 def test_with_no_trace_kept_it_says_so_instead_of_guessing() -> None:
     with pytensor.config.change_flags(traceback__limit=0):
         inputs, out, _ = _graph_without_trace()
