@@ -456,10 +456,16 @@ def _print_findings(findings: Sequence[modecfg.checks.Finding], out: TextIO) -> 
         out.write("float32 check: no float64 enters any compiled graph\n")
         return
     by_line: dict[str, list[modecfg.checks.Finding]] = {}
+    seen: dict[tuple[object, ...], int] = {}  # one finding found by several compiles: said once
     for finding in findings:
+        same = (finding.source, finding.reason, finding.op, tuple(finding.input_dtypes), finding.fix)
+        seen[same] = seen.get(same, 0) + 1
+        if seen[same] > 1:
+            continue
         key = f"{finding.source}: {finding.source.code}" if finding.source else "(no line recorded)"
         by_line.setdefault(key, []).append(finding)
-    out.write(f"float32 check: float64 enters at {len(by_line)} line(s) ({len(findings)} finding(s))\n")
+    unique = sum(len(found) for found in by_line.values())
+    out.write(f"float32 check: float64 enters at {len(by_line)} line(s) ({unique} finding(s))\n")
 
     def order(key: str) -> tuple[str, int]:
         source = by_line[key][0].source
@@ -469,7 +475,9 @@ def _print_findings(findings: Sequence[modecfg.checks.Finding], out: TextIO) -> 
         out.write(f"\n{where}\n")
         for finding in by_line[where]:
             dtypes = ", ".join(finding.input_dtypes)
-            out.write(f"  {finding.reason}: {finding.op}({dtypes}) -> float64\n")
+            same = (finding.source, finding.reason, finding.op, tuple(finding.input_dtypes), finding.fix)
+            times = f" (in {seen[same]} compiled functions)" if seen[same] > 1 else ""
+            out.write(f"  {finding.reason}: {finding.op}({dtypes}) -> float64{times}\n")
             out.write(f"  fix: {finding.fix}\n")
 
 

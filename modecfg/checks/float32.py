@@ -79,6 +79,20 @@ def _name(var: Any) -> str:
     return f"the {_dtype(var)} result of {owner.op}" if owner is not None else f"a {_dtype(var)} value"
 
 
+_CONSTRUCTORS = {0: "scalar", 1: "vector", 2: "matrix", 3: "tensor3", 4: "tensor4"}
+
+
+def _declaration(var: Any) -> str:
+    """How to declare ``var`` as a float32 input: its name, its number of dimensions, its static
+    shape where it has one (``pt.matrix('X', dtype='float32')``)."""
+    name = getattr(var, "name", None)
+    shape = tuple(getattr(getattr(var, "type", None), "shape", ()) or ())
+    named = f"{str(name)!r}, " if name else ""
+    if all(size is None for size in shape) and len(shape) in _CONSTRUCTORS:
+        return f"pt.{_CONSTRUCTORS[len(shape)]}({named}dtype='float32')"
+    return f"pt.tensor({named}dtype='float32', shape={shape!r})"
+
+
 def graph_of(target: Any) -> tuple[list[Any], list[Any]]:
     """The output variables and the nodes, in topological order, of what is to be checked.
 
@@ -169,13 +183,14 @@ class _Walker:
                 )
             elif hasattr(var, "get_value"):
                 reason = Reason.FLOAT64_SHARED
+                named = f" {var.name}" if getattr(var, "name", None) else ""
                 fix = (
-                    f"create the shared variable {_name(var)} from a float32 array: "
+                    f"create the shared variable{named} from a float32 array: "
                     "pytensor.shared(value.astype('float32'))"
                 )
             else:
                 reason = Reason.FLOAT64_INPUT
-                fix = f"declare the input {_name(var)} as float32: pt.vector(dtype='float32'), or floatX"
+                fix = f"declare the input {_name(var)} as float32: {_declaration(var)}, or floatX"
             self.origins[key] = frozenset([self.add(variable=var, node=None, reason=reason, fix=fix)])
         return self.origins[key]
 

@@ -288,6 +288,26 @@ def _run_check(tmp_path: Path, body: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def test_the_command_says_a_finding_several_compiles_found_once(tmp_path: Path) -> None:
+    """Issue 50: the same finding, repeated for every function compiled from the graph."""
+    proc = _run_check(
+        tmp_path,
+        """
+        import numpy as np
+        import pytensor, pytensor.tensor as pt
+        X = pt.matrix("X", dtype="float64")
+        w = pt.vector("w")
+        y = pt.dot(X, w)
+        f = pytensor.function([X, w], y)
+        g = pytensor.function([X, w], y * 2)
+        """,
+    )
+    out = proc.stdout
+    assert "float32 check: float64 enters at 1 line(s) (1 finding(s))" in out, out
+    assert out.count("float64 input: Dot(float64, float32) -> float64 (in 2 compiled functions)") == 1
+    assert "fix: declare the input X as float32: pt.matrix('X', dtype='float32'), or floatX" in out
+
+
 def test_the_command_reports_findings_grouped_by_line_and_fails(tmp_path: Path) -> None:
     proc = _run_check(
         tmp_path,
@@ -485,7 +505,7 @@ FROM = (
     "the {0} operand is computed from {1}: declare {1} float32 where it is created "
     "(e.g. pt.vector('{2}', dtype='float32')), or cast it first: pt.cast({2}, 'float32')"
 )
-INPUT = "declare the input {0} as float32: pt.vector(dtype='float32'), or floatX"
+INPUT = "declare the input {0} as float32: pt.vector('{0}', dtype='float32'), or floatX"
 SHAPES = "shapes and sizes are int64: cast them before the arithmetic, e.g. pt.cast(x.shape[0], 'float32')"
 MEAN = (
     "the mean (or a division by a size) of integers is float64: take the mean of a float32 array "
@@ -664,6 +684,22 @@ def test_unnamed_and_shape_only_float64_inputs_and_multi_output_origins() -> Non
     (unnamed,) = check_float32(pt.dvector() + f)
     assert (
         unnamed.fix == "declare the input a float64 value as float32: pt.vector(dtype='float32'), or floatX"
+    )
+    # the declaration fits the input: its number of dimensions, its static shape
+    fixes = [check_float32(x.sum() + f)[0].fix for x in (
+        pt.dscalar("s"), pt.dmatrix("m"), pt.tensor("t3", dtype="float64", shape=(None,) * 3),
+        pt.tensor("t5", dtype="float64", shape=(None,) * 5), pt.tensor("c", dtype="float64", shape=(2, None)),
+    )]  # fmt: skip
+    assert [fix.split(": ", 1)[1] for fix in fixes] == [
+        "pt.scalar('s', dtype='float32'), or floatX", "pt.matrix('m', dtype='float32'), or floatX",
+        "pt.tensor3('t3', dtype='float32'), or floatX",
+        "pt.tensor('t5', dtype='float32', shape=(None, None, None, None, None)), or floatX",
+        "pt.tensor('c', dtype='float32', shape=(2, None)), or floatX",
+    ]  # fmt: skip
+    (nameless,) = check_float32(pytensor.shared(np.zeros(2)) + f)
+    assert (
+        nameless.fix
+        == "create the shared variable from a float32 array: pytensor.shared(value.astype('float32'))"
     )
     d = pt.dvector("d")
     used_for_its_shape, shape = check_float32(d.shape[0] * f)
