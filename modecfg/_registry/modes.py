@@ -57,7 +57,7 @@ _lock = fork_safe(sys.modules[__name__], "_lock", Lock)
 _MODES: dict[str, ModeEntry] = {
     e.name: e
     for e in (
-        ModeEntry("FAST_RUN", "all rewrites, a linker chosen for each graph: training and production",
+        ModeEntry("FAST_RUN", "all rewrites, the linker flag's (per_graph: one chosen per graph): training",
                   builder=Builder.STANDARD, pytensor=True),
         ModeEntry("FAST_COMPILE", "few rewrites, Python thunks: quick compiles while iterating",
                   builder=Builder.FAST_COMPILE, pytensor=True),
