@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench lint mutate clean
+.PHONY: demo test bench lint mutate clean pymc
 
 # pip's own output (and setuptools' notes on editable installs) goes to a log, shown if it fails.
 $(STAMP): pyproject.toml
@@ -43,6 +43,18 @@ lint: $(VENV)/.dev
 	$(BIN)/ruff check modecfg modecfg_autoload.py tests bench tools
 	$(BIN)/ruff format --check modecfg modecfg_autoload.py tests bench tools
 	$(BIN)/mypy
+
+# PyMC 6 with modecfg: PyMC 6 needs Python 3.12+ (and PyTensor 3.3), so its environment is
+# .venv-newest, built on the newest Python found here (python3.13, python3.12, pyenv's). Then:
+# .venv-newest/bin/python your_model.py
+NEWEST ?= $(shell for p in python3.13 python3.12 $$(ls -d $$(pyenv root 2>/dev/null || echo $$HOME/.pyenv)/versions/3.1[23]*/bin/python3 2>/dev/null); do \
+	  command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; assert sys.version_info >= (3, 12)' 2>/dev/null && { command -v $$p; break; }; done)
+pymc:
+	@test -n "$(NEWEST)" || { echo "PyMC 6 needs Python 3.12 or newer, and none is here (pyenv install 3.12)"; exit 1; }
+	$(MAKE) .venv-newest/.installed PYTHON=$(NEWEST) VENV=.venv-newest
+	@echo "installing PyMC 6 into .venv-newest (pip's log: .venv-newest/install.log)"
+	@.venv-newest/bin/python -m pip install -e '.[test,pymc]' >> .venv-newest/install.log 2>&1 || { cat .venv-newest/install.log; exit 1; }
+	.venv-newest/bin/python -c "import modecfg, pymc, pytensor; print('PyMC', pymc.__version__, 'with modecfg', modecfg.__version__, 'on PyTensor', pytensor.__version__)"
 
 # Mutation testing of the core modules (not part of CI): all of them, or MODULE=store (tools/mutate.py).
 mutate: $(VENV)/.dev
