@@ -440,3 +440,43 @@ def test_a_note_that_cannot_be_written_is_left_out(tmp_path: Path) -> None:
     finally:
         release(taken)  # and the note's removal fails quietly
     assert not taken.is_locked
+
+
+def test_the_timeouts_defaults_and_repr() -> None:
+    from modecfg._holders import LockTimeout
+
+    bare = LockTimeout("held")
+    assert (bare.lock_file, bare.holders) == ("", ())
+    assert repr(bare) == "LockTimeout('held')"
+
+
+def test_alive_asks_with_signal_zero_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """kill(pid, 0) asks whether the process exists; any other signal would be sent to it."""
+    from modecfg import _holders
+
+    sent: list[tuple[int, int]] = []
+    monkeypatch.setattr(os, "kill", lambda pid, signal: sent.append((pid, signal)))
+    assert _holders._alive(4242) is True and sent == [(4242, 0)]
+
+
+def test_hours_are_said_to_a_tenth() -> None:
+    from modecfg._holders import _span
+
+    assert _span(8460.0) == "2.4 h"  # 2.35 h: a divisor off by one second says 2.3
+
+
+def test_maps_that_are_not_utf8_and_paths_of_every_shape_are_read(proc: Path, tmp_path: Path) -> None:
+    root = tmp_path / "cache"
+    root.mkdir()
+    (proc / "self").mkdir()
+    (proc / "self" / "maps").write_text("")
+    (proc / "9").mkdir()
+    (proc / "9" / "maps").write_bytes(
+        b"7f00-7f01 r--p 0 08:01 11 /opt/caf\xe9/lib.so\n"  # another program's path, not UTF-8
+        + f"7f01-7f02 r--p 0 08:01 12 {root}/a{root}/m.so\n".encode()  # the root's text twice in one path
+        + f"7f02-7f03 r--p 0 08:01 13 {root}/trailing.so \n".encode()  # a name ending in a blank
+        + f"7f03-7f04 r--p 0 08:01 14 {root}/MAX\n".encode()
+    )
+    assert mapped_under(root) == {
+        Path(f"{root}/a{root}/m.so"), Path(f"{root}/trailing.so "), Path(f"{root}/MAX"),
+    }  # fmt: skip
