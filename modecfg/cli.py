@@ -168,8 +168,12 @@ def _report_migration(mig: Migration, fmt: str, out: TextIO, err: TextIO) -> int
 def cmd_migrate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.file is not None and args.flags is not None:
         raise _Usage("give a FILE or --flags, not both")
+    if args.write and not (args.file or "").endswith(".py"):
+        raise _Usage("--write rewrites a Python script (modecfg migrate SCRIPT.py --write)")
     if args.flags is not None:
         return _report_migration(migrate_flags(args.flags, source="--flags"), args.to or "flags", out, err)
+    if args.file is not None and args.file.endswith(".py"):
+        return _migrate_script(args.file, args.write, out, err)
     if args.file is not None:
         fmt = args.to or ("toml" if args.file.endswith(".toml") else "ini")
         return _report_migration(migrate_file(args.file), fmt, out, err)
@@ -185,6 +189,39 @@ def cmd_migrate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             return _report_migration(migrate_file(path), args.to or "ini", out, err)
     err.write(f"nothing to migrate: no {', '.join((*LEGACY_FLAG_VARS, *LEGACY_RC_FILES))}\n")
     return 0
+
+
+def _migrate_script(path: str, write: bool, out: TextIO, err: TextIO) -> int:
+    """The Theano and Aesara names of a script that moved; rewritten in place with ``write``.
+    Exit status: 0 nothing (left) to change; 1 names to change, or some to change by hand."""
+    from modecfg.config.edit import write_atomically
+    from modecfg.theano_names import rewrite
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            source = f.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _Failed(f"cannot read {path}: {exc}") from None
+    try:
+        text, renames = rewrite(source)
+    except SyntaxError as exc:
+        raise _Failed(f"{path}:{exc.lineno}: not Python 3 ({exc.msg}): nothing to migrate") from None
+    if not renames:
+        out.write(f"{path}: no Theano or Aesara name to change\n")
+        return 0
+    for rename in renames:
+        out.write(f"{path}:{rename}\n")
+    by_hand = [r for r in renames if not r.new]
+    if write:
+        if text != source:
+            backup = write_atomically(path, text)
+            kept = f" (the previous file is kept as {backup})" if backup else ""
+            out.write(f"rewrote {len(renames) - len(by_hand)} names in {path}{kept}\n")
+        if by_hand:
+            err.write(f"{len(by_hand)} to change by hand (above, '(by hand)')\n")
+        return 1 if by_hand else 0
+    out.write(f"{len(renames)} names moved; modecfg migrate {path} --write rewrites them in place\n")
+    return 1
 
 
 def cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -738,11 +775,20 @@ def _parser() -> argparse.ArgumentParser:
     s.set_defaults(handler=cmd_validate)
     s.add_argument("--rc", action="append", metavar="FILE", help="check this rc file instead (repeatable)")
 
-    s = sub.add_parser("migrate", help="turn a legacy .theanorc or flag string into the modern form")
+    s = sub.add_parser(
+        "migrate", help="a legacy .theanorc or flag string in the modern form; a script's moved Theano names",
+        description="An rc file or flag string: written in the modern form (--to ini, toml or flags), "
+        "meaning kept or the flag refused with why. A Python script (SCRIPT.py): every Theano and Aesara "
+        "name it uses that moved (modules, classes, functions, flags), with the PyTensor or modecfg name to "
+        "use; --write rewrites them in place, keeping comments and layout (the old file kept as .bak).",
+    )  # fmt: skip
     s.set_defaults(handler=cmd_migrate)
-    s.add_argument("file", nargs="?", help="an rc file (default: THEANO_FLAGS, then ~/.theanorc)")
+    s.add_argument(
+        "file", nargs="?", help="an rc file or a .py script (default: THEANO_FLAGS, then ~/.theanorc)"
+    )
     s.add_argument("--flags", help="a flag string to migrate instead of a file")
     s.add_argument("--to", choices=["ini", "toml", "flags"], help="output format")
+    s.add_argument("--write", action="store_true", help="a script: rewrite its names in place")
 
     s = sub.add_parser("set", help="set a flag in an rc file, keeping the rest of it as it is")
     s.add_argument("flag")

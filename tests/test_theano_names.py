@@ -1,0 +1,169 @@
+"""``modecfg migrate SCRIPT.py``: the Theano and Aesara names a script uses that moved, rewritten
+in place with ``--write``. The corpus is the seed documents' code blocks (tests/data/theano_scripts:
+the fenced Python 3 blocks as they are, the configuration tutorial's exercise and ProfileMode
+section in Python 3 syntax)."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from modecfg.cli import main
+from modecfg.theano_names import GONE, MOVED, find, rewrite, translate
+
+CORPUS = sorted((Path(__file__).parent / "data" / "theano_scripts").glob("*.py"))
+
+
+def _exists(dotted: str) -> bool:
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            found: object = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for part in parts[cut:]:
+            if not hasattr(found, part):
+                return False
+            found = getattr(found, part)
+        return True
+    return False
+
+
+@pytest.mark.parametrize("old", sorted(MOVED))
+def test_every_new_name_exists(old: str) -> None:
+    assert _exists(MOVED[old][0]), (old, MOVED[old][0])
+
+
+def test_every_name_gone_is_gone_and_says_where_to_go() -> None:
+    for old, why in GONE.items():
+        assert not _exists(old.replace("theano", "pytensor", 1))  # nothing of that name to write
+        assert translate(old) == ("", why) and why
+
+
+def test_a_name_moved_nowhere_keeps_its_path_under_pytensor_and_others_are_not_theanos() -> None:
+    assert translate("theano.printing.Print") == ("pytensor.printing.Print", "theano is now pytensor")
+    assert translate("aesara.tensor.nnet.sigmoid") == (
+        "pytensor.tensor.sigmoid",
+        "theano.tensor.nnet was removed",
+    )
+    assert translate("theano.tensor.opt.Assert.x") == (
+        "pytensor.raise_op.Assert.x",
+        "Assert moved to pytensor.raise_op",
+    )
+    assert translate("numpy.random") is None and translate("theanos.x") is None
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
+def test_every_seed_script_is_rewritten_into_python_without_theano(path: Path) -> None:
+    source = path.read_text()
+    text, renames = rewrite(source)
+    ast.parse(text)
+    assert renames and all(r.new for r in renames)
+    imported = [a.name for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Import) for a in n.names]
+    imported += [n.module or "" for n in ast.walk(ast.parse(text)) if isinstance(n, ast.ImportFrom)]
+    assert not [name for name in imported if name.startswith(("theano", "aesara"))]
+    kept = [line for line in source.splitlines() if line.lstrip().startswith("#")]
+    assert all(line in text.splitlines() for line in kept)  # comments stay where they are
+    assert rewrite(text)[1] == []  # nothing left to do
+    for rename in renames:
+        assert rename.written in source.splitlines()[rename.line - 1]
+
+
+def test_the_names_the_issue_quotes_get_their_new_homes() -> None:
+    nanguard = find("from theano.compile.nanguardmode import NanGuardMode\n")
+    assert [(r.new, r.why) for r in nanguard] == [
+        ("from modecfg import NanGuardMode", "NanGuardMode is modecfg's")
+    ]
+    text, _ = rewrite("from theano import tensor\nop = tensor.opt.Assert('no')  # the check\n")
+    assert (
+        text
+        == "from pytensor import tensor\nimport pytensor\nop = pytensor.raise_op.Assert('no')  # the check\n"
+    )
+    text, renames = rewrite("from theano import ProfileMode\nimport theano\nm = theano.ProfileMode()\n")
+    assert (
+        text
+        == "from modecfg import ProfileMode\nimport modecfg\nimport pytensor\nm = modecfg.ProfileMode()\n"
+    )
+    assert [r.line for r in renames] == [1, 2, 3]
+
+
+def test_aliases_are_followed_and_kept() -> None:
+    source = (
+        "import aesara.tensor as at\nimport theano as th\ny = at.nnet.sigmoid(at.vector()) + th.shared(1.)\n"
+    )
+    text, _ = rewrite(source)
+    expected = "import pytensor.tensor as at\nimport pytensor as th\n"
+    assert text == expected + "y = at.sigmoid(at.vector()) + th.shared(1.)\n"
+    text, _ = rewrite("from theano.tensor.shared_randomstreams import RandomStreams\nrs = RandomStreams(1)\n")
+    assert (
+        text
+        == "from pytensor.tensor.random.utils import RandomStream as RandomStreams\nrs = RandomStreams(1)\n"
+    )
+
+
+def test_what_cannot_be_rewritten_in_place_is_said_and_left() -> None:
+    source = (
+        "from theano.compile import DebugMode, function\nimport theano.sandbox.cuda\n"
+        "x = theano.config.lib.cnmem\n"
+    )
+    text, renames = rewrite(source)
+    assert text == source
+    said = {r.line: r for r in renames}
+    assert (
+        said[1].new == ""
+        and "DebugMode -> modecfg.DebugMode, function -> pytensor.compile.function" in said[1].why
+    )
+    assert said[2].new == "" and "device=cuda" in said[2].why
+    assert said[3].new == "" and "lib.cnmem is obsolete" in said[3].why
+    assert str(said[3]).startswith(
+        "3:5: theano.config.lib.cnmem -> (by hand): the flag lib.cnmem is obsolete"
+    )
+
+
+def test_a_multiline_import_keeps_its_layout() -> None:
+    source = "from theano import (tensor,  # the tensors\n    function)\n"
+    text, _ = rewrite(source)
+    assert text == "from pytensor import (tensor,  # the tensors\n    function)\n"
+
+
+def test_a_name_of_the_script_that_merely_looks_theano_like_is_left() -> None:
+    source = "import numpy as theano_like\nclass theanoish: ...\nx = theano_like.zeros(3)\n"
+    assert rewrite(source) == (source, [])
+
+
+def test_the_command_lists_rewrites_and_keeps_a_backup(tmp_path: Path) -> None:
+    script = tmp_path / "train.py"
+    script.write_text("import theano\nf = theano.function  # compile\n")
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["migrate", str(script)], out=out, err=err) == 1
+    assert out.getvalue() == (
+        f"{script}:1:8: theano -> pytensor: theano is now pytensor\n"
+        f"{script}:2:5: theano.function -> pytensor.function: theano is now pytensor\n"
+        f"2 names moved; modecfg migrate {script} --write rewrites them in place\n"
+    )
+    assert script.read_text() == "import theano\nf = theano.function  # compile\n"  # only with --write
+    out = io.StringIO()
+    assert main(["migrate", str(script), "--write"], out=out, err=io.StringIO()) == 0
+    assert script.read_text() == "import pytensor\nf = pytensor.function  # compile\n"
+    assert (tmp_path / "train.py.bak").read_text() == "import theano\nf = theano.function  # compile\n"
+    out = io.StringIO()
+    assert main(["migrate", str(script)], out=out, err=io.StringIO()) == 0
+    assert out.getvalue() == f"{script}: no Theano or Aesara name to change\n"
+
+
+def test_the_command_refuses_python_2_and_write_without_a_script(tmp_path: Path) -> None:
+    script = tmp_path / "old.py"
+    script.write_text("import theano\nprint theano.config\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "modecfg", "migrate", str(script)], capture_output=True, text=True
+    )
+    assert done.returncode == 2 and f"{script}:2: not Python 3" in done.stderr
+    command = [sys.executable, "-m", "modecfg", "migrate", "--flags", "floatX=float32", "--write"]
+    done = subprocess.run(command, capture_output=True, text=True)
+    assert done.returncode == 2 and "--write rewrites a Python script" in done.stderr
