@@ -20,11 +20,24 @@ def warn(message: str, category: type[Warning]) -> None:
     Frames of modecfg, PyTensor, numpy and the standard library are passed over, so
     that a warning raised while compiling points at the user's compile call.
     """
+    import sys
+
     from modecfg._source import first_user_frame
 
-    frame, distance = first_user_frame(1)  # from our caller on
-    # stacklevel 1 is this function: the frame ``distance`` frames above it is distance + 1
-    warnings.warn(message, category, stacklevel=distance + 1 if frame is not None else 2)
+    frame, _ = first_user_frame(1)  # from our caller on
+    if frame is None:
+        warnings.warn(message, category, stacklevel=2)
+        return
+    # stacklevel 1 is this function; warnings counts the frames above it leaving out importlib's
+    # (an import in progress: the user's `import pytensor`), so they are left out here too, or
+    # the warning would be put past the top of the stack, at "sys:1"
+    level, here = 1, sys._getframe(0)
+    while here is not frame and here.f_back is not None:
+        here = here.f_back
+        name = here.f_code.co_filename
+        if not ("importlib" in name and "_bootstrap" in name):
+            level += 1
+    warnings.warn(message, category, stacklevel=level)
 
 
 def act(

@@ -23,14 +23,11 @@ def load() -> None:
     import pytensor  # noqa: F401
 
 
-def compile_function(
-    inputs: Any, outputs: Any, mode: Any, *, record_shapes: bool = False, **kwargs: Any
-) -> Any:
-    """``pytensor.function(inputs, outputs, mode=mode, **kwargs)``; ``record_shapes``: its profile
-    records the shapes of values too (PyTensor does only while its own profile flags are on)."""
+def compile_function(inputs: Any, outputs: Any, mode: Any, **kwargs: Any) -> Any:
+    """``pytensor.function(inputs, outputs, mode=mode, **kwargs)``. (Its profile records the
+    shapes of values, for a memory section, only where the ``profile`` and ``profile_memory``
+    flags are both on while it is called: PyTensor's Stack VM reads them at each call, and
+    turning them on for the compile alone linked a VM that timed nothing.)"""
     import pytensor
 
-    if record_shapes:
-        with pytensor.config.change_flags(profile=True, profile_memory=True):
-            return pytensor.function(inputs, outputs, mode=mode, **kwargs)
     return pytensor.function(inputs, outputs, mode=mode, **kwargs)

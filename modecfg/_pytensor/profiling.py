@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import weakref
 from typing import Any
 
 from modecfg._locks import fork_safe
@@ -23,7 +24,7 @@ from modecfg._warn import warn
 from modecfg.config import config
 from modecfg.errors import ModecfgWarning
 
-__all__ = ["all_stats", "mark_printed", "new_stats", "timing_mode"]
+__all__ = ["all_stats", "mark_printed", "new_stats", "printed_as_is", "timing_mode"]
 
 _lock = fork_safe(sys.modules[__name__], "_lock", threading.Lock)
 _said = False
@@ -75,8 +76,18 @@ def all_stats() -> list[Any]:
 
 
 def mark_printed(stats: list[Any]) -> None:
-    """These profiles are reported already: the summary at exit leaves them out (it skips a
-    profile that neither ran nor compiled)."""
+    """These profiles are reported already (``print_summary()``, ``modecfg profile``): the summary
+    at exit leaves each out unless it ran again since. Their figures are not touched."""
     for one in stats:
-        one.fct_callcount = 0
-        one.compile_time = 0.0
+        _printed[id(one)] = (weakref.ref(one), int(one.fct_callcount), float(one.compile_time))
+
+
+def printed_as_is(stats: Any) -> bool:
+    """Whether ``stats`` was reported and has not run or compiled since."""
+    now = (int(stats.fct_callcount), float(stats.compile_time))
+    found = _printed.get(id(stats))
+    return found is not None and found[0]() is stats and found[1:] == now
+
+
+# id -> (the profile, its calls and compile time when reported); a dead one's id may be reused
+_printed: dict[int, tuple[weakref.ref[Any], int, float]] = {}

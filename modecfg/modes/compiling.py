@@ -45,7 +45,6 @@ def function(inputs: Any, outputs: Any = None, mode: Any = None, **kwargs: Any) 
 
         before_compile(outputs, kwargs.get("updates"))
     profile = kwargs.get("profile")
-    memory = False
     if profile is True or (profile is None and config.profile):
         from modecfg.modes.build import describe_linker
         from modecfg.profiles.session import new_stats, timing_mode
@@ -58,8 +57,7 @@ def function(inputs: Any, outputs: Any = None, mode: Any = None, **kwargs: Any) 
             where = calling_line()
             name = f"function compiled at {where.file}:{where.line}" if where else None
         kwargs["profile"] = new_stats(name, describe_linker(built.linker), note)
-        memory = bool(config.profile_memory)
-    return compile_function(inputs, outputs, built, record_shapes=memory, **kwargs)
+    return compile_function(inputs, outputs, built, **kwargs)
 
 
 def compiled_with(fn: Any) -> CompiledWith:

@@ -39,7 +39,10 @@ class ProfileMode(ProfilingMode):
         out = file if file is not None else sys.stdout
         n_apply = int(config.profiling.n_apply if n_apply_to_print is None else n_apply_to_print)
         n_ops = int(config.profiling.n_ops if n_ops_to_print is None else n_ops_to_print)
-        reports = [ProfileReport.from_stats(s) for s in self.profiles()]
+        from modecfg.profiles.session import mark_printed
+
+        stats = list(self.profiles())
+        reports = [ProfileReport.from_stats(s) for s in stats]
         if not reports:
             out.write("ProfileMode: no function compiled with this mode yet\n")
             return
@@ -47,3 +50,4 @@ class ProfileMode(ProfilingMode):
             out.write(report.text(n_apply, n_ops) + "\n\n")
         if len(reports) > 1:
             out.write(ProfileReport.merged(reports).text(n_apply, n_ops) + "\n")
+        mark_printed(stats)  # not again at exit, unless they run again

@@ -182,7 +182,7 @@ class ProfileReport(NamedTuple):
             classes=_classes(applies, [key[1] for key in ordered], total),
             peak_memory=peak,
             largest=largest,
-            config=_compiled_with(stats),
+            config=_as_compiled(_compiled_with(stats), str(getattr(stats, marks.PROFILE_NOTE, ""))),
             device=_device(stats),
         )
 
@@ -271,14 +271,16 @@ class ProfileReport(NamedTuple):
         lines.append(
             f"\n  {'time':>10} {'share':>6} {'cumul':>6} {'calls':>7} {'per call':>10}  apply (source)"
         )
+        several = len({row.function for row in self.applies}) > 1  # merged: each row says its function
         for row in self.applies[:n_apply]:
             ins = ", ".join(f"{d}{s}" for s, d in row.inputs)
             lines.append(
                 f"  {row.time * ms:8.3f}ms {row.share:6.1%} {row.cumulative:6.1%} {row.calls:7d} "
                 f"{row.per_call * 1e6:8.2f}us  {row.op}({ins})"
             )
-            if row.source:
-                lines.append(f"  {'':>42}  at {row.source}")
+            where = (f"in {row.function}" if several else "") + (", " if several and row.source else "")
+            if row.source or several:
+                lines.append(f"  {'':>42}  {where}{'at ' + row.source if row.source else ''}")
         if len(self.applies) > n_apply:
             lines.append(f"  ... {len(self.applies) - n_apply} more (profiling.n_apply)")
         lines.append(f"\n  {'time':>10} {'share':>6} {'calls':>7} {'nodes':>5}  op")
@@ -287,6 +289,13 @@ class ProfileReport(NamedTuple):
         lines.append(f"\n  {'time':>10} {'share':>6} {'calls':>7} {'nodes':>5}  op class")
         for c in self.classes[:n_ops]:
             lines.append(f"  {c.time * ms:8.3f}ms {c.share:6.1%} {c.calls:7d} {c.nodes:5d}  {c.op_class}")
+        memory_asked = any(name == "profile_memory" and value == "True" for name, value, _ in self.config)
+        if self.peak_memory is None and memory_asked:
+            lines.append(
+                "\n  no memory section: PyTensor records the sizes of values only while the profile and "
+                "profile_memory flags are both on during the calls (profile=True passed to one compile, or "
+                "ProfileMode, does not): set both flags (THEANO_FLAGS=profile=True,profile_memory=True)"
+            )
         if self.peak_memory is not None:
             lines.append(f"\n  peak memory of intermediate results: {self.peak_memory / 1024:.1f} KiB")
             for m in self.largest[:n_apply]:
@@ -304,6 +313,17 @@ def _compiled_with(stats: Any) -> tuple[tuple[str, str, str], ...]:
     fgraph = next((key[0] for key in stats.apply_time), None)
     record = getattr(fgraph, marks.COMPILED_WITH, None) or {}
     return tuple((name, repr(value), origin) for name, (value, origin) in record.items())
+
+
+def _as_compiled(config: tuple[tuple[str, str, str], ...], note: str) -> tuple[tuple[str, str, str], ...]:
+    """The flags as the function was compiled: a mode passed to the compile (ProfileMode) is
+    the one said, not the mode flag; the linker that timed it is said in the header, so the
+    linker flag is left out where a mode was passed."""
+    passed = note.removeprefix("compiled in ") if note.startswith("compiled in ") else ""
+    if not passed:
+        return config
+    said = [item for item in config if item[0] not in ("mode", "linker")]
+    return (("mode", passed, "passed to the compile"), *said)
 
 
 def _ops(applies: Iterable[ApplyRow], total: float) -> tuple[OpRow, ...]:

@@ -13,22 +13,23 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from modecfg._pytensor.profiling import all_stats, mark_printed, new_stats, timing_mode
+from modecfg._pytensor.profiling import all_stats, mark_printed, new_stats, printed_as_is, timing_mode
 from modecfg.config import config
 
 __all__ = ["all_stats", "mark_printed", "new_stats", "print_at_exit", "reports", "timing_mode"]
 
 
-def reports(since: int = 0) -> list[Any]:
+def reports(since: int = 0, unprinted: bool = False) -> list[Any]:
     """A ProfileReport per profiled function that ran or compiled, in creation order
-    (``since``: leave out the first ones, e.g. those made before a script ran)."""
+    (``since``: leave out the first ones, e.g. those made before a script ran; ``unprinted``:
+    those reported already and not run since)."""
     from modecfg.profiles.report import ProfileReport
 
     min_size = int(config.profiling.min_memory_size)
     return [
         ProfileReport.from_stats(s, min_memory_size=min_size)
         for s in all_stats()[since:]
-        if s.fct_callcount or s.compile_time
+        if (s.fct_callcount or s.compile_time) and not (unprinted and printed_as_is(s))
     ]
 
 
@@ -36,7 +37,7 @@ def print_at_exit() -> None:
     """modecfg's summary of every profile, to ``profiling.destination``."""
     from modecfg.profiles.report import ProfileReport
 
-    found = reports()
+    found = reports(unprinted=True)
     if not found:
         return
     n_apply, n_ops = int(config.profiling.n_apply), int(config.profiling.n_ops)

@@ -412,6 +412,53 @@ def test_profile_mode_prints_theanos_summary_and_times_nodes_on_any_linker() -> 
     empty = io.StringIO()
     ProfileMode().print_summary(file=empty)
     assert "no function compiled with this mode yet" in empty.getvalue()
+    # issue 50: the header names the mode used, not the mode and linker flags it did not read;
+    # the merged section says which function each row is of
+    assert "compiled with mode=ProfileMode (passed to the compile)" in text
+    assert "mode='Mode'" not in text and "linker='auto'" not in text
+    merged = text.split("Profile of all profiled functions", 1)[1]
+    assert "in first" in merged and "in second" in merged
+    assert "in first" not in text.split("Profile of second", 1)[0]  # one function's rows: no need
+
+
+def test_print_summary_is_not_printed_again_at_exit_unless_it_ran_since(tmp_path: Path) -> None:
+    """Issue 50: print_summary() and then the whole report again at exit (146 duplicate lines)."""
+    code = textwrap.dedent(
+        """
+        import sys
+        import numpy as np
+        import modecfg, pytensor, pytensor.tensor as pt
+        mode = modecfg.ProfileMode(linker="py")
+        x = pt.vector("x")
+        f = pytensor.function([x], pt.exp(x).sum(), mode=mode, name="once")
+        f(np.ones(3))
+        mode.print_summary(file=sys.stdout)
+        if sys.argv[1] == "again":
+            f(np.ones(3))
+        """
+    )
+    script = tmp_path / "p.py"
+    script.write_text(code)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MODECFG_FLAGS": "profiling.destination=stdout"}
+    once = subprocess.run([sys.executable, str(script), "once"], env=env, capture_output=True, text=True)
+    assert once.returncode == 0, once.stderr
+    assert once.stdout.count("Profile of once: 1 call(s)") == 1 and "Profile of once: 2" not in once.stdout
+    again = subprocess.run([sys.executable, str(script), "again"], env=env, capture_output=True, text=True)
+    assert again.stdout.count("Profile of once: 1 call(s)") == 1  # printed by print_summary
+    assert again.stdout.count("Profile of once: 2 call(s)") == 1  # ran since: printed at exit
+
+
+def test_profile_memory_without_the_profile_flag_says_why_there_is_no_memory_section() -> None:
+    """Issue 50: ProfileMode with profile_memory=True was only warned about. PyTensor records
+    sizes only while both flags are on during the calls: the report says so."""
+    x = pt.matrix("x")
+    with modecfg.config.override(profile_memory=True):
+        f = modecfg.function([x], (pt.exp(x) * 2).sum(), profile=True, name="no memory")
+    f(np.ones((10, 5)))
+    text = ProfileReport.from_stats(f.profile).text()
+    assert "no memory section: PyTensor records the sizes of values only while the profile and" in text
+    assert "THEANO_FLAGS=profile=True,profile_memory=True" in text
+    assert ProfileReport.from_stats(f.profile).profiled_time > 0  # and the nodes are still timed
 
 
 @pytest.mark.parametrize(
