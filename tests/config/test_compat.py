@@ -297,3 +297,22 @@ def test_thousands_of_obsolete_names_are_twenty_warnings_and_one_for_the_rest(tm
     assert messages[0].startswith("gpuarray.opt0 is obsolete")
     assert messages[-1].startswith("and 4980 more obsolete flags (gpuarray.opt20, gpuarray.opt21,")
     assert "`modecfg validate` lists them all" in messages[-1]
+
+
+def test_an_obsolete_flag_read_during_pytensors_import_is_warned_at_the_users_import_line(
+    tmp_path: Path,
+) -> None:
+    """Issue 50: the warning said ``sys:1``: Python's warnings count the frames of an import in
+    progress (importlib's) out of the stack level, and modecfg counted them in."""
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "train.py"
+    script.write_text("import modecfg\nimport pytensor\n")
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root), "THEANO_FLAGS": "lib.cnmem=0.5", "THEANORC": ""}
+    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert f"{script}:2: ObsoleteFlagWarning: lib.cnmem is obsolete" in done.stderr, done.stderr
+    assert "sys:1" not in done.stderr
