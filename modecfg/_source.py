@@ -10,7 +10,9 @@ import functools
 import os
 from typing import Any, NamedTuple
 
-__all__ = ["SourceLine", "calling_line", "first_user_frame", "is_library", "source_line", "user_frame"]
+__all__ = [
+    "SourceLine", "calling_line", "first_user_frame", "is_library", "source_line", "statement", "user_frame",
+]  # fmt: skip
 
 _MODECFG_DIR = os.path.dirname(os.path.abspath(__file__))
 _DEMO = os.path.join(_MODECFG_DIR, "demo.py")
@@ -128,3 +130,48 @@ def _line(filename: str, lineno: int) -> str:
     import linecache
 
     return linecache.getline(filename, lineno).strip()
+
+
+def statement(filename: str, lineno: int, limit: int = 300) -> str:
+    """The whole statement line ``lineno`` of ``filename`` belongs to, on one line (a statement
+    continued with ``\\`` or inside brackets is not cut at the line's end); the line alone where
+    the file cannot be read or parsed, '' where there is none. The innermost simple statement is
+    taken: in a ``for`` loop, the loop body's statement, not the loop."""
+    found = _statements(filename)
+    text = ""
+    if found is not None:
+        spans = [span for span in found if span[0] <= lineno <= span[1]]
+        if spans:
+            start, end = min(spans, key=lambda span: span[1] - span[0])
+            text = " ".join(
+                _line(filename, n).removesuffix("\\").strip() for n in range(start, end + 1)
+            ).strip()
+    text = text or _line(filename, lineno)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _statements(filename: str) -> list[tuple[int, int]] | None:
+    """The line spans of the simple statements of ``filename`` (cached per file and mtime)."""
+    import ast
+    import os
+
+    try:
+        key = (filename, os.stat(filename).st_mtime_ns)
+    except OSError:
+        return None
+    if key in _PARSED:
+        return _PARSED[key]
+    try:
+        with open(filename, encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+        spans = [(n.lineno, n.end_lineno or n.lineno) for n in ast.walk(tree)
+                 if isinstance(n, ast.stmt) and not hasattr(n, "body")]  # fmt: skip
+    except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+        spans = None
+    if len(_PARSED) > 64:
+        _PARSED.clear()
+    _PARSED[key] = spans
+    return spans
+
+
+_PARSED: dict[tuple[str, int], list[tuple[int, int]] | None] = {}

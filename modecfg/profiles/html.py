@@ -15,9 +15,14 @@ __all__ = ["CSS", "notebook_html", "sections"]
 CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
 table{border-collapse:collapse;margin:1em 0}
-td,th{padding:.2em .6em;border-bottom:1px solid #ddd;text-align:right}
-td.l,th.l{text-align:left}code{font-size:12px}h2{margin-top:2em}.note{color:#a50}
+td,th{padding:.2em .6em;border-bottom:1px solid #ddd;text-align:right;white-space:nowrap}
+td.l,th.l{text-align:left;white-space:normal}code{font-size:12px}h2{margin-top:2em}.note{color:#a50}
+td.doubt{color:#999}.flags,.legend{color:#555;font-size:12px}
 """
+
+# A row timed over fewer calls, or shorter a call, than this is within the timer's own overhead
+# and the run-to-run noise (a scalar op measured at 41 us a call in one run, 0.44 us in another)
+FEW_CALLS, SHORT_CALL = 10, 2e-6
 
 
 def _bar_chart(report: ProfileReport, n: int) -> str:
@@ -59,14 +64,31 @@ def _label(row: Any) -> tuple[str, str]:
     return title, f"{op}{where}"
 
 
-def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], left: Sequence[int] = ()) -> str:
+def duration(seconds: float) -> str:
+    """A time in the unit that reads best (s, ms, µs, ns), three significant digits or so."""
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if seconds >= scale:
+            return (
+                f"{seconds / scale:.3g} {unit}" if seconds / scale < 1000 else f"{seconds / scale:.0f} {unit}"
+            )
+    return f"{seconds / 1e-9:.3g} ns" if seconds > 0 else "0"
+
+
+def _table(
+    headers: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    left: Sequence[int] = (),
+    doubt: Sequence[bool] = (),
+) -> str:
     head = "".join(
         f'<th class="{"l" if i in left else ""}">{html.escape(h)}</th>' for i, h in enumerate(headers)
     )
     body = []
-    for row in rows:
+    for n, row in enumerate(rows):
+        unsure = n < len(doubt) and doubt[n]
         cells = "".join(
-            f'<td class="{"l" if i in left else ""}">{html.escape(str(c))}</td>' for i, c in enumerate(row)
+            f'<td class="{"l" if i in left else "doubt" if unsure else ""}">{html.escape(str(c))}</td>'
+            for i, c in enumerate(row)
         )
         body.append(f"<tr>{cells}</tr>")
     return f"<table><tr>{head}</tr>{''.join(body)}</table>"
@@ -75,42 +97,68 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], left: Sequence
 def sections(shown: Sequence[ProfileReport], n_apply: int, n_ops: int) -> str:
     sections = []
     for report in shown:
+        rows = sorted(report.applies, key=lambda r: r.rank)[:n_apply]
         applies = [
-            (r.rank, f"{r.time * 1e3:.3f} ms", f"{r.share:.1%}", f"{r.cumulative:.1%}", r.calls,
-             f"{r.per_call * 1e6:.2f} us", r.op, ", ".join(f"{d}{s}" for s, d in r.inputs), r.source or "")
-            for r in sorted(report.applies, key=lambda r: r.rank)[:n_apply]
+            (r.rank, duration(r.time), f"{r.share:.1%}", f"{r.cumulative:.1%}", r.calls,
+             ("≈ " if _doubtful(r) else "") + duration(r.per_call), r.op,
+             ", ".join(f"{d}{s}" for s, d in r.inputs), _where(r, report))
+            for r in rows
         ]  # fmt: skip
-        ops = [
-            (f"{o.time * 1e3:.3f} ms", f"{o.share:.1%}", o.calls, o.nodes, o.op) for o in report.ops[:n_ops]
-        ]
-        classes = [
-            (f"{c.time * 1e3:.3f} ms", f"{c.share:.1%}", c.calls, c.nodes, c.op_class) for c in report.classes
-        ]
+        ops = [(duration(o.time), f"{o.share:.1%}", o.calls, o.nodes, o.op) for o in report.ops[:n_ops]]
+        classes = [(duration(c.time), f"{c.share:.1%}", c.calls, c.nodes, c.op_class) for c in report.classes]
         note = f'<p class="note">{html.escape(report.note)}</p>' if report.note else ""
+        flags = ", ".join(f"{name}={value} ({origin})" for name, value, origin in report.config)
+        said = (f"linker {report.linker}" if report.linker else "") + (
+            f"; compiled with {flags}" if flags else ""
+        )
+        head = f'<p class="flags">{html.escape(said)}</p>' if said else ""
         if report.device is not None:
             from modecfg.profiles.device import device_lines
 
             items = "".join(f"<li>{html.escape(line)}</li>" for line in device_lines(report.device))
-            sections.append(f"<h2>{html.escape(report.name)}</h2>{note}<ul>{items}</ul>")
+            sections.append(f"<h2>{html.escape(report.name)}</h2>{note}{head}<ul>{items}</ul>")
             continue
+        legend = []
+        if any(_doubtful(r) for r in rows):
+            legend.append(
+                f"≈ and grey: timed over fewer than {FEW_CALLS} calls, or under {duration(SHORT_CALL)} a "
+                "call: within the timer's own overhead and the noise between runs; compare them across runs"
+            )
+        if any("?" in s for r in rows for s, _ in r.inputs):
+            legend.append(
+                "?: a size not recorded (the sizes of values are recorded with the profile and "
+                "profile_memory flags both on during the calls)"
+            )
         sections.append(
             f"<h2>{html.escape(report.name)}</h2>"
-            f"<p>{report.calls} call(s); {report.call_time * 1e3:.3f} ms in calls, "
-            f"{report.profiled_time * 1e3:.3f} ms in nodes; compile {report.compile_time * 1e3:.1f} ms "
-            f"(rewrites {report.rewrite_time * 1e3:.1f} ms)</p>{note}"
+            f"<p>{report.calls} call(s); {duration(report.call_time)} in calls, "
+            f"{duration(report.profiled_time)} in nodes; compile {duration(report.compile_time)} "
+            f"(rewrites {duration(report.rewrite_time)})</p>{head}{note}"
             f"{_bar_chart(report, n_apply)}"
             "<h3>Apply nodes</h3>"
             + _table(
                 ["#", "time", "share", "cumul.", "calls", "per call", "op", "inputs", "source"],
                 applies,
                 left=(6, 7, 8),
+                doubt=[_doubtful(r) for r in rows],
             )
+            + "".join(f'<p class="legend">{html.escape(line)}</p>' for line in legend)
             + "<h3>Ops</h3>"
             + _table(["time", "share", "calls", "nodes", "op"], ops, left=(4,))
             + "<h3>Op classes</h3>"
             + _table(["time", "share", "calls", "nodes", "class"], classes, left=(4,))
         )
     return "".join(sections)
+
+
+def _doubtful(row: Any) -> bool:
+    return bool(row.calls < FEW_CALLS or row.per_call < SHORT_CALL)
+
+
+def _where(row: Any, report: ProfileReport) -> str:
+    """The row's source line; in the merged report, its function first."""
+    several = len({r.function for r in report.applies}) > 1
+    return (f"{row.function}: " if several else "") + (row.source or "")
 
 
 def notebook_html(report: ProfileReport, n_apply: int = 20, n_ops: int = 20) -> str:

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
 from modecfg._pytensor import marks
-from modecfg._source import source_line
+from modecfg._source import source_line, statement
 
 __all__ = ["ApplyRow", "ClassRow", "MemoryRow", "OpRow", "ProfileReport"]
 
@@ -97,9 +97,10 @@ def _source(node: Any) -> str | None:
             inherited = getattr(out.tag, marks.TRACE, None)
             if inherited:
                 frame = inherited
-                return f"{frame[0]}:{frame[1]}: {frame[3] or ''}".rstrip(": ") + " (rewritten)"
+                code = statement(frame[0], frame[1]) or frame[3] or ""
+                return f"{frame[0]}:{frame[1]}: {code}".rstrip(": ") + " (rewritten)"
         return None
-    return f"{line.file}:{line.line}: {line.code}"
+    return f"{line.file}:{line.line}: {statement(line.file, line.line) or line.code}"
 
 
 def _nbytes(var: Any, recorded: dict[Any, Any]) -> int | None:

@@ -472,3 +472,50 @@ def test_theanos_profile_mode_flags_are_obsolete_flags_naming_the_modern_one(
 ) -> None:
     with pytest.warns(modecfg.ObsoleteFlagWarning, match=rf"{legacy} is obsolete: use {modern}"):
         modecfg.load(env={"THEANO_FLAGS": f"{legacy}=5"})
+
+
+def test_the_html_report_is_readable_as_a_person_reads_it(tmp_path: Path) -> None:
+    """Issue 50, from a Chromium screenshot: times wrapped ("0.270 / ms"), "us" for µs, a statement
+    continued with a backslash cut at it, nothing said of the flags or linker, and a tiny scalar op
+    at 15% with no caveat. Now: one unit a time, never wrapped; the whole statement; the linker
+    and flags; rows too short or too few to trust marked, and why; sizes not recorded, and why."""
+    from modecfg.profiles.html import CSS, duration
+
+    assert "white-space:nowrap" in CSS.replace(" ", "")
+    assert [duration(t) for t in (2.5, 0.27e-3, 5.41e-6, 3e-9, 0.0, 1234e-3)] == [
+        "2.5 s", "270 µs", "5.41 µs", "3 ns", "0", "1.23 s",
+    ]  # fmt: skip
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import numpy as np\nimport pytensor, pytensor.tensor as pt\nx = pt.matrix()\n"
+        "y = pt.dot(x, x) \\\n    + 1\n"
+        "f = pytensor.function([x], y.sum())\nfor _ in range(3):\n    f(np.ones((4, 4)))\n"
+    )
+    page = tmp_path / "p.html"
+    done = subprocess.run(
+        [sys.executable, "-m", "modecfg", "profile", str(script), "--html", str(page)],
+        capture_output=True, text=True, timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "MODECFG_FLAGS": f"base_compiledir={COMPILEDIR}"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    text = page.read_text()
+    assert "y = pt.dot(x, x) + 1" in text  # the statement whole, across its backslash
+    assert " us<" not in text and "µs" in text or " ms<" in text
+    assert '<p class="flags">linker ' in text and "compiled with floatX=" in text
+    assert 'class="doubt"' in text and "≈ and grey: timed over fewer than 10 calls" in text  # 3 calls
+    assert "?: a size not recorded" in text
+
+
+def test_a_statement_is_read_whole_and_innermost(tmp_path: Path) -> None:
+    from modecfg._source import statement
+
+    source = tmp_path / "s.py"
+    source.write_text("a = (1 +\n     2)\nfor i in range(3):\n    b = i \\\n        * 2\nc = '" + "x" * 400 + "'\n")
+    assert statement(str(source), 2) == "a = (1 + 2)"
+    assert statement(str(source), 5) == "b = i * 2" and statement(str(source), 4) == "b = i * 2"
+    assert statement(str(source), 3) == "for i in range(3):"  # the loop's own line: that line
+    assert len(statement(str(source), 6)) == 300 and statement(str(source), 6).endswith("…")
+    assert statement(str(tmp_path / "missing.py"), 1) == ""
+    broken = tmp_path / "b.py"
+    broken.write_text("x = (\n")
+    assert statement(str(broken), 1) == "x = ("  # not Python: the line alone
