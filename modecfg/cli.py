@@ -125,7 +125,9 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    _with_pytensors_flags(say_held=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", modecfg.ObsoleteFlagWarning)  # reported below, once
+        _with_pytensors_flags(say_held=False)
     report = modecfg.diagnose(rc_files=args.rc or None)
     for source in report.sources:
         out.write(f"read {source}\n")
@@ -279,9 +281,17 @@ def _after_edit(edit: Any, out: TextIO) -> None:
     if edit.backup:
         out.write(f"the previous file is kept as {edit.backup}\n")
     try:
-        winner = modecfg.load().origin(edit.flag)
+        with warnings.catch_warnings(record=True) as heard:
+            warnings.simplefilter("always", modecfg.ObsoleteFlagWarning)
+            winner = modecfg.load().origin(edit.flag)
     except modecfg.ConfigError:
         return
+    obsolete = sorted({str(w.message).split(" is obsolete", 1)[0] for w in heard
+                       if issubclass(w.category, modecfg.ObsoleteFlagWarning)})  # fmt: skip
+    if obsolete:  # one line, not each flag's warning again at every edit
+        plural = "s" if len(obsolete) > 1 else ""
+        out.write(f"note: {len(obsolete)} obsolete flag{plural} here too ({', '.join(obsolete)}): "
+                  "modecfg validate says why, modecfg unset NAME removes one\n")  # fmt: skip
     elsewhere = winner.layer is modecfg.Layer.ENV or (
         winner.layer is modecfg.Layer.RC and winner.source != os.path.abspath(edit.path)
     )

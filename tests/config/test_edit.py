@@ -298,3 +298,20 @@ def test_a_bad_value_given_to_set_is_said_to_come_from_the_command_line(tmp_path
 def test_set_refuses_an_obsolete_name_and_says_unset_removes_it(tmp_path: Path) -> None:
     with pytest.raises(modecfg.UnknownFlagError, match=r"obsolete.*modecfg unset lib\.cnmem removes it"):
         set_flag("lib.cnmem", "0.5", str(tmp_path / "rc"))
+
+
+def test_set_and_validate_say_a_files_obsolete_flags_once(tmp_path: Path) -> None:
+    """Issue 50: every set re-printed each obsolete flag's warning, and validate printed each twice
+    (its report on stdout, the warning on stderr)."""
+    rc = tmp_path / "theanorc"
+    rc.write_text("[global]\nfloatX = float32\n[lib]\ncnmem = .75\n[nvcc]\nfastmath = True\n")
+    env = {**os.environ, "THEANORC": str(rc), "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    env.pop("THEANO_FLAGS", None)
+    edit = subprocess.run([sys.executable, "-m", "modecfg", "set", "floatX", "float64", "--file", str(rc)],
+                          env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert edit.returncode == 0 and "ObsoleteFlagWarning" not in edit.stderr, edit.stderr
+    assert edit.stdout.count("obsolete") == 1
+    assert "note: 2 obsolete flags here too (lib.cnmem, nvcc.fastmath): modecfg validate says why" in edit.stdout
+    check = subprocess.run([sys.executable, "-m", "modecfg", "validate"], env=env, capture_output=True,
+                           text=True, timeout=120)  # fmt: skip
+    assert check.stderr == "" and check.stdout.count("lib.cnmem is obsolete") == 1, check.stderr
