@@ -12,6 +12,7 @@ in one place, :mod:`modecfg._wiring`, when modecfg is imported.
 
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
+from modecfg import errors as _errors
 from modecfg._lazy import attach as _attach
 from modecfg._wiring import wire as _wire
 from modecfg.config import (
@@ -25,44 +26,7 @@ from modecfg.config import (
     diagnose,
     load,
 )
-from modecfg.errors import (
-    CacheArchiveError,
-    CacheLockTimeout,
-    CompareError,
-    CompareWarning,
-    CompileCacheWarning,
-    ConfigError,
-    ConfigErrors,
-    DeviceFallbackWarning,
-    DeviceMemoryError,
-    DeviceUnavailableError,
-    DumpError,
-    DumpWarning,
-    FlagSyntaxError,
-    FlagValueError,
-    Float64Error,
-    Float64Warning,
-    HeldFlagWarning,
-    ImportAssignmentWarning,
-    LinkerUnavailableError,
-    ModecfgError,
-    ModecfgWarning,
-    NanGuardError,
-    NanGuardWarning,
-    ObsoleteFlagWarning,
-    ProfileError,
-    PyTensorIntegrationWarning,
-    RcFileError,
-    ReadOnlyFlagError,
-    SharedValueError,
-    TestValueError,
-    TestValueWarning,
-    UnknownFlagError,
-    UnknownFlagWarning,
-    UnknownModeError,
-    UntrustedCacheError,
-    UntrustedDumpError,
-)
+from modecfg.errors import *  # noqa: F403  (the errors and warnings: modecfg.errors.__all__ names them)
 
 if _TYPE_CHECKING:  # the names handed out on first use, each written here once (modecfg._lazy)
     from modecfg import checks as checks
@@ -95,47 +59,12 @@ _wire()
 __version__ = "0.1.0"
 
 __all__ = [
-    "CacheArchiveError",
-    "CacheLockTimeout",
-    "CompareError",
-    "CompareWarning",
-    "CompileCacheWarning",
+    *_errors.__all__,
     "Config",
-    "ConfigError",
-    "ConfigErrors",
-    "DeviceFallbackWarning",
-    "DeviceMemoryError",
-    "DeviceUnavailableError",
     "Diagnosis",
-    "DumpError",
-    "DumpWarning",
-    "FlagSyntaxError",
-    "FlagValueError",
-    "Float64Error",
-    "Float64Warning",
-    "HeldFlagWarning",
-    "ImportAssignmentWarning",
     "Layer",
-    "LinkerUnavailableError",
-    "ModecfgError",
-    "ModecfgWarning",
-    "NanGuardError",
-    "NanGuardWarning",
-    "ObsoleteFlagWarning",
     "Origin",
     "Override",
-    "ProfileError",
-    "PyTensorIntegrationWarning",
-    "RcFileError",
-    "ReadOnlyFlagError",
-    "SharedValueError",
-    "TestValueError",
-    "TestValueWarning",
-    "UnknownFlagError",
-    "UnknownFlagWarning",
-    "UnknownModeError",
-    "UntrustedCacheError",
-    "UntrustedDumpError",
     "__version__",
     "change_flags",
     "config",
