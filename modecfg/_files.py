@@ -10,7 +10,10 @@ from __future__ import annotations
 import os
 import stat
 
-__all__ = ["NotReadable", "others_can_write", "read_regular_file", "shared_filesystem", "user_cache_dir"]
+__all__ = [
+    "NotReadable", "others_can_write", "read_regular_file", "shared_filesystem", "unsafe_cache",
+    "user_cache_dir",
+]  # fmt: skip
 
 _KINDS = (
     (stat.S_ISDIR, "a directory"),
@@ -47,6 +50,20 @@ def read_regular_file(path: str, *, limit: int | None = None) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def unsafe_cache(base: str, origin: object) -> str:
+    """Why the compile cache at ``base`` (set by ``origin``) runs code others wrote, and what to
+    do; '' when only the user (and root) can write it. Said by ``modecfg doctor`` and ``validate``
+    as a problem, and once as a warning when PyTensor is imported."""
+    unsafe = others_can_write(base)
+    if not unsafe:
+        return ""
+    return (
+        f"base_compiledir={base} (from {origin}): {unsafe}, and PyTensor loads the compiled modules it "
+        "finds there: whoever can write it runs code in your process. Use a directory only you can "
+        "write (the default ~/.pytensor), or chmod go-w it"
+    )
 
 
 def others_can_write(path: str) -> str:

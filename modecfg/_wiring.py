@@ -136,20 +136,14 @@ def _pytensor_loaded() -> None:
 def _say_unsafe_cache() -> None:
     """A compile cache others may write is code others can run in this process: said once, when
     PyTensor is imported (``modecfg validate`` reports it as an error)."""
-    from modecfg._files import others_can_write
+    from modecfg._files import unsafe_cache
 
-    base = str(config.base_compiledir)
-    unsafe = others_can_write(base)
-    if unsafe:
+    said = unsafe_cache(str(config.base_compiledir), config.origin("base_compiledir"))
+    if said:
         from modecfg._warn import warn
         from modecfg.errors import CompileCacheWarning
 
-        warn(
-            f"base_compiledir={base} ({config.origin('base_compiledir')}): {unsafe}, and PyTensor loads "
-            "the compiled modules it finds there: whoever can write it runs code in this process. Use a "
-            "directory only you can write (the default ~/.pytensor), or chmod go-w it",
-            CompileCacheWarning,
-        )
+        warn(said, CompileCacheWarning)
 
 
 def wire() -> None:

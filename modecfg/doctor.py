@@ -368,15 +368,11 @@ def preflight(cfg: Config) -> list[str]:
         problems.append(f"dump key: {why}; NaN-guard dumps would be written unsigned, and replaying "
                         "your own would need --trust")  # fmt: skip
     base = os.path.abspath(str(cfg.base_compiledir))
-    from modecfg._files import others_can_write
+    from modecfg._files import unsafe_cache
 
-    unsafe = others_can_write(base)
+    unsafe = unsafe_cache(base, cfg.origin("base_compiledir"))
     if unsafe:
-        problems.append(
-            f"base_compiledir={base} (from {cfg.origin('base_compiledir')}): {unsafe}, and PyTensor loads "
-            f"the compiled modules it finds there: whoever can write it runs code in your process. Use a "
-            f"directory only you can write (the default ~/.pytensor), or chmod go-w it"
-        )
+        problems.append(unsafe)
     existing = base
     while not os.path.exists(existing) and os.path.dirname(existing) != existing:
         existing = os.path.dirname(existing)

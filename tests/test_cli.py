@@ -501,7 +501,7 @@ def test_a_compile_cache_others_can_write_is_an_error_in_validate_and_a_warning_
         """,
         {"THEANO_FLAGS": f"base_compiledir={cache}"},
     )
-    assert len(out["said"]) == 1 and "whoever can write it runs code in this process" in out["said"][0]
+    assert len(out["said"]) == 1 and "whoever can write it runs code in your process" in out["said"][0]
     shared.chmod(0o700)
     assert _modecfg("validate", THEANO_FLAGS=f"base_compiledir={cache}").returncode == 0
 
