@@ -11,8 +11,8 @@ import os
 import stat
 
 __all__ = [
-    "NotReadable", "others_can_write", "read_regular_file", "shared_filesystem", "unsafe_cache",
-    "user_cache_dir",
+    "NotReadable", "configured_directory", "directory_problem", "others_can_write", "private_directory",
+    "read_regular_file", "shared_filesystem", "unsafe_cache", "user_cache_dir",
 ]  # fmt: skip
 
 _KINDS = (
@@ -128,6 +128,55 @@ def shared_filesystem(path: str, *, mounts: str | None = None) -> str:
         if inside and len(point) >= len(best):
             best, kind = point, words[2]
     return kind if kind in _SHARED_KINDS else ""
+
+
+def configured_directory(configured: str, name: str) -> str:
+    """The directory a flag names (``~`` expanded, made absolute), else ``name`` in the user's
+    cache directory: where NaN-guard dumps and CompareMode's reproductions go (not created)."""
+    if configured:
+        return os.path.abspath(os.path.expanduser(configured))
+    return user_cache_dir(name)
+
+
+def directory_problem(directory: str) -> str:
+    """Why dumps could not be written privately to ``directory`` ('' if they could), creating nothing."""
+    if not os.path.lexists(directory):
+        parent = directory
+        while not os.path.exists(parent) and os.path.dirname(parent) != parent:
+            parent = os.path.dirname(parent)
+        if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
+            return f"it cannot be created ({parent} cannot be written)"
+        return ""
+    return _ownership_problem(directory) or (
+        "" if os.access(directory, os.W_OK | os.X_OK) else f"{directory} cannot be written"
+    )
+
+
+def private_directory(directory: str) -> str:
+    """Create ``directory`` 0700 if missing; refuse one others could tamper with (its problem, or '')."""
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+    except OSError as exc:
+        return f"cannot create {directory} ({exc.strerror})"
+    return _ownership_problem(directory)
+
+
+def _ownership_problem(directory: str) -> str:
+    """Why an existing ``directory`` is no private place for dumps ('' if it is)."""
+    try:
+        info = os.lstat(directory)
+    except OSError as exc:
+        return f"cannot look at {directory} ({exc.strerror})"
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
+        return f"{directory} is not a plain directory (a symbolic link or a file): refused"
+    if hasattr(os, "getuid") and info.st_uid != os.getuid():
+        return f"{directory} belongs to another user (uid {info.st_uid}): refused, as ssh would"
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return (
+            f"{directory} is writable by group or others (mode {stat.S_IMODE(info.st_mode):o}): "
+            f"refused, as ssh would; chmod 700 {directory}"
+        )
+    return ""
 
 
 def user_cache_dir(*parts: str) -> str:

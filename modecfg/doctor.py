@@ -354,7 +354,8 @@ def preflight(cfg: Config) -> list[str]:
         why = "" if missing or not compiler_ok else _does_not_link(cxx, str(ldflags))
         if why:
             problems.append(f"blas.ldflags={ldflags} (from {cfg.origin('blas.ldflags')}): {why}")
-    from modecfg.modes.dump import directory_problem, dump_directory
+    from modecfg._files import directory_problem
+    from modecfg.modes.dump import dump_directory
 
     dumps = dump_directory(cfg)
     why = directory_problem(dumps)

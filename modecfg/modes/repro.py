@@ -25,12 +25,9 @@ __all__ = ["repro_directory", "smallest_repro", "write_repro"]
 
 def repro_directory() -> str:
     """Where reproductions go (not created): ``CompareMode.repro_dir``, else the user's cache."""
-    configured = str(config.CompareMode.repro_dir)
-    if configured:
-        return os.path.abspath(os.path.expanduser(configured))
-    from modecfg._files import user_cache_dir
+    from modecfg._files import configured_directory
 
-    return user_cache_dir("compare")
+    return configured_directory(str(config.CompareMode.repro_dir), "compare")
 
 
 _SCRIPT = '''\
@@ -123,9 +120,9 @@ def write_repro(graph: Any, outputs: list[Any], inputs: list[Any], backend: str,
     """Write the sub-graph of ``graph`` up to ``outputs`` as a script and its inputs as an .npz; its
     path, or None and why not. The script compiles it on ``backend`` (with ``rewrites``, and
     without ``exclude`` as a third run) and on ``reference`` as it is."""
+    from modecfg._files import private_directory
     from modecfg._pytensor.compare import nodes_between, upstream
     from modecfg._pytensor.graphsource import CannotWrite, write_graph
-    from modecfg.modes.dump import private_directory
 
     used = upstream(graph, outputs)
     sub_inputs = [v for v in graph.inputs if v in used]

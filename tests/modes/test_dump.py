@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import modecfg
+from modecfg import _files
 from modecfg.errors import DumpError, UntrustedDumpError
 from modecfg.modes import dump as dump_module
 from tests.conftest import COMPILEDIR
@@ -635,19 +636,19 @@ def test_a_random_state_in_a_dump_comes_back_with_its_state(tmp_path: Path) -> N
 
 
 def test_validate_says_where_dumps_could_go_and_creates_nothing(tmp_path: Path, unwritable: Path) -> None:
-    assert dump_module.directory_problem(str(tmp_path / "a" / "b")) == ""
+    assert _files.directory_problem(str(tmp_path / "a" / "b")) == ""
     assert not (tmp_path / "a").exists()
     blocker = tmp_path / "a-file"
     blocker.write_text("")
     assert (
-        dump_module.directory_problem(str(blocker / "dumps"))
+        _files.directory_problem(str(blocker / "dumps"))
         == f"it cannot be created ({blocker} cannot be written)"
     )
-    assert dump_module.directory_problem(str(unwritable / "x" / "dumps")) == (
+    assert _files.directory_problem(str(unwritable / "x" / "dumps")) == (
         f"it cannot be created ({unwritable} cannot be written)"
     )
-    assert dump_module.directory_problem(str(unwritable)) == f"{unwritable} cannot be written"
-    assert dump_module.directory_problem(str(tmp_path)) == ""
+    assert _files.directory_problem(str(unwritable)) == f"{unwritable} cannot be written"
+    assert _files.directory_problem(str(tmp_path)) == ""
 
 
 def test_a_live_process_s_temporary_file_is_left_alone_and_the_process_too(
