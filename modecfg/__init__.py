@@ -35,6 +35,7 @@ if _TYPE_CHECKING:  # the names handed out on first use, each written here once 
     from modecfg import profiles as profiles
     from modecfg import workers as workers
     from modecfg._pytensor.debugmode import DebugMode as DebugMode
+    from modecfg._pytensor.load import load_pytensor as load_pytensor
     from modecfg.checks import check_float32 as check_float32
     from modecfg.config.explain import Explanation as Explanation
     from modecfg.config.migrate import Migration as Migration

@@ -26,8 +26,8 @@ from typing import Any, NamedTuple
 
 import filelock  # PyTensor's dependency, and its compile lock: this module is imported on demand
 
-from modecfg._terminal import shown
 from modecfg.errors import CacheLockTimeout
+from modecfg.terminal import shown
 
 __all__ = ["Holder", "LockTimeout", "hold", "holders", "lock_holders", "mapped_under", "note_path", "release"]
 

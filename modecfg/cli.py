@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any, TextIO, cast
 
 import modecfg
-from modecfg._terminal import Shown
 from modecfg.config.flagstring import parse as parse_flags
 from modecfg.config.migrate import Migration, migrate_file, migrate_flags
 from modecfg.config.units import check_duration, check_size
 from modecfg.errors import ConfigErrors, HeldFlagWarning, ModecfgError
+from modecfg.terminal import Shown
 
 __all__ = ["main"]
 
@@ -45,10 +45,7 @@ def _with_pytensors_flags(*, say_held: bool = True) -> None:
     either is said (a HeldFlagWarning), unless the command reports it itself (``validate``)."""
     import importlib.util
 
-    from modecfg._pytensor.load import is_loaded
-    from modecfg._pytensor.load import load as load_pytensor
-
-    if is_loaded() or importlib.util.find_spec("pytensor") is None:
+    if "pytensor" in sys.modules or importlib.util.find_spec("pytensor") is None:
         return
     try:
         modecfg.config.sources  # noqa: B018  (the sources first: a broken one is this command's error)
@@ -60,7 +57,7 @@ def _with_pytensors_flags(*, say_held: bool = True) -> None:
         warnings.simplefilter("ignore")  # PyTensor's own notes on the same names
         if say_held:
             warnings.simplefilter("always", HeldFlagWarning)
-        load_pytensor()
+        modecfg.load_pytensor()  # its import puts modecfg's integration in
 
 
 def cmd_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -244,9 +241,7 @@ def cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     shown = list(cfg.changed())
     values = {name: str(cfg[name]) for name in dict.fromkeys([*shown, "floatX", "mode", "linker"])}
     if values["linker"] in ("auto", "per_graph"):
-        from modecfg._pytensor.kinds import linker_name
-
-        values["linker"] += f" ({linker_name(modecfg.get_mode(None).linker)})"
+        values["linker"] += f" ({modecfg.linkers.linker_name(modecfg.get_mode(None).linker)})"
     width = max(14, *(len(v) for v in values.values()))
     for name, value in values.items():
         out.write(f"  {name:<24} {value:<{width}} {cfg.origin(name)}\n")
@@ -433,7 +428,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     import runpy
     import traceback
 
-    from modecfg._script import exit_status, run_module, run_script
+    from modecfg.scripts import exit_status, run_module, run_script
 
     run: Callable[[str, Sequence[str]], None] = run_module
     if args.module:
@@ -479,8 +474,8 @@ def cmd_autoload(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_check_float32(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from modecfg._script import exit_status
     from modecfg.checks.script import check_script
+    from modecfg.scripts import exit_status
 
     _script_arguments(args, ())
     status = 0
@@ -531,9 +526,9 @@ def _print_findings(findings: Sequence[modecfg.checks.Finding], out: TextIO) -> 
 def cmd_compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Run a script with mode=CompareMode: exit 0 when every compared call agreed, 1 at the first
     that did not (its report printed), 2 when the script failed otherwise."""
-    from modecfg._script import exit_status, run_script
     from modecfg.errors import CompareError
     from modecfg.modes.compare import counted
+    from modecfg.scripts import exit_status, run_script
 
     _script_arguments(args, ())
     cfg = modecfg.config
@@ -565,10 +560,10 @@ def cmd_compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_profile(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from modecfg._script import exit_status, run_script
     from modecfg.profiles import ProfileReport
     from modecfg.profiles.render import to_html, to_json, to_trace
     from modecfg.profiles.session import all_stats, mark_printed, reports
+    from modecfg.scripts import exit_status, run_script
 
     _script_arguments(args, ("--json", "--trace", "--html"))
     cfg = modecfg.config

@@ -80,7 +80,7 @@ def _integration(verbose: bool = True) -> list[tuple[str, str]]:
     ``verbose``: how many are on, waiting and off, and those off (not because not needed)."""
     import warnings
 
-    from modecfg._pytensor.load import load
+    from modecfg._pytensor.load import load_pytensor as load
     from modecfg._pytensor.patches import TESTED, contacts, status, version_problem
 
     try:

@@ -16,9 +16,9 @@ import pytest
 grimp = pytest.importorskip("grimp")
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("modecfg.errors", "modecfg._registry", "modecfg._warn", "modecfg._source", "modecfg._script",
+    ("modecfg.errors", "modecfg._registry", "modecfg._warn", "modecfg._source", "modecfg.scripts",
      "modecfg._holders", "modecfg._html", "modecfg._files", "modecfg._locks", "modecfg._lazy",
-     "modecfg._terminal", "modecfg.config.origin"),
+     "modecfg.terminal", "modecfg.config.origin"),
     ("modecfg.config",),
     ("modecfg._pytensor",),
     ("modecfg.modes", "modecfg.linkers", "modecfg.checks", "modecfg.profiles", "modecfg.debug",
@@ -166,3 +166,28 @@ def test_the_boundary_test_sees_an_import_inside_a_function() -> None:
     fake.add_import(importer="modecfg.modes.build", imported="pytensor", line_number=120,
                     line_contents="    from pytensor.compile.mode import Mode")  # fmt: skip
     assert _pytensor_importers(fake) == {"modecfg.modes.build"}
+
+
+def test_the_cli_uses_the_public_api_only() -> None:
+    """Issue 49: cli.py imported 17 internal modules and called Config._assign. It imports no
+    module or name of modecfg's that starts with an underscore, and reaches no private attribute
+    (a named tuple's _asdict/_replace are its public API)."""
+    import ast
+    from pathlib import Path
+
+    cli = Path(__file__).resolve().parents[1] / "modecfg" / "cli.py"
+    tree = ast.parse(cli.read_text(encoding="utf-8"))
+    private = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("modecfg"):
+            parts = (node.module or "").split(".") + [alias.name for alias in node.names]
+            private += [f"line {node.lineno}: {node.module}" for part in parts if part.startswith("_")]
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                parts = alias.name.split(".")
+                if parts[0] == "modecfg" and any(part.startswith("_") for part in parts):
+                    private.append(f"line {node.lineno}: {alias.name}")
+        elif isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+            if node.attr not in ("_asdict", "_replace", "_fields"):
+                private.append(f"line {node.lineno}: .{node.attr}")
+    assert private == []

@@ -19,7 +19,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from modecfg._pytensor.load import load
+from modecfg._pytensor.load import load_pytensor as load
 
 __all__ = ["LOCK_NAME", "SUPPORT_MODULES", "c_cache_dir", "layout_problem", "numba_cache_dir", "signature"]
 

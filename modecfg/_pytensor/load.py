@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-__all__ = ["compile_function", "is_loaded", "load"]
+__all__ = ["compile_function", "is_loaded", "load_pytensor"]
 
 
 def is_loaded() -> bool:
@@ -18,7 +18,7 @@ def is_loaded() -> bool:
     return "pytensor" in sys.modules
 
 
-def load() -> None:
+def load_pytensor() -> None:
     """Import PyTensor (a no-op once it is); errors of its start-up are the caller's to say."""
     import pytensor  # noqa: F401
 

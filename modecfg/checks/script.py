@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from modecfg._script import run_script as _run
 from modecfg.checks.enforce import collecting
 from modecfg.checks.float32 import Finding
+from modecfg.scripts import run_script as _run
 
 __all__ = ["check_script"]
 

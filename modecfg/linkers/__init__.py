@@ -7,6 +7,8 @@ compiler is given.
 
 from __future__ import annotations
 
+from typing import Any
+
 from modecfg._registry import linkers as _registry
 from modecfg._registry.linkers import LinkerInfo, canonical_linker, linker_names
 from modecfg.config import config
@@ -16,11 +18,19 @@ __all__ = [
     "best_linker",
     "canonical_linker",
     "limit",
+    "linker_name",
     "linker_names",
     "resolve_linker",
     "table",
     "why_unavailable",
 ]
+
+
+def linker_name(linker: Any) -> str:
+    """A PyTensor linker object by its name in the table (cvm, numba, ...)."""
+    from modecfg._pytensor.kinds import linker_name as name
+
+    return name(linker)
 
 
 def _cxx(cxx: str | None) -> str:
