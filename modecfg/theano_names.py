@@ -56,6 +56,14 @@ MOVED: dict[str, tuple[str, str]] = {
 }  # fmt: skip
 for _old, _new in list(MOVED.items()):  # Aesara had Theano's layout
     MOVED.setdefault("aesara" + _old[len("theano") :], _new)
+# The same names spelled with pytensor, as a reader of the Theano documents writes them by hand
+# (`from pytensor.compile.nanguardmode import NanGuardMode` fails bare): where PyTensor has no
+# such name (the tests check each). PyTensor's own DebugMode and MonitorMode stay PyTensor's.
+_PYTENSOR_HAS = ("theano.compile.debugmode.", "theano.compile.monitormode.", "theano.compile.DebugMode",
+                 "theano.compile.MonitorMode", "theano.tensor.nnet.")  # fmt: skip
+for _old, _new in list(MOVED.items()):
+    if _old.startswith("theano.") and not _old.startswith(_PYTENSOR_HAS):
+        MOVED.setdefault("pytensor" + _old[len("theano") :], _new)
 
 # what an old name needs said but has no new name to write (its module is gone)
 GONE: dict[str, str] = {
@@ -76,14 +84,22 @@ class Rename(NamedTuple):
     why: str
 
     def __str__(self) -> str:
-        to = f"{self.new}" if self.new else "(by hand)"
+        to = self.new.replace("\n", "; ") if self.new else "(by hand)"
         return f"{self.line}:{self.column}: {self.written} -> {to}: {self.why}"
 
 
 def translate(dotted: str) -> tuple[str, str] | None:
-    """The new dotted name of ``dotted`` and why; None when it is no Theano or Aesara name."""
+    """The new dotted name of ``dotted`` and why; None when it is no Theano or Aesara name (or a
+    PyTensor spelling of a name that moved elsewhere)."""
     parts = dotted.split(".")
     if parts[0] not in ROOTS:
+        if parts[0] != "pytensor":
+            return None
+        for cut in range(len(parts), 1, -1):
+            head = ".".join(parts[:cut])
+            if head in MOVED:
+                new, why = MOVED[head]
+                return ".".join([new, *parts[cut:]]), why
         return None
     for cut in range(len(parts), 0, -1):
         head = ".".join(parts[:cut])
@@ -157,7 +173,11 @@ def _analyse(source: str) -> tuple[list[Rename], list[_Span], set[str]]:
             for alias in node.names:
                 found = translate(alias.name)
                 if found is None:
+                    if alias.name.split(".")[0] == "pytensor":  # a chain through it may hold a moved name
+                        aliases[alias.asname or "pytensor"] = alias.name if alias.asname else "pytensor"
                     continue
+                if alias.name.split(".")[0] == "pytensor" and not alias.asname:
+                    needed.add("pytensor")  # `import pytensor.x` bound pytensor: still bound after
                 new, why = found
                 local = alias.asname or alias.name.split(".")[0]
                 aliases[local] = alias.name if alias.asname else alias.name.split(".")[0]
@@ -174,13 +194,15 @@ def _analyse(source: str) -> tuple[list[Rename], list[_Span], set[str]]:
                     rebound[local] = new if alias.asname else new.split(".")[0]
                     renamed[local] = local if alias.asname else new.split(".")[0]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            if node.module.split(".")[0] not in ROOTS:
+            if node.module.split(".")[0] not in (*ROOTS, "pytensor"):
                 continue
             targets = []
             for alias in node.names:
                 full = f"{node.module}.{alias.name}"
                 aliases[alias.asname or alias.name] = full
                 targets.append((alias, translate(full)))
+            if node.module.split(".")[0] == "pytensor" and all(found is None for _, found in targets):
+                continue  # PyTensor's own names
             _from_import(node, targets, source, lines, starts, renames, spans, rebound)
     for node in ast.walk(tree):
         if not isinstance(node, ast.Attribute):
@@ -232,39 +254,46 @@ def _from_import(
     spans: list[_Span],
     rebound: dict[str, str],
 ) -> None:
-    """``from theano.x import a, b``: one module to import them all from, the names kept (``as``
-    their old names where the new one differs); else said, by hand."""
+    """``from theano.x import a, b``: the names kept (``as`` their old names where the new one
+    differs), imported from their new modules: one statement per module (a statement written on
+    several lines keeps its layout where one module holds them all); a name that is gone is said,
+    by hand. A PyTensor name that did not move stays where it is."""
     start = _where(lines, starts, node.lineno, node.col_offset)
     end = _where(lines, starts, node.end_lineno or node.lineno, node.end_col_offset or 0)
     text = source[start:end]
     column = start - starts[node.lineno - 1] + 1
-    news = [(alias, found[0] if found else "", found[1] if found else "") for alias, found in targets]
-    modules = {new.rpartition(".")[0] for _, new, _ in news}
+    module_now = node.module or ""
+    news = []
+    for alias, found in targets:
+        if found is None:  # pytensor's own name: it stays
+            news.append((alias, f"{module_now}.{alias.name}", ""))
+        else:
+            news.append((alias, found[0], found[1]))
     why = "; ".join(dict.fromkeys(w for _, _, w in news if w))
-    if any(not new for _, new, _ in news) or len(modules) != 1 or "" in modules:
+    if any(not new for _, new, _ in news):
         gone = [f"{a.name} -> {new or '(gone)'}" for a, new, _ in news]
-        renames.append(Rename(node.lineno, column, text, node.module or "", "", f"{why}: {', '.join(gone)}"))
+        renames.append(Rename(node.lineno, column, text, module_now, "", f"{why}: {', '.join(gone)}"))
         return
-    (module,) = modules
-    names = []
+    by_module: dict[str, list[str]] = {}
     for alias, new, _ in news:
-        leaf = new.rpartition(".")[2]
+        module, _, leaf = new.rpartition(".")
         local = alias.asname or alias.name
-        names.append(leaf if leaf == local else f"{leaf} as {local}")
+        by_module.setdefault(module, []).append(leaf if leaf == local else f"{leaf} as {local}")
         rebound[local] = new
-    rewritten = re.sub(
-        r"^from\s+[\w.]+\s+import\s+.*\Z", f"from {module} import {', '.join(names)}", text, flags=re.S
-    )
-    if "(" in text or "\\" in text or "#" in text:  # several lines: the module only, the rest kept
+    several_lines = "(" in text or "\\" in text or "#" in text
+    if several_lines:  # the module only, the rest of the statement as written
         names_same = all(new.rpartition(".")[2] == (a.asname or a.name) for a, new, _ in news)
-        if not names_same:
-            renames.append(
-                Rename(node.lineno, column, text, node.module or "", "", f"{why}: rewrite by hand")
-            )
+        if len(by_module) != 1 or not names_same:
+            renames.append(Rename(node.lineno, column, text, module_now, "", f"{why}: rewrite by hand"))
             return
-        rewritten = re.sub(r"^from\s+[\w.]+", f"from {module}", text)
+        rewritten = re.sub(r"^from\s+[\w.]+", f"from {next(iter(by_module))}", text)
+    else:
+        indent = lines[node.lineno - 1][: len(lines[node.lineno - 1]) - len(lines[node.lineno - 1].lstrip())]
+        rewritten = f"\n{indent}".join(
+            f"from {module} import {', '.join(names)}" for module, names in by_module.items()
+        )
     if rewritten != text:
-        renames.append(Rename(node.lineno, column, text, node.module or "", rewritten, why))
+        renames.append(Rename(node.lineno, column, text, module_now, rewritten, why))
         spans.append(_Span(start, end, rewritten))
 
 

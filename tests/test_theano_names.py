@@ -109,20 +109,22 @@ def test_aliases_are_followed_and_kept() -> None:
 
 def test_what_cannot_be_rewritten_in_place_is_said_and_left() -> None:
     source = (
-        "from theano.compile import DebugMode, function\nimport theano.sandbox.cuda\n"
+        "from theano.compile import (DebugMode,\n    function)\nimport theano.sandbox.cuda\n"
         "x = theano.config.lib.cnmem\n"
     )
     text, renames = rewrite(source)
     assert text == source
     said = {r.line: r for r in renames}
-    assert (
-        said[1].new == ""
-        and "DebugMode -> modecfg.DebugMode, function -> pytensor.compile.function" in said[1].why
-    )
+    assert said[1].new == "" and "rewrite by hand" in said[1].why  # two modules, on several lines
+    split, _ = rewrite("from theano.compile import DebugMode, function\n")  # on one line: split
+    assert split == "from modecfg import DebugMode\nfrom pytensor.compile import function\n"
+    said = {r.line: r for r in renames}
+    said[2] = said.pop(3)
+    said[3] = said.pop(4)
     assert said[2].new == "" and "device=cuda" in said[2].why
     assert said[3].new == "" and "lib.cnmem is obsolete" in said[3].why
     assert str(said[3]).startswith(
-        "3:5: theano.config.lib.cnmem -> (by hand): the flag lib.cnmem is obsolete"
+        "4:5: theano.config.lib.cnmem -> (by hand): the flag lib.cnmem is obsolete"
     )
 
 
@@ -167,3 +169,28 @@ def test_the_command_refuses_python_2_and_write_without_a_script(tmp_path: Path)
     command = [sys.executable, "-m", "modecfg", "migrate", "--flags", "floatX=float32", "--write"]
     done = subprocess.run(command, capture_output=True, text=True)
     assert done.returncode == 2 and "--write rewrites a Python script" in done.stderr
+
+
+def test_the_pytensor_spelling_of_a_moved_name_is_rewritten_too_and_pytensors_own_names_stay() -> None:
+    """A reader of the Theano documents who writes pytensor for theano by hand gets
+    ModuleNotFoundError for pytensor.compile.nanguardmode and pytensor.tensor.opt: migrate says
+    where they went; PyTensor's own names (DebugMode, tensor, function) are left as they are."""
+    for old in MOVED:
+        if old.startswith("pytensor."):
+            assert not _exists(old), old  # no such name in PyTensor: moved
+    assert "pytensor.compile.debugmode.DebugMode" not in MOVED  # PyTensor's own, kept
+    source = (
+        "import pytensor\nfrom pytensor import tensor, ProfileMode\n"
+        "op = pytensor.tensor.opt.Assert('x')  # check\nf = pytensor.function\n"
+    )
+    text, renames = rewrite(source)
+    assert text == (
+        "import pytensor\nfrom pytensor import tensor\nfrom modecfg import ProfileMode\n"
+        "op = pytensor.raise_op.Assert('x')  # check\nf = pytensor.function\n"
+    )
+    assert str(renames[0]).startswith(
+        "2:1: from pytensor import tensor, ProfileMode -> from pytensor import tensor; from"
+    )
+    assert rewrite("from pytensor import tensor, function\nimport pytensor.tensor as pt\n")[1] == []
+    text, _ = rewrite("import pytensor.compile.nanguardmode\nf = pytensor.function\n")
+    assert text == "import modecfg\nimport pytensor\nf = pytensor.function\n"  # pytensor stays bound
