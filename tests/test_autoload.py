@@ -64,7 +64,7 @@ def test_modecfg_run_prints_the_scripts_error_from_its_own_frames(script: Path) 
     assert lines[0] == "Traceback (most recent call last):"
     assert lines[1].startswith(f'  File "{script}", line 7, in <module>'), done.stderr
     assert lines[-1] == "ValueError: the script's own error"
-    assert "runpy" not in done.stderr and "cli.py" not in done.stderr and "_script.py" not in done.stderr
+    assert "runpy" not in done.stderr and "modecfg/cli" not in done.stderr and "scripts.py" not in done.stderr
 
 
 def test_modecfg_run_runs_a_module_as_python_m_does(tmp_path: Path) -> None:
