@@ -111,13 +111,14 @@ def _failed(state: str, reason: str) -> bool:
 # What each matmul_precision costs and gains on a GPU: a 4096x4096 float32 product on an H100
 # (issue 46's measurements; the CPU computes float32 whatever the flag says).
 PRECISION_COST = {
-    "highest": "matmuls and convolutions through JAX in true float32 (an H100's 4096x4096 product: "
-    "max relative error ~3e-6 against float64, 2.9 ms); matmul_precision=default is ~8x faster there "
-    "at ~3e-4",
+    "highest": "matmuls and convolutions through JAX in true float32 (as reported for an H100's "
+    "4096x4096 product: max relative error ~3e-6 against float64, 2.9 ms); matmul_precision=default "
+    "is ~8x faster there at ~3e-4",
     "high": "matmuls through JAX at JAX's 'high' precision (TF32 inputs or three bfloat16 passes, "
     "XLA's choice): faster than float32, less exact; matmul_precision=highest for true float32",
-    "default": "matmuls through JAX at JAX's default, the backend's fastest (an H100's 4096x4096 "
-    "product: max relative error ~3e-4, 0.35 ms); matmul_precision=highest for true float32 (~3e-6)",
+    "default": "matmuls through JAX at JAX's default, the backend's fastest (as reported for an "
+    "H100's 4096x4096 product: max relative error ~3e-4, 0.35 ms); matmul_precision=highest for "
+    "true float32 (~3e-6)",
 }
 
 
