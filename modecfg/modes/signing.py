@@ -140,5 +140,6 @@ def sign(key: bytes, manifest: bytes) -> str:
 
 
 def verify(key: bytes, manifest: bytes, signature: str) -> bool:
-    """Whether ``signature`` was made from ``manifest`` with ``key`` (constant time)."""
-    return hmac.compare_digest(sign(key, manifest), signature)
+    """Whether ``signature`` was made from ``manifest`` with ``key`` (constant time). A signature
+    that is not ASCII text (a damaged or forged file) is no signature: compare_digest would raise."""
+    return signature.isascii() and hmac.compare_digest(sign(key, manifest), signature)

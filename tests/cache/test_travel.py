@@ -235,3 +235,168 @@ def test_a_damaged_member_signed_with_your_key_is_one_clear_error(tmp_path: Path
     with pytest.raises(CacheArchiveError, match=r"maaaa\.so cannot be read \(.*\): damaged"):
         import_cache(archive, found=empty(tmp_path / "b"))
     assert not (tmp_path / "b" / "c" / "tmpaaaa").exists()
+
+
+# -- what `make mutate MODULE=travel` found untested -----------------------------------------------
+
+
+def _signed(archive: Path, manifest: object) -> None:
+    """``archive`` with ``manifest`` as its manifest, signed with the user's key."""
+    from modecfg.modes.signing import sign, signing_key
+
+    text = json.dumps(manifest).encode()
+    key = signing_key(create=True)
+    assert isinstance(key, bytes)
+    _rewrite(archive, {"manifest.json": text, "manifest.sig": sign(key, text).encode()})
+
+
+@pytest.mark.parametrize(
+    ("manifest", "says"),
+    [({"format": 1, "entries": {}}, "('entries' is not a list)"), ([], "(format None)"),
+     ({"format": 99, "entries": []}, "(format 99)")],
+)  # fmt: skip
+def test_the_manifests_first_problem_is_said_in_full(tmp_path: Path, manifest: object, says: str) -> None:
+    archive = tmp_path / "warm.zip"
+    export_cache(archive, found=warm(tmp_path / "a"))
+    with zipfile.ZipFile(archive) as zf:
+        real = json.loads(zf.read("manifest.json"))
+    if isinstance(manifest, dict) and manifest.get("format") == 1:
+        manifest = {**real, "entries": {}}
+    _signed(archive, manifest)
+    with pytest.raises(CacheArchiveError) as caught:
+        import_cache(archive, found=empty(tmp_path / "b"))
+    assert str(caught.value) == f"{archive}: its manifest cannot be read {says}"
+
+
+def test_an_empty_file_nested_deep_and_a_link_out_of_the_cache(tmp_path: Path) -> None:
+    """A file of size 0 travels (its size is 0, not missing); the directories of a nested file are
+    made; a symbolic link in an entry is not followed out of the cache; an incomplete entry older
+    than the others leaves them exported."""
+    import os
+    import time
+
+    root = tmp_path / "a"
+    _file(root / "c" / "tmpold" / "mod.cpp", 10)  # incomplete (no module), and the oldest
+    old = time.time() - 3600
+    os.utime(root / "c" / "tmpold" / "mod.cpp", (old, old))
+    _file(root / "c" / "tmpdeep" / "m.so", 50)
+    _file(root / "c" / "tmpdeep" / "sub" / "deeper" / "__init__.py", 0)
+    outside = tmp_path / "secret.txt"
+    outside.write_text("not the cache's")
+    (root / "c" / "tmpdeep" / "link.txt").symlink_to(outside)
+    _file(root / "c" / ".lock", 0)
+    found = (scan("C", root / "c", support=SUPPORT), scan("numba", root / "numba"))
+    assert found[0].entries[0].name == "tmpold"
+    done = export_cache(tmp_path / "x.zip", found=found)
+    assert done.entries == 1 and done.size == 50
+    got = import_cache(tmp_path / "x.zip", found=empty(tmp_path / "b"))
+    assert got.added == ("C/tmpdeep",)
+    assert files(tmp_path / "b") == ["c/tmpdeep/m.so", "c/tmpdeep/sub/deeper/__init__.py"]
+
+
+def test_the_archive_is_compressed_its_manifest_sorted_and_dated(tmp_path: Path) -> None:
+    import time
+
+    before = time.time()
+    archive = tmp_path / "warm.zip"
+    export_cache(archive, found=warm(tmp_path / "a"))
+    with zipfile.ZipFile(archive) as zf:
+        assert {i.compress_type for i in zf.infolist()} == {zipfile.ZIP_DEFLATED}
+        text = zf.read("manifest.json")
+    manifest = json.loads(text)
+    assert list(manifest) == sorted(manifest) and before <= manifest["created"] <= time.time()
+    assert text == json.dumps(manifest, sort_keys=True).encode()
+
+
+def test_a_cache_that_is_not_there_yet_is_passed_over(tmp_path: Path) -> None:
+    missing = scan("C", tmp_path / "nowhere" / "c", support=SUPPORT)
+    numba = warm(tmp_path / "a")[1]
+    done = export_cache(tmp_path / "n.zip", found=(missing, numba))
+    assert done.entries == 1 and done.size == 220
+
+
+def test_a_key_is_made_to_sign_an_export_and_never_to_check_an_import(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    archive = tmp_path / "warm.zip"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    key = tmp_path / "config" / "modecfg" / "dump.key"
+    assert export_cache(archive, found=warm(tmp_path / "a")).signed and key.exists()
+    key.unlink()  # another user's machine: no key of theirs yet
+    with pytest.raises(UntrustedCacheError, match="there is no key of yours to check it with"):
+        import_cache(archive, found=empty(tmp_path / "b"))
+    assert not key.exists()  # checking made none
+
+
+def test_a_signature_that_is_not_text_is_untrusted_not_a_crash(tmp_path: Path) -> None:
+    archive = tmp_path / "warm.zip"
+    export_cache(archive, found=warm(tmp_path / "a"))
+    _rewrite(archive, {"manifest.sig": b"\xff\xfe\x00signature"})
+    with pytest.raises(UntrustedCacheError) as caught:
+        import_cache(archive, found=empty(tmp_path / "b"))
+    assert str(caught.value) == (
+        f"{archive}: not imported: it is not signed with your key. A cache holds compiled code that "
+        "PyTensor loads and pickles that PyTensor and numba unpickle; import one only if you know where "
+        "it comes from: modecfg cache import --trust FILE (trust=True)"
+    )
+
+
+def test_a_member_of_another_size_than_its_manifest_says_is_named(tmp_path: Path) -> None:
+    archive = tmp_path / "warm.zip"
+    export_cache(archive, found=warm(tmp_path / "a"))
+    _rewrite(archive, {"C/tmpaaaa/maaaa.so": b"x" * 299})
+    with pytest.raises(CacheArchiveError) as caught:
+        import_cache(archive, trust=True, found=empty(tmp_path / "b"))
+    assert str(caught.value) == f"{archive}: C/tmpaaaa/maaaa.so is not the size its manifest says"
+
+
+def test_the_c_caches_lock_is_held_while_placing_and_let_go(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Entries go in under the C cache's compile lock (PyTensor's, so a compile never sees half
+    an entry), staged beside their cache (one rename away, hidden from scans); numba's index
+    file last, so a reader finds an entry whole or not at all; the lock let go after."""
+    import os
+
+    from modecfg.cache import travel
+
+    archive = tmp_path / "warm.zip"
+    export_cache(archive, found=warm(tmp_path / "a"))
+    target = empty(tmp_path / "b")
+    held: list[object] = []
+    real_hold, real_release, real_replace = travel.hold, travel.release, os.replace
+
+    def hold(lock: Path, **kwargs: object) -> object:
+        held.append(("hold", lock, kwargs["timeout"]))
+        return real_hold(lock, **kwargs)  # type: ignore[arg-type]
+
+    def release(taken: object) -> None:
+        held.append("release")
+        real_release(taken)
+
+    staged: list[Path] = []
+    real_move = travel._move_in
+
+    def move_in(kind: str, name: str, staging: Path, root: Path) -> bool:
+        staged.append(staging)
+        return real_move(kind, name, staging, root)
+
+    order: list[str] = []
+
+    def replace(src: object, dst: object) -> None:
+        if ".py311." in str(dst):  # numba's files (the lock's holder note is replaced too)
+            order.append(Path(str(dst)).name)
+        real_replace(src, dst)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(travel, "hold", hold)
+    monkeypatch.setattr(travel, "release", release)
+    monkeypatch.setattr(travel, "_move_in", move_in)
+    monkeypatch.setattr(travel.os, "replace", replace)
+    import_cache(archive, found=target)
+    assert held == [("hold", target[0].lock, 120.0), "release"]
+    assert all(s.parent in (target[0].path, target[1].path) and s.name.startswith(".modecfg-import-")
+               for s in staged) and len(staged) == 3  # fmt: skip
+    assert order == ["f.py311.1.nbc", "f.py311.nbi"]  # the index last
+    export_cache(tmp_path / "n.zip", found=(warm(tmp_path / "a")[1],))
+    numba_only = import_cache(tmp_path / "n.zip", found=(empty(tmp_path / "c")[1],))  # no C cache: no lock
+    assert numba_only.added == ("numba/f.py311",) and held[-1] == "release" and len(held) == 2
