@@ -420,8 +420,9 @@ class Config(Section):
     def in_effect(self) -> dict[str, tuple[Any, str]]:
         """What a compile in this context runs with: every flag some layer set (overrides
         included) and always the four that shape every compile, as name -> (value, where it
-        came from). Plain Python values (an object's text where the value is one), so the
-        record pickles and unpickles where modecfg is not installed."""
+        came from). Plain Python values (an object's text where the value is one, its first
+        line and at most 80 characters: a Mode's text runs to kilobytes), so the record pickles
+        and unpickles where modecfg is not installed."""
         changed = self.changed()
         record = {}
         for name in self._cfg_store.flags:
@@ -432,7 +433,8 @@ class Config(Section):
             else:
                 continue
             if not (value is None or isinstance(value, bool | int | float | str)):
-                value = str(value)
+                text = str(value).split("\n", 1)[0]
+                value = text if len(text) <= 80 else text[:79] + "…"
             record[name] = (value, str(origin))
         return record
 

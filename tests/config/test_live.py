@@ -571,3 +571,17 @@ def test_changed_is_what_some_layer_set_here_overrides_included(cfg: modecfg.Con
     assert record["floatX"] == ("float32", "THEANO_FLAGS") and record["mode"][1] == "default"
     assert "profile" not in record
     assert "2 set" in cfg._repr_html_() and "traceback.limit" in cfg._repr_html_()
+
+
+def test_a_compile_record_holds_an_objects_short_text() -> None:
+    """A Mode given as the mode flag's value: its text is kilobytes of rewrite databases (seen in
+    a profile header of PyTensor's own tests); the record keeps its first line, 80 characters."""
+    from pytensor.compile.mode import Mode
+
+    mode = Mode(linker="py")
+    assert len(str(mode)) > 1000 and "\n" in str(mode)
+    cfg = modecfg.load(env={})
+    with cfg.override(mode=mode):
+        value, origin = cfg.in_effect()["mode"]
+    assert value == str(mode)[:79] + "…" and len(value) == 80 and "\n" not in value
+    assert origin.startswith("override at ")
