@@ -102,14 +102,19 @@ class FlagParam(ConfigParam):  # type: ignore[misc]
     def __get__(self, obj: Any, objtype: Any = None, delete_key: bool = False) -> Any:
         if obj is self.target:
             item = self.overridden()
-            if item is None or item[0] is UNSET:
-                below = self.below
-                if below is _UNREAD:  # a lazy default is worked out at each read (never kept)
-                    below = self.show(_config._cfg_store.base(self.spec.name))
-                    if not self.spec.is_lazy:
-                        self.below = below
-                return below
-            return self.show(item[0])
+            if item is not None:  # an override in this thread or task
+                value = item[0]
+                last = self.last  # show()'s own first step, here: a read inside an override is hot
+                if value is last[0]:
+                    return last[1]
+                if value is not UNSET:
+                    return self.show(value)
+            below = self.below
+            if below is _UNREAD:  # a lazy default is worked out at each read (never kept)
+                below = self.show(_config._cfg_store.base(self.spec.name))
+                if not self.spec.is_lazy:
+                    self.below = below
+            return below
         if obj is None:
             return self
         # another config object (PyTensor's tests make their own, an unpickled copy)
