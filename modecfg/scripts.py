@@ -6,7 +6,7 @@ import contextlib
 import os
 import runpy
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TextIO
 
 __all__ = ["exit_status", "run_module", "run_script"]
@@ -18,29 +18,27 @@ def run_script(path: str, args: Sequence[str] = ()) -> None:
     ``os._exit(n)`` in the script is a ``SystemExit(n)`` here, so that the caller keeps what
     it gathered (and ends the process itself); the working directory is restored.
     """
-    saved, saved_exit, cwd = sys.argv, os._exit, os.getcwd()
-    sys.argv = [path, *args]
-    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
-    os._exit = _exit  # type: ignore[assignment]
-    try:
+    with _as_python([path, *args], os.path.dirname(os.path.abspath(path))):
         runpy.run_path(path, run_name="__main__")
-    finally:
-        sys.argv = saved
-        sys.path.pop(0)
-        os._exit = saved_exit
-        with contextlib.suppress(OSError):
-            os.chdir(cwd)
 
 
 def run_module(name: str, args: Sequence[str] = ()) -> None:
     """Run module ``name`` as ``python -m NAME ARGS`` would (``sys.argv[0]`` its file), inside
     this process; its exceptions propagate, ``os._exit`` is a ``SystemExit`` as for a script."""
+    with _as_python([name, *args], os.getcwd()):  # python -m puts the working directory first
+        runpy.run_module(name, run_name="__main__", alter_sys=True)
+
+
+@contextlib.contextmanager
+def _as_python(argv: list[str], first_on_path: str) -> Iterator[None]:
+    """``sys.argv``, ``sys.path[0]`` and ``os._exit`` as ``python`` would have them, and all of
+    them, and the working directory, put back after."""
     saved, saved_exit, cwd = sys.argv, os._exit, os.getcwd()
-    sys.argv = [name, *args]
-    sys.path.insert(0, cwd)  # python -m puts the working directory first
+    sys.argv = argv
+    sys.path.insert(0, first_on_path)
     os._exit = _exit  # type: ignore[assignment]
     try:
-        runpy.run_module(name, run_name="__main__", alter_sys=True)
+        yield
     finally:
         sys.argv = saved
         sys.path.pop(0)

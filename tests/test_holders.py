@@ -285,13 +285,19 @@ def test_only_a_process_with_a_pid_holds_and_every_kind_of_lock_counts(tmp_path:
     ]  # fmt: skip
 
 
-def test_a_loaded_module_is_found_under_its_root_also_when_deleted(proc: Path, tmp_path: Path) -> None:
+def _cache_and_maps(proc: Path, tmp_path: Path, pid: int) -> tuple[Path, Path]:
+    """A cache directory, and where process ``pid``'s map of the fake /proc goes."""
     root = tmp_path / "cache"
     root.mkdir()
     (proc / "self").mkdir()
     (proc / "self" / "maps").write_text("")
-    (proc / "7").mkdir()
-    (proc / "7" / "maps").write_text(
+    (proc / str(pid)).mkdir()
+    return root, proc / str(pid) / "maps"
+
+
+def test_a_loaded_module_is_found_under_its_root_also_when_deleted(proc: Path, tmp_path: Path) -> None:
+    root, maps = _cache_and_maps(proc, tmp_path, 7)
+    maps.write_text(
         f"7f00-7f01 r-xp 0 08:01 12 {root}/a/m.so\n"
         f"7f01-7f02 r--p 0 08:01 13 {root}/b/n.so (deleted)\n"
         f"7f02-7f03 r--p 0 08:01 14 {tmp_path}/elsewhere.so\n"
@@ -468,12 +474,8 @@ def test_hours_are_said_to_a_tenth() -> None:
 
 
 def test_maps_that_are_not_utf8_and_paths_of_every_shape_are_read(proc: Path, tmp_path: Path) -> None:
-    root = tmp_path / "cache"
-    root.mkdir()
-    (proc / "self").mkdir()
-    (proc / "self" / "maps").write_text("")
-    (proc / "9").mkdir()
-    (proc / "9" / "maps").write_bytes(
+    root, maps = _cache_and_maps(proc, tmp_path, 9)
+    maps.write_bytes(
         b"7f00-7f01 r--p 0 08:01 11 /opt/caf\xe9/lib.so\n"  # another program's path, not UTF-8
         + f"7f01-7f02 r--p 0 08:01 12 {root}/a{root}/m.so\n".encode()  # the root's text twice in one path
         + f"7f02-7f03 r--p 0 08:01 13 {root}/trailing.so \n".encode()  # a name ending in a blank

@@ -146,8 +146,7 @@ def _parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("check-float32", help="run a script and report every float64 its graphs let in")
     s.set_defaults(handler=cmd_check_float32)
-    s.add_argument("script")
-    s.add_argument("args", nargs=argparse.REMAINDER)
+    _script_and_its_arguments(s)
 
     s = sub.add_parser(
         "compare", help="run a script with mode=CompareMode: the backends compared on every call",
@@ -160,16 +159,14 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--linkers", help="reference linkers, e.g. numba:cvm (CompareMode.linkers; default auto)")
     s.add_argument("--rtol", type=float, help="relative tolerance (CompareMode.rtol; default by dtype)")
     s.add_argument("--atol", type=float, help="absolute tolerance (CompareMode.atol; default by dtype)")
-    s.add_argument("script")
-    s.add_argument("args", nargs=argparse.REMAINDER)
+    _script_and_its_arguments(s)
 
     s = sub.add_parser("profile", help="run a script and profile every function it compiles")
     s.set_defaults(handler=cmd_profile)
     s.add_argument("--json", metavar="FILE", help="write the reports as JSON (modecfg/profiles/schema.json)")
     s.add_argument("--trace", metavar="FILE", help="write Chrome trace events (Perfetto, chrome://tracing)")
     s.add_argument("--html", metavar="FILE", help="write a self-contained HTML report")
-    s.add_argument("script")
-    s.add_argument("args", nargs=argparse.REMAINDER)
+    _script_and_its_arguments(s)
 
     s = sub.add_parser(
         "replay", help="re-run a NaN-guard dump of yours; show the data of anyone else's",
@@ -230,6 +227,11 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--flags", help="flags for this run, over every other source (name=value,...)")
     s.add_argument("--profile", action="store_true", help="profile the training step; show its top rows")
     return p
+
+
+def _script_and_its_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("script")
+    parser.add_argument("args", nargs=argparse.REMAINDER)
 
 
 def _set_words(words: list[str]) -> list[str]:
