@@ -15,7 +15,7 @@ from typing import TextIO, cast
 
 import modecfg
 from modecfg.cli.cache import cmd_cache
-from modecfg.cli.common import Failed, Usage
+from modecfg.cli.common import _Failed, _Usage
 from modecfg.cli.config import (
     cmd_explain,
     cmd_migrate,
@@ -310,9 +310,9 @@ def _main(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
             code = handler(args, out, err)
             out.flush()  # a full disk says so here, not in Python's flush at exit
             return code
-        except Usage as exc:
+        except _Usage as exc:
             parser.error(str(exc))
-        except Failed as exc:
+        except _Failed as exc:
             err.write(f"error: {exc}\n")
             return 2
         except ConfigErrors as exc:

@@ -14,14 +14,14 @@ from typing import Any
 import modecfg
 from modecfg.errors import HeldFlagWarning, ModecfgError
 
-__all__ = ["Failed", "Usage", "jsonable", "origin_dict", "script_arguments", "with_pytensors_flags"]
+__all__ = ["jsonable", "origin_dict", "script_arguments", "with_pytensors_flags"]
 
 
-class Failed(Exception):
+class _Failed(Exception):
     """A command that cannot start (missing script, unwritable output): a message, exit 2."""
 
 
-class Usage(Exception):
+class _Usage(Exception):
     pass
 
 
@@ -62,7 +62,9 @@ def script_arguments(args: argparse.Namespace, options: Sequence[str]) -> None:
     """Options of ours written after the script (``modecfg profile train.py 3 --html p.html``)
     are ours; everything after ``--`` is the script's. Checked before the script runs."""
     if not os.path.isfile(args.script):
-        raise Failed(f"no script {args.script!r} (the first argument after the command is the script to run)")
+        raise _Failed(
+            f"no script {args.script!r} (the first argument after the command is the script to run)"
+        )
     rest: list[str] = []
     words = list(args.args)
     while words:
@@ -71,7 +73,7 @@ def script_arguments(args: argparse.Namespace, options: Sequence[str]) -> None:
         if name in options:
             if not eq:
                 if not words:
-                    raise Failed(f"{name} needs a file name")
+                    raise _Failed(f"{name} needs a file name")
                 value = words.pop(0)
             setattr(args, name.lstrip("-"), value)
             continue
@@ -84,6 +86,6 @@ def script_arguments(args: argparse.Namespace, options: Sequence[str]) -> None:
             setattr(args, option.lstrip("-"), os.path.abspath(path))
             directory = os.path.dirname(os.path.abspath(path))
             if not os.path.isdir(directory):
-                raise Failed(f"{option} {path}: the directory {directory} does not exist")
+                raise _Failed(f"{option} {path}: the directory {directory} does not exist")
             if not os.access(directory, os.W_OK):
-                raise Failed(f"{option} {path}: cannot write in {directory}")
+                raise _Failed(f"{option} {path}: cannot write in {directory}")

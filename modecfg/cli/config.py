@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import modecfg
-from modecfg.cli.common import Failed, Usage, jsonable, origin_dict, with_pytensors_flags
+from modecfg.cli.common import _Failed, _Usage, jsonable, origin_dict, with_pytensors_flags
 from modecfg.config.migrate import Migration, migrate_file, migrate_flags
 
 __all__ = ["cmd_explain", "cmd_migrate", "cmd_schema", "cmd_set", "cmd_show", "cmd_unset", "cmd_validate"]
@@ -122,9 +122,9 @@ def _report_migration(mig: Migration, fmt: str, out: TextIO, err: TextIO) -> int
 
 def cmd_migrate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.file is not None and args.flags is not None:
-        raise Usage("give a FILE or --flags, not both")
+        raise _Usage("give a FILE or --flags, not both")
     if args.write and not (args.file or "").endswith(".py"):
-        raise Usage("--write rewrites a Python script (modecfg migrate SCRIPT.py --write)")
+        raise _Usage("--write rewrites a Python script (modecfg migrate SCRIPT.py --write)")
     if args.flags is not None:
         return _report_migration(migrate_flags(args.flags, source="--flags"), args.to or "flags", out, err)
     if args.file is not None and args.file.endswith(".py"):
@@ -156,11 +156,11 @@ def _migrate_script(path: str, write: bool, out: TextIO, err: TextIO) -> int:
         with open(path, encoding="utf-8") as f:
             source = f.read()
     except (OSError, UnicodeDecodeError) as exc:
-        raise Failed(f"cannot read {path}: {exc}") from None
+        raise _Failed(f"cannot read {path}: {exc}") from None
     try:
         text, renames = rewrite(source)
     except SyntaxError as exc:
-        raise Failed(f"{path}:{exc.lineno}: not Python 3 ({exc.msg}): nothing to migrate") from None
+        raise _Failed(f"{path}:{exc.lineno}: not Python 3 ({exc.msg}): nothing to migrate") from None
     if not renames:
         out.write(f"{path}: no Theano or Aesara name to change\n")
         return 0

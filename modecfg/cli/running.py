@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import TextIO
 
 import modecfg
-from modecfg.cli.common import Failed, script_arguments
+from modecfg.cli.common import _Failed, script_arguments
 
 __all__ = ["cmd_check_float32", "cmd_compare", "cmd_profile", "cmd_replay", "cmd_run"]
 
@@ -32,7 +32,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         script_arguments(args, ())
         target, rest, run = args.script, args.args, run_script
     else:
-        raise Failed("name the script to run (modecfg run train.py ARGS) or a module (modecfg run -m NAME)")
+        raise _Failed("name the script to run (modecfg run train.py ARGS) or a module (modecfg run -m NAME)")
     try:
         run(target, rest)
     except SystemExit as exc:
