@@ -172,3 +172,21 @@ def test_the_record_of_which_tests_reach_what_is_made_again_for_a_changed_module
     mutate.SOURCES.write_text(json.dumps({"auto": "0" * 64}))  # auto changed since
     assert mutate.drop_stale_stats(["auto"]) is True and not stats.exists()
     assert mutate.drop_stale_stats(["auto"]) is False  # nothing left to drop
+
+
+def test_a_copy_of_a_module_the_source_no_longer_has_is_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """mutmut never removes a copy: after a rename (_terminal.py to terminal.py) the old copy stayed,
+    and the layer test, run in the copy, refused a module no layer names."""
+    source, copy = tmp_path / "src", tmp_path / "mutants"
+    monkeypatch.setattr(mutate, "MUTANTS", copy)
+    for root in (source, copy):
+        (root / "modecfg" / "cli").mkdir(parents=True)
+        (root / "modecfg" / "terminal.py").write_text("x = 1\n")
+    (copy / "modecfg" / "_terminal.py").write_text("x = 1\n")
+    (copy / "modecfg" / "_terminal.py.meta").write_text("{}")
+    (copy / "modecfg" / "cli.py").write_text("x = 1\n")  # now a package in the source
+    assert mutate.drop_removed(source) == ["modecfg/_terminal.py", "modecfg/cli.py"]
+    assert sorted(p.name for p in (copy / "modecfg").iterdir()) == ["cli", "terminal.py"]
+    assert mutate.drop_removed(source) == []

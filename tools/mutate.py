@@ -237,6 +237,25 @@ def drop_truncated() -> list[str]:
     return dropped
 
 
+def drop_removed(source: Path | None = None) -> list[str]:
+    """Copies of modules the source no longer has (renamed or deleted since mutmut copied them):
+    mutmut never removes a copy, and a stale one is imported by the tests run in the copy (the
+    layer test refuses a module no layer names). Removed; the paths, relative to the copy."""
+    source = ROOT if source is None else source
+    copied = MUTANTS / "modecfg"
+    if not copied.is_dir():
+        return []
+    dropped = []
+    for path in sorted(copied.rglob("*.py")):
+        relative = path.relative_to(MUTANTS)
+        if not (source / relative).exists():
+            path.unlink()
+            for extra in (".meta", ".spans"):
+                Path(f"{path}{extra}").unlink(missing_ok=True)
+            dropped.append(relative.as_posix())
+    return dropped
+
+
 def run(module: str, jobs: int, names: list[str] | None = None) -> float:
     """Run mutmut on every mutant of ``module``, or on ``names`` only; the seconds it took."""
     # mutmut runs mypy (type_check_command) by name: this interpreter's, from its environment.
@@ -301,6 +320,8 @@ def main(argv: list[str] | None = None) -> int:
         MUTANTS.mkdir(exist_ok=True)
         for path in drop_truncated():
             print(f"{MUTANTS / path} was empty or never mutated: mutmut makes it again")
+        for path in drop_removed():
+            print(f"{MUTANTS / path} is of a module the source no longer has: removed")
         keep_results()
         if drop_stale_stats(modules):
             print("a module changed since its last run: mutmut records again which tests reach what")
