@@ -93,10 +93,19 @@ _WIDE = frozenset(["float64", "complex128"])
 
 
 def needs_x64(fgraph: Any) -> bool:
-    """Whether a graph computes in 64 bits: floatX=float64, or a float64 / complex128 variable."""
+    """Whether a graph computes in 64 bits: floatX=float64, or a float64 / complex128 variable,
+    its own or one inside a fused elementwise operation (a Composite's scalar graph: its outer
+    variables may all be float32 while it computes a float64 in between)."""
     if config.floatX == "float64":
         return True
-    return any(getattr(var.type, "dtype", None) in _WIDE for var in fgraph.variables)
+    if any(getattr(var.type, "dtype", None) in _WIDE for var in fgraph.variables):
+        return True
+    for node in fgraph.apply_nodes:
+        scalar = getattr(node.op, "scalar_op", node.op)
+        inner = getattr(scalar, "fgraph", None)
+        if inner is not None and inner is not fgraph and needs_x64(inner):
+            return True
+    return False
 
 
 def is_device_array(value: Any) -> bool:

@@ -254,6 +254,27 @@ def test_a_float32_graph_stays_float32_with_x64_off() -> None:
     assert "f64" not in jaxlink.lowered(f, np.ones(4, dtype="float32"))  # nothing wide in what XLA compiles
 
 
+def test_a_float64_inside_a_fused_operation_turns_x64_on_too() -> None:
+    """A float32 graph whose fused elementwise operation computes a float64 in between (its outer
+    variables all float32): JAX warned "requested dtype float64 ... truncated to float32" under
+    CompareMode's jax reference, the float64 step computed in float32."""
+    from pytensor.graph.fg import FunctionGraph
+    from pytensor.scalar.basic import Composite
+
+    x = pt.vector("x", dtype="float32")
+    y = (pt.exp(x.astype("float64")) + 1).astype("float32")
+    with config.override(floatX="float32"):
+        fgraph = FunctionGraph([x], [y])
+        assert jaxlink.needs_x64(fgraph)  # a float64 variable of its own, before fusion
+        f = _jax_function([x], y)
+    inner = [n.op.scalar_op for n in f.maker.fgraph.apply_nodes if hasattr(n.op, "scalar_op")]
+    assert any(isinstance(op, Composite) for op in inner)  # fused: the float64 is inside
+    assert all(getattr(v.type, "dtype", "") != "float64" for v in f.maker.fgraph.variables)
+    assert jaxlink.needs_x64(f.maker.fgraph) and f.vm.x64 is True
+    out = f(np.full(2, 20.0, dtype="float32"))
+    assert out.dtype == np.float32 and np.allclose(out, np.exp(20.0) + 1, rtol=1e-6)
+
+
 def test_outputs_come_back_in_the_dtypes_the_graph_declares() -> None:
     """A graph with a float64 part runs with x64 on, where PyTensor's JAX reductions return their
     float64 accumulator for a float32 sum: the declared dtype is restored."""
