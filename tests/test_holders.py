@@ -484,3 +484,21 @@ def test_maps_that_are_not_utf8_and_paths_of_every_shape_are_read(proc: Path, tm
     assert mapped_under(root) == {
         Path(f"{root}/a{root}/m.so"), Path(f"{root}/trailing.so "), Path(f"{root}/MAX"),
     }  # fmt: skip
+
+
+@linux
+def test_a_note_whose_temporary_cannot_be_made_is_left_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk or a read-only cache: the temporary is never made, and the lock is still taken."""
+    from modecfg._holders import hold, release
+
+    def refuse(self: Path, *args: object, **kwargs: object) -> int:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", refuse)
+    taken = hold(tmp_path / ".lock", timeout=0, say_after=0)
+    try:
+        assert taken.is_locked and not note_path(tmp_path / ".lock").exists()
+    finally:
+        release(taken)
