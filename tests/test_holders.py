@@ -502,3 +502,23 @@ def test_a_note_whose_temporary_cannot_be_made_is_left_out(
         assert taken.is_locked and not note_path(tmp_path / ".lock").exists()
     finally:
         release(taken)
+
+
+@linux
+def test_hold_gives_up_at_its_timeout_whether_or_not_it_has_someone_to_tell(
+    holder: tuple[subprocess.Popen[str], Path],
+) -> None:
+    """No one to tell (on_wait None): it waits, silent, and gives up at the timeout; a say_after
+    longer than the timeout never makes it wait past the timeout."""
+    from modecfg._holders import LockTimeout, hold
+
+    _, root = holder
+    start = time.monotonic()
+    with pytest.raises(LockTimeout):
+        hold(root / ".lock", timeout=0.5, say_after=0.1)
+    assert 0.5 <= time.monotonic() - start < 3.0
+    told: list[object] = []
+    start = time.monotonic()
+    with pytest.raises(LockTimeout):
+        hold(root / ".lock", timeout=0.3, say_after=30.0, on_wait=told.append)
+    assert time.monotonic() - start < 3.0 and told == []
