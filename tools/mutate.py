@@ -61,6 +61,8 @@ MODULES = {
     "repro": "modecfg/modes/repro.py",
     "graphsource": "modecfg/_pytensor/graphsource.py",
     "compare": "modecfg/modes/compare.py",
+    "judging": "modecfg/modes/judging.py",
+    "search": "modecfg/modes/search.py",
 }
 
 # mutmut's exit codes (mutmut.stats.status_by_exit_code) as this report counts them.

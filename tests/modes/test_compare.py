@@ -33,15 +33,8 @@ import modecfg
 from modecfg import config
 from modecfg._pytensor.version import pytensor_version
 from modecfg.errors import CompareError, CompareWarning, FlagValueError, NanGuardError
-from modecfg.modes.compare import (
-    REWRITES,
-    WRITTEN,
-    CompareMode,
-    Settings,
-    difference,
-    judge,
-    reference_linkers,
-)
+from modecfg.modes.compare import CompareMode, reference_linkers
+from modecfg.modes.judging import REWRITES, WRITTEN, Settings
 from tests.fresh import ROOT
 from tests.modes import planted
 
@@ -86,81 +79,6 @@ def _run_plain(script: str) -> subprocess.CompletedProcess[str]:
         "    print('modecfg imported:', 'modecfg' in sys.modules)\n"
     )
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
-
-
-# -- comparing values --------------------------------------------------------------------------------
-
-
-def test_values_agree_within_the_tolerance_of_their_dtype() -> None:
-    one32, near32 = np.float32([1.0, 2.0]), np.float32([1.00005, 2.0])
-    assert difference(near32, one32, "a", "b") == ""  # float32: rtol 1e-4
-    assert difference(np.array([1.00005, 2.0]), np.array([1.0, 2.0]), "a", "b") == (
-        "1 of 2 values differ beyond rtol=1e-05, atol=1e-08; most at index (0,): a 1.00005, b 1"
-    )
-    assert difference(np.float64(1.2), np.float64(1.0), "a", "b", settings=Settings(rtol=0.5)) == ""
-    with config.override(**{"CompareMode.rtol": 0.5}):
-        assert difference(np.float64(1.2), np.float64(1.0), "a", "b") == ""
-        assert difference(np.float64(1.2), np.float64(1.0), "a", "b", settings=Settings(rtol=0.0))
-
-
-def test_nan_and_inf_agree_only_with_their_like() -> None:
-    nan = np.array([1.0, np.nan, 3.0])
-    assert difference(nan, nan.copy(), "a", "b") == ""
-    assert difference(nan, np.array([1.0, 2.0, 3.0]), "numba", "py") == (
-        "NaN in 1 of 3 values on numba, 0 on py; first at index (1,): numba nan, py 2"
-    )
-    inf = np.array([np.inf, -np.inf])
-    assert difference(inf, inf.copy(), "a", "b") == ""
-    assert difference(inf, -inf, "a", "b").startswith(
-        "Inf in 2 of 2 values on a, 2 on b; first at index (0,)"
-    )
-    assert difference(np.array([np.inf]), np.array([1e308]), "a", "b").startswith("Inf in 1 of 1")
-
-
-def test_shapes_integers_and_what_is_no_array() -> None:
-    assert difference(np.zeros(2), np.zeros(3), "a", "b") == "shape (2,) on a, (3,) on b"
-    assert difference(np.array([1, 2]), np.array([1, 3]), "a", "b") == (
-        "1 of 2 values differ; first at index (1,): a 2, b 3"
-    )
-    assert difference(np.array([1, 2]), np.array([1, 2]), "a", "b") == ""
-    rng = np.random.default_rng(0)
-    assert difference(rng, np.random.default_rng(1), "a", "b") == ""  # a generator's state is not a value
-
-
-# -- which backend is the odd one -------------------------------------------------------------------
-
-
-def _judge(**results: list[Any]) -> list[Any]:
-    named = {WRITTEN if k == "written" else k: v for k, v in results.items()}
-    return judge(named, "numba", ["output 0"], ["float64"])
-
-
-def test_the_backend_that_differs_from_the_graph_as_written_is_named() -> None:
-    (m,) = _judge(
-        numba=[np.float64(1.5)], cvm=[np.float64(1.0)], py=[np.float64(1.0)], written=[np.float64(1.0)]
-    )
-    assert (m.backend, m.reference) == ("numba", f"cvm, py and {WRITTEN}")
-
-
-def test_every_backend_differing_alike_from_the_graph_as_written_blames_the_rewrites() -> None:
-    (m,) = _judge(
-        numba=[np.float64(2.0)], cvm=[np.float64(2.0)], py=[np.float64(2.0)], written=[np.float64(1.0)]
-    )
-    assert (m.backend, m.reference) == (REWRITES, WRITTEN)
-
-
-def test_a_backend_finite_where_the_graph_as_written_is_not_is_asked_whether_rewrites_did_it() -> None:
-    nan = np.float64(np.nan)
-    (m,) = _judge(numba=[np.float64(1.0)], cvm=[nan], py=[nan], written=[nan])
-    assert m.backend == "numba" and m.stabilised  # the mode compiles it as written to tell
-    assert _judge(numba=[np.float64(1.0)], cvm=[np.float64(1.0)], py=[np.float64(1.0)], written=[nan]) == []
-
-
-def test_a_backend_that_keeps_a_nan_the_others_stabilise_is_reported_as_such() -> None:
-    nan = np.float64(np.nan)
-    (m,) = _judge(numba=[nan], cvm=[np.float64(1.0)], py=[np.float64(1.0)], written=[nan])
-    assert m.backend == "numba" and m.reference == "cvm and py" and not m.stabilised
-    assert m.detail.endswith(f"({WRITTEN} makes NaN or Inf too: the others' rewrites stabilise it)")
 
 
 # -- planted defects, end to end --------------------------------------------------------------------
@@ -545,17 +463,6 @@ def test_a_rewrite_name_cannot_become_code_in_a_reproduction(tmp_path: Path, rep
     compile(text, path, "exec")
     run = _run_plain(path)
     assert not marker.exists(), run.stdout + run.stderr
-
-
-def test_complex_values_get_the_tolerance_of_their_parts() -> None:
-    from modecfg.modes.compare import difference, tolerance
-
-    assert tolerance("complex64") == tolerance("float32") != tolerance("float64")
-    assert tolerance("complex128") == tolerance("float64")
-    a = np.array([1.0 + 1.0j], dtype="complex64")
-    b = a * np.complex64(1 + 2e-5)  # within float32's rtol, beyond float64's
-    assert difference(a, b, "numba", "py", "complex64") == ""
-    assert difference(a.astype("complex128"), b.astype("complex128"), "numba", "py", "complex128") != ""
 
 
 def test_the_calls_that_are_no_difference() -> None:
