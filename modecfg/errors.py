@@ -34,7 +34,7 @@ Every error names what was wrong, where it came from and what is valid::
     ├── TestValueWarning                     a test value that could not be computed (=warn)
     ├── DeviceFallbackWarning                a GPU asked for and unusable: the CPU runs it
     ├── DumpWarning                          a dump replayed under other versions than it was written
-    ├── HeldFlagWarning                      a source's name no flag has, found at PyTensor's import
+    ├── HeldFlagWarning                      a setting of PyTensor's own flags that PyTensor did not take
     ├── UnknownFlagWarning                   pytensor.config.<name> = ... for a name no flag has
     ├── ImportAssignmentWarning              a package's import set a flag over your environment/rc
     ├── CompileCacheWarning                  a compile cache other users may write (their code, run here)
@@ -337,10 +337,9 @@ class DumpWarning(ModecfgWarning):
 
 
 class HeldFlagWarning(ModecfgWarning):
-    """A source set a name no flag had when it was read, held until PyTensor's import adopted
-    PyTensor's flags: it is none of them either, or the adopted flag refuses the value. Found
-    while PyTensor is imported, where modecfg may not raise; ``modecfg validate`` reports it as
-    an error."""
+    """A setting of one of PyTensor's own flags (modecfg does not declare it) that PyTensor did
+    not take: it has no such flag after all, or, imported before modecfg, it refuses the value.
+    Found while PyTensor is imported, where modecfg may not raise."""
 
 
 class CompileCacheWarning(ModecfgWarning):

@@ -2,12 +2,11 @@
 
 A configuration is read without importing PyTensor (it costs seconds), yet a setting may name
 one of PyTensor's flags that modecfg does not declare (``cmodule__warn_no_version``): such a
-setting is held until PyTensor's import adopts the flag, and any other unknown name is an
+setting is PyTensor's, handed to it as written, and any other unknown name is an
 error at once. Which is which is decided here, by the same rule before that import and after
 it: the ``config.add("name", ...)`` calls in PyTensor's modules, found by parsing them
 (:mod:`ast`; nothing of them runs). Where PyTensor declares a flag some other way, its setting
-is refused as unknown before the import and found after it, in the process-wide
-configuration: ``modecfg doctor`` lists the names this reading misses.
+is refused as unknown: ``modecfg doctor`` lists the names this reading misses.
 """
 
 from __future__ import annotations

@@ -34,7 +34,6 @@ from modecfg._pytensor.state import HAND_OFF
 from modecfg._pytensor.values import pytensor_accepts
 from modecfg._pytensor.version import pytensor_version
 from modecfg._warn import warn
-from modecfg.config.compat import canonical
 from modecfg.config.flags import FLAGS, Flag
 from modecfg.config.flagstring import format_flags
 from modecfg.errors import ConfigError, ModecfgWarning, PyTensorIntegrationWarning, ReadOnlyFlagError
@@ -115,13 +114,8 @@ class PyTensorBridge:
         found = self._set_values(cfg)
         self._say_missing([spec for spec, _ in found])
         pairs = [(spec.pytensor_name, value) for spec, value in found if pytensor_accepts(spec, value)]
-        # names modecfg does not declare, held until PyTensor's flags are adopted: PyTensor
-        # receives them as written, as it would without modecfg
-        for setting in cfg.held:
-            written = (
-                setting.key if setting.section in (None, "global") else f"{setting.section}.{setting.key}"
-            )
-            pairs.append((canonical(written).replace(".", "__"), setting.raw))
+        # PyTensor's own flags (modecfg does not declare them): as written, as without modecfg
+        pairs += [(setting.pytensor_name, setting.raw) for setting in cfg.for_pytensor]
         return format_flags(pairs)
 
     @staticmethod

@@ -785,7 +785,7 @@ CONTACTS: tuple[Contact, ...] = (
     Contact(
         "flag names",
         'the config.add("name", ...) calls in PyTensor\'s modules (parsed, not run)',
-        "a setting naming one of PyTensor's own flags is held until PyTensor's import, any other "
+        "a setting naming one of PyTensor's own flags is handed to PyTensor as written, any other "
         "unknown name refused at once, before that import and after it (modecfg._pytensor.declared)",
         _flag_names,
     ),

@@ -18,7 +18,8 @@ The flags PyTensor fixes per process (``compiledir``, ``base_compiledir``, ...) 
 PyTensor's parameters: PyTensor receives modecfg's values at its import (:mod:`.mirror`),
 and a first read of a default PyTensor works out takes turns between threads
 (:class:`_TakingTurns`, a fix of PyTensor's race). A flag PyTensor declares and modecfg does
-not is adopted first (:mod:`.adopt`) and then answered like the others. Another
+not stays PyTensor's parameter, end to end: its settings reach it at PyTensor's import
+(:mod:`.mirror`), or when the view is attached if PyTensor was imported first. Another
 ``PyTensorConfigParser`` (PyTensor's tests make their own) is answered by PyTensor's own
 parameters, as before. :func:`detach` puts the originals back, holding the values in effect.
 """
@@ -26,16 +27,17 @@ parameters, as before. :func:`detach` puts the originals back, holding the value
 from __future__ import annotations
 
 import logging
+import threading
 import warnings
 from types import CodeType
 from typing import Any
 
 from pytensor.configparser import ConfigParam, PyTensorConfigParser
 
-from modecfg._pytensor.adopt import FIRST_READ, adopt_declarations, first_read
 from modecfg._pytensor.binding import Binding, binding
 from modecfg._pytensor.blas import PYTENSOR_TEXT
 from modecfg._pytensor.hooks import hooks
+from modecfg._pytensor.state import HAND_OFF
 from modecfg._pytensor.values import pytensor_accepts
 from modecfg.config import config as _config
 from modecfg.config.flags import FLAGS, Flag
@@ -49,6 +51,20 @@ _log = logging.getLogger("modecfg.bridge")
 _UNREAD: Any = object()  # a FlagParam's value below the overrides, not worked out since it changed
 _UNKNOWN = object()
 ADOPTED = "pytensor.config, before modecfg was imported"  # the source of an adopted value
+
+# PyTensor works a callable default out at the first read, and a second thread reading before
+# the first has stored it fails on an immutable parameter ("Can't change the value of
+# gcc_version_str ... after initialization!"): the first reads modecfg sees take turns.
+FIRST_READ = threading.RLock()
+
+
+def first_read(param: ConfigParam, target: Any) -> Any:
+    """PyTensor's ``param.__get__``, one thread at a time until the value is stored."""
+    try:
+        return param.val
+    except AttributeError:
+        with FIRST_READ:
+            return param.__get__(target, type(target))
 
 
 class FlagParam(ConfigParam):  # type: ignore[misc]
@@ -412,7 +428,6 @@ class _View:
         self.wrapper = _wrapper_code(pytensor.configparser._ChangeFlagsDecorator.__call__)
         self.blockable: frozenset[str] = frozenset()
         self.unsubscribe: list[Any] = []  # each FlagParam hears of its flag's changes
-        adopt_declarations(target)  # PyTensor's flags modecfg does not declare become modecfg's
         _config._cfg_store.ready_up()
 
     @property
@@ -463,7 +478,6 @@ class _View:
 
     def include_new(self) -> None:
         """PyTensor declared flags after the view was attached (``config.add`` at a later import)."""
-        adopt_declarations(self.target)
         self._answer()
         self.taking_turns = self._turns()
 
@@ -536,6 +550,28 @@ class _View:
         self.params = self.target._config_var_dict = Table(self.params, self.own)
         self.taking_turns = self._turns()
         self.adopt_pytensor_state()
+        self.hand_late()
+
+    def hand_late(self) -> None:
+        """The settings of PyTensor's own flags (modecfg declares none of them) reach PyTensor at
+        its import; imported before modecfg, it gets those of modecfg's sources now. A name
+        PyTensor has no parameter for, or a value it refuses, is said (HeldFlagWarning)."""
+        from modecfg._warn import warn
+        from modecfg.errors import HeldFlagWarning
+
+        late = HAND_OFF != ["handed over at import"]
+        for setting in _config.for_pytensor:
+            name = setting.pytensor_name
+            param = self.params.get(name)
+            if param is None:
+                warn(f"{name}={setting.raw!r} (from {setting.origin}): PyTensor declares no such flag, "
+                     "though its source seemed to; the setting does nothing", HeldFlagWarning)  # fmt: skip
+            elif late and not _is_pytensors_source(setting.origin.source):  # read by PyTensor itself
+                try:
+                    param.__set__(self.target, setting.raw)
+                except Exception as exc:
+                    warn(f"{name}={setting.raw!r} (from {setting.origin}): PyTensor refuses it ({exc})",
+                         HeldFlagWarning)  # fmt: skip
 
     def detach(self) -> None:
         """PyTensor's parameters back, each holding the value in effect below the overrides."""

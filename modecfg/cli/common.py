@@ -6,15 +6,12 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import sys
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import modecfg
-from modecfg.errors import HeldFlagWarning, ModecfgError
 
-__all__ = ["jsonable", "origin_dict", "script_arguments", "with_pytensors_flags"]
+__all__ = ["jsonable", "origin_dict", "script_arguments"]
 
 
 class _Failed(Exception):
@@ -35,27 +32,6 @@ def jsonable(value: Any) -> Any:
 
 def origin_dict(origin: modecfg.Origin) -> dict[str, Any]:
     return {"layer": str(origin.layer), "source": origin.source, "line": origin.line}
-
-
-def with_pytensors_flags(*, say_held: bool = True) -> None:
-    """Import PyTensor, so that the flags it declares and modecfg does not are adopted and
-    listed, and the settings held for them resolved. A held name that is no flag of PyTensor
-    either is said (a HeldFlagWarning), unless the command reports it itself (``validate``)."""
-    import importlib.util
-
-    if "pytensor" in sys.modules or importlib.util.find_spec("pytensor") is None:
-        return
-    try:
-        modecfg.config.sources  # noqa: B018  (the sources first: a broken one is this command's error)
-    except ModecfgError:
-        if say_held:
-            raise
-        return  # validate reports every problem itself
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # PyTensor's own notes on the same names
-        if say_held:
-            warnings.simplefilter("always", HeldFlagWarning)
-        modecfg.load_pytensor()  # its import puts modecfg's integration in
 
 
 def script_arguments(args: argparse.Namespace, options: Sequence[str]) -> None:

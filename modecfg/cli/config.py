@@ -10,14 +10,13 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import modecfg
-from modecfg.cli.common import _Failed, _Usage, jsonable, origin_dict, with_pytensors_flags
+from modecfg.cli.common import _Failed, _Usage, jsonable, origin_dict
 from modecfg.config.migrate import Migration, migrate_file, migrate_flags
 
 __all__ = ["cmd_explain", "cmd_migrate", "cmd_schema", "cmd_set", "cmd_show", "cmd_unset", "cmd_validate"]
 
 
 def cmd_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    with_pytensors_flags()
     cfg = modecfg.config
     names = list(cfg) if args.all else list(cfg.changed())
     if args.json:
@@ -30,7 +29,9 @@ def cmd_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             }
             for n in names
         ]
-        json.dump({"sources": list(cfg.sources), "flags": rows}, out, indent=2)
+        theirs = [{"name": s.pytensor_name, "raw": jsonable(s.raw), "origin": origin_dict(s.origin)}
+                  for s in cfg.for_pytensor]  # fmt: skip
+        json.dump({"sources": list(cfg.sources), "flags": rows, "pytensor_own": theirs}, out, indent=2)
         out.write("\n")
         return 0
     if not names:
@@ -38,13 +39,16 @@ def cmd_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     width = max((len(n) for n in names), default=0)
     for n in names:
         out.write(f"{n:<{width}}  {cfg[n]!s:<20}  {cfg.origin(n)}\n")
+    if cfg.for_pytensor:
+        out.write("\nPyTensor's own flags, handed to it as written (modecfg does not declare them):\n")
+        for s in cfg.for_pytensor:
+            out.write(f"{s.pytensor_name}  {s.raw!s:<20}  {s.origin}\n")
     if cfg.sources:
         out.write(f"\nread from: {', '.join(cfg.sources)}\n")
     return 0
 
 
 def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    with_pytensors_flags()
     exp = modecfg.config.explain(args.flag)
     if args.json:
         json.dump(
@@ -78,9 +82,6 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", modecfg.ObsoleteFlagWarning)  # reported below, once
-        with_pytensors_flags(say_held=False)
     report = modecfg.diagnose(rc_files=args.rc or None)
     for source in report.sources:
         out.write(f"read {source}\n")
@@ -226,7 +227,6 @@ def cmd_unset(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_schema(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    with_pytensors_flags()
     if args.format == "ini":
         from modecfg.config.example import theanorc_example
 

@@ -18,7 +18,7 @@ from modecfg._lazy import attach as _attach
 from modecfg.config.flags import FlagSet, declared
 from modecfg.config.live import Change, Config, Override, build
 from modecfg.config.origin import Layer, Origin, Setting
-from modecfg.config.resolve import Note, Resolution, gather, resolve, unknown_setting
+from modecfg.config.resolve import Note, Resolution, gather, resolve
 from modecfg.errors import ConfigError
 
 if TYPE_CHECKING:  # the names handed out on first use, each written here once (modecfg._lazy)
@@ -67,10 +67,9 @@ def load(
     every source is found before raising: one :class:`~modecfg.errors.ConfigError`, or
     :class:`~modecfg.errors.ConfigErrors` holding them all.
 
-    The Config knows the flags declared when it is made, for good: a later ``import pytensor``
-    never touches it. A setting naming a flag the installed PyTensor declares but that is
-    not adopted yet is held (``Config.held``), before that import and in this Config after it;
-    a name neither declares is an error, before that import and after it alike.
+    A setting naming a flag the installed PyTensor declares and modecfg does not is PyTensor's
+    (``Config.for_pytensor``); a name neither declares is an error, before PyTensor's import
+    and after it alike.
     """
     flags = declared()
     return build(_resolution(os.environ if env is None else env, rc_files, assignments, flags), flags=flags)
@@ -93,14 +92,10 @@ def diagnose(
     rc_files: Sequence[str | os.PathLike[str]] | None = None,
 ) -> Diagnosis:
     """Check the sources ``load`` would read and report every problem, raising nothing.
-
-    A name that no flag has is reported even before PyTensor's flags are adopted (``load``
-    and the process-wide configuration hold it until then): import PyTensor first to have
-    its flags known (``modecfg validate`` does)."""
+    (A setting of one of PyTensor's own flags is PyTensor's to check, at its import.)"""
     flags = declared()
     res = _resolution(os.environ if env is None else env, rc_files, None, flags)
-    errors = [*res.errors, *(unknown_setting(s, flags) for s in res.pending)]
-    return Diagnosis(tuple(errors), tuple(res.notes), tuple(res.read))
+    return Diagnosis(tuple(res.errors), tuple(res.notes), tuple(res.read))
 
 
 def _process_sources(flags: FlagSet) -> Resolution:

@@ -10,7 +10,7 @@ file, which Theano matched without regard to case.
 import re
 from typing import NamedTuple
 
-from modecfg.config.flags import Flag, FlagSet, declared
+from modecfg.config.flags import Flag, FlagSet, declared, may_be_pytensors
 
 __all__ = ["OBSOLETE", "Lookup", "canonical", "lookup"]
 
@@ -112,7 +112,7 @@ def canonical(name: str) -> str:
 
 def _folded(flags: FlagSet) -> dict[tuple[str, str], str]:
     """(exact prefix, lower-cased rest) -> name, for every split of every known name (kept
-    with the FlagSet: an adoption makes a new one, and with it a new index)."""
+    with the FlagSet)."""
     index: dict[tuple[str, str], str] | None = flags.memo.get("folded")
     if index is None:
         index = {}
@@ -157,6 +157,13 @@ def _exact(full: str, flags: FlagSet) -> str | None:
 def _unknown(written: str, full: str, suggest: bool, flags: FlagSet) -> Lookup:
     if full in _NOT_FLAGS:
         return Lookup(written, message=_NOT_FLAGS[full])
+    if may_be_pytensors(full):
+        param = full.replace(".", "__")
+        return Lookup(
+            written,
+            message=f"it is PyTensor's own flag, which modecfg does not declare: pytensor.config.{param} "
+            "reads and sets it, and PYTENSOR_FLAGS and rc files hand it to PyTensor",
+        )
     if full.startswith("config.") and _exact(full[7:], flags):
         return Lookup(written, message="drop the 'config.' prefix", suggestions=(full[7:],))
     if full.startswith("cudnn."):

@@ -85,12 +85,9 @@ def _entry(spec: Flag) -> list[str]:
 
 
 def theanorc_example() -> str:
-    """The text of ``.theanorc.example``: modecfg's declarations (not the flags adopted from
-    the installed PyTensor, which ``modecfg show --all`` lists), so the file is the same everywhere."""
+    """The text of ``.theanorc.example``: modecfg's declarations."""
     sections: dict[str, list[Flag]] = {}
     for spec in FLAGS.values():
-        if spec.adopted:
-            continue
         sections.setdefault(".".join(spec.section) or "global", []).append(spec)
     out = [_HEADER.format(order=_order())]
     for section, specs in sections.items():

@@ -23,7 +23,6 @@ class Explanation(NamedTuple):
     layers: tuple[Candidate, ...]  # lowest precedence first; the winner is the last
     pytensor: bool
     fixed: bool
-    adopted: str = ""  # the PyTensor release whose declaration the flag was adopted from
 
     def _repr_html_(self) -> str:
         from modecfg._html import escape, html_table
@@ -46,8 +45,6 @@ class Explanation(NamedTuple):
         lines.append(f"  type: {self.kind}")
         lines.append(f"  default: {self.default}")
         notes = []
-        if self.adopted:
-            notes.append(f"adopted from PyTensor {self.adopted}'s declaration")
         if self.pytensor:
             notes.append("a PyTensor flag: pytensor.config reads this value")
         if self.fixed:

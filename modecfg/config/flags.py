@@ -15,11 +15,10 @@ reads once and never again: changing one after PyTensor has used it is a
 
 Obsolete Theano / Aesara flags are not declared here but in :mod:`modecfg.config.compat`.
 
-A flag the installed PyTensor declares and modecfg does not is *adopted* from PyTensor's
-declaration when PyTensor is imported (:func:`adopt`, called by
-:mod:`modecfg._pytensor.adopt`): from then on it is a flag like the others. A name in a source
-read before that, that no declaration here knows, is held (``Resolution.pending``) until
-PyTensor's declarations are known: only then is it adopted or reported unknown.
+A flag the installed PyTensor declares and modecfg does not (``gcc_version_str``) is
+PyTensor's alone: a setting naming it is handed to PyTensor as written
+(``Resolution.for_pytensor``; :func:`may_be_pytensors` tells such a name from an unknown one
+without importing PyTensor), and ``pytensor.config`` reads and sets it as PyTensor would.
 """
 
 import re
@@ -42,13 +41,9 @@ __all__ = [
     "FlagSet",
     "Lazy",
     "Range",
-    "adopt",
-    "declarations_complete",
     "declared",
     "flag",
     "may_be_pytensors",
-    "on_adopt",
-    "on_complete",
     "set_pytensor_names",
 ]
 
@@ -91,11 +86,10 @@ class Flag:
     compiler, the linker, a path, a subprocess): data modecfg did not write (a NaN-guard
     dump) does not set such a flag unless the user says so. ``objects`` admits, as they are,
     objects that are not text (PyTensor's ``change_flags(mode=<a Mode>)`` passes a Mode).
-    ``adopted`` names the PyTensor release whose declaration this flag was adopted from.
     """
 
     __slots__ = (
-        "adopted", "attr", "base", "check", "choices_from", "default", "describe", "doc", "fixed",
+        "attr", "base", "check", "choices_from", "default", "describe", "doc", "fixed",
         "literals", "name", "objects", "optional", "pytensor", "pytensor_since",
         "pytensor_takes", "pytensor_until", "range", "reaches", "section", "type",
     )  # fmt: skip
@@ -117,7 +111,6 @@ class Flag:
         describe: str | None = None,
         reaches: str = "",
         objects: Callable[[Any], bool] | None = None,
-        adopted: str = "",
         pytensor_takes: Callable[[Any], bool] | None = None,
     ) -> None:
         self.name = name
@@ -125,7 +118,6 @@ class Flag:
         # others are modecfg's alone: PyTensor keeps what it holds (linker=per_graph; a
         # compiledir of None, which PyTensor works out itself).
         self.pytensor_takes = pytensor_takes
-        self.adopted = adopted
         self.type = type
         self.default = default
         self.doc = doc
@@ -225,14 +217,14 @@ def _strip_none(tp: Any) -> Any:
     return tp
 
 
-FLAGS: dict[str, Flag] = {}  # the flags declared in this process so far (grows at PyTensor's import)
+FLAGS: dict[str, Flag] = {}  # the flags declared in this process
 
 
 class FlagSet(Mapping[str, Flag]):
-    """The flags declared at one moment, as a value: read-only, and never changed by a later
-    adoption (which makes a new FlagSet). Each Config reads, resolves and looks names up
-    against its own, so one made by ``load()`` before ``import pytensor`` is the same object
-    after it. Two FlagSets are equal only if they are the same object (one moment's)."""
+    """The flags declared at one moment, as a value: read-only (a later :func:`flag` call
+    makes a new FlagSet). Each Config reads, resolves and looks names up against its own, and
+    keeps derived tables in its ``memo``. Two FlagSets are equal only if they are the same
+    object (one moment's)."""
 
     __slots__ = ("_flags", "memo")
 
@@ -259,8 +251,7 @@ class FlagSet(Mapping[str, Flag]):
     __hash__ = object.__hash__
 
     def __repr__(self) -> str:
-        adopted = sum(1 for f in self._flags.values() if f.adopted)
-        return f"<FlagSet of {len(self)} flags, {adopted} adopted from PyTensor>"
+        return f"<FlagSet of {len(self)} flags>"
 
 
 _declared: list[FlagSet] = []  # the FlagSet of FLAGS as it is now, once asked for
@@ -293,48 +284,10 @@ def set_pytensor_names(names: Callable[[], frozenset[str]]) -> None:
 
 
 def may_be_pytensors(name: str) -> bool:
-    """Whether the installed PyTensor declares a flag ``name`` (dotted): a setting naming it is
-    held until PyTensor's import adopts the flag, not refused. The same answer before and
-    after that import: it reads PyTensor's source, it does not ask what was imported."""
+    """Whether the installed PyTensor declares a flag ``name`` (dotted): a setting naming it
+    that modecfg does not declare is PyTensor's, handed to it as written, not refused. The same
+    answer before and after that import: it reads PyTensor's source, not what was imported."""
     return bool(_pytensor_names) and name in _pytensor_names[0]()
-
-
-_on_adopt: list[Callable[[Flag], None]] = []
-_complete: list[str] = []  # the PyTensor release whose declarations were adopted, once they were
-
-
-def on_adopt(hook: Callable[[Flag], None]) -> None:
-    """Call ``hook(flag)`` for each flag adopted from now on (per-flag state, caches)."""
-    _on_adopt.append(hook)
-
-
-def adopt(spec: Flag) -> bool:
-    """Make ``spec``, declared by PyTensor, one of modecfg's flags; False if the name is taken."""
-    if spec.name in FLAGS:
-        return False
-    FLAGS[spec.name] = spec
-    _declared.clear()  # a new FlagSet: those handed out stay as they were
-    for hook in tuple(_on_adopt):
-        hook(spec)
-    return True
-
-
-_on_complete: list[Callable[[], None]] = []
-
-
-def declarations_complete(release: str | None = None) -> str | None:
-    """The PyTensor release whose declarations have been adopted (None: not yet); with
-    ``release``, say that they now have been (the held settings are settled then)."""
-    if release is not None and not _complete:
-        _complete.append(release)
-        for hook in tuple(_on_complete):
-            hook()
-    return _complete[0] if _complete else None
-
-
-def on_complete(hook: Callable[[], None]) -> None:
-    """Call ``hook()`` once PyTensor's declarations have been adopted."""
-    _on_complete.append(hook)
 
 
 # --- value helpers -----------------------------------------------------------------

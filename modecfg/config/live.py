@@ -148,7 +148,6 @@ class Config(Section):
             layers=tuple(layers),
             pytensor=spec.pytensor,
             fixed=spec.fixed,
-            adopted=spec.adopted,
         )
 
     def overrides(self) -> dict[str, Any]:
@@ -176,12 +175,11 @@ class Config(Section):
         return tuple(self._cfg_store.read)
 
     @property
-    def held(self) -> tuple[Setting, ...]:
-        """Settings of the sources naming no flag modecfg declares, held until PyTensor's import
-        adopts PyTensor's flags (reading the configuration never imports PyTensor); then each
-        sets an adopted flag or is reported (:class:`~modecfg.errors.HeldFlagWarning`)."""
+    def for_pytensor(self) -> tuple[Setting, ...]:
+        """Settings of the sources naming flags of PyTensor's that modecfg does not declare
+        (``gcc_version_str``): PyTensor's own, handed to it as written at its import."""
         self._cfg_store.ready_up()
-        return tuple(self._cfg_store.pending)
+        return tuple(self._cfg_store.for_pytensor)
 
     @property
     def notes(self) -> tuple[Note, ...]:
@@ -191,8 +189,7 @@ class Config(Section):
 
     @property
     def flags(self) -> FlagSet:
-        """The flags this configuration knows. The process-wide one follows PyTensor's import
-        (it adopts PyTensor's flags); one from ``load()`` keeps those it was made with."""
+        """The flags this configuration knows (a value: those declared when it was made)."""
         return self._cfg_store.flags
 
     def is_default(self, name: str) -> bool:

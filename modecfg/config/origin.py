@@ -127,3 +127,8 @@ class Setting(NamedTuple):
         if self.section is None or self.section == "global":
             return self.key
         return f"{self.section}.{self.key}"
+
+    @property
+    def pytensor_name(self) -> str:
+        """The name in PyTensor's spelling (``[cmodule] warn_no_version``: ``cmodule__warn_no_version``)."""
+        return self.name.strip().replace(".", "__")

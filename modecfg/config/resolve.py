@@ -6,9 +6,9 @@ order). ``resolve(settings)`` turns each into a typed :class:`Candidate` for its
 that order (:func:`ranked`); the last candidate of a flag wins. Problems are collected, not
 raised, so that one pass reports them all; obsolete flags become notes for
 :class:`~modecfg.errors.ObsoleteFlagWarning`. A name that none of the flags resolved against
-has, but that the installed PyTensor declares (read from its source, never imported), is held
-(``pending``), not refused: PyTensor's import adopts it. The same sources give the same result
-before and after that import.
+has, but that the installed PyTensor declares (read from its source, never imported), is
+PyTensor's (``for_pytensor``), handed to it as written, not refused. The same sources give
+the same result before and after that import.
 """
 
 import re
@@ -49,12 +49,12 @@ class Resolution:
     """What resolving a set of sources found: candidates per flag (lowest first), notes,
     errors, and the variables and files read."""
 
-    __slots__ = ("candidates", "errors", "notes", "pending", "read")
+    __slots__ = ("candidates", "errors", "for_pytensor", "notes", "read")
 
     def __init__(self, errors: list[ConfigError] | None = None, read: list[str] | None = None) -> None:
         self.candidates: dict[str, list[Candidate]] = {}
-        # settings naming no flag declared yet, held until PyTensor's declarations are known
-        self.pending: list[Setting] = []
+        # settings naming flags of PyTensor's that modecfg does not declare: PyTensor's own
+        self.for_pytensor: list[Setting] = []
         self.notes: list[Note] = []
         self.errors: list[ConfigError] = errors if errors is not None else []
         self.read: list[str] = read if read is not None else []
@@ -106,10 +106,10 @@ def resolve(
     for setting in settings:
         try:
             # did-you-mean costs a millisecond a name: a file of 50,000 unknown names took a minute
-            found = candidate(setting, res.notes, len(res.errors) + len(res.pending) < _SUGGESTED, flags)
+            found = candidate(setting, res.notes, len(res.errors) < _SUGGESTED, flags)
         except UnknownFlagError as exc:
             if may_be_pytensors(canonical(exc.flag or "")):
-                res.pending.append(setting)
+                res.for_pytensor.append(setting)
             else:
                 res.errors.append(exc)
             continue
@@ -125,12 +125,6 @@ def resolve(
 
 
 _SUGGESTED = 50  # unknown names that get a did-you-mean in one pass; the rest are named only
-
-
-def unknown_setting(setting: Setting, flags: FlagSet | None = None) -> UnknownFlagError:
-    """The error of a held setting, judged now (no flag has its name)."""
-    info = lookup(setting.key, section=setting.section, flags=flags)
-    return unknown_flag(info.written, setting.origin, info.suggestions, info.message)
 
 
 def candidate(

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from modecfg._locks import load
-from modecfg.config.flags import FLAGS, Flag, _allows_none, _strip_none, on_adopt
+from modecfg.config.flags import FLAGS, Flag, _allows_none, _strip_none
 
 if TYPE_CHECKING:
     from pydantic import BaseModel, TypeAdapter
@@ -220,14 +220,6 @@ def flags_model() -> type[BaseModel]:
         return create_model(name, __config__=ConfigDict(extra="forbid", frozen=True), **fields)
 
     return build("Flags", tree)
-
-
-def _forget_model(spec: Flag) -> None:
-    """A flag was adopted: the model is built again when next asked."""
-    flags_model.cache_clear()
-
-
-on_adopt(_forget_model)
 
 
 def json_schema() -> dict[str, Any]:

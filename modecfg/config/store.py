@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from modecfg._locks import Lock, RLock, fork_safe
 from modecfg._source import first_user_frame
-from modecfg.config.flags import Flag, FlagSet, Lazy, declared, on_adopt, on_complete
+from modecfg.config.flags import Flag, FlagSet, Lazy
 from modecfg.config.origin import Layer, Origin, Setting
-from modecfg.config.resolve import Candidate, Note, Resolution, resolve
-from modecfg.errors import ConfigError, ConfigErrors, ObsoleteFlagWarning
+from modecfg.config.resolve import Candidate, Note, Resolution
+from modecfg.errors import ConfigErrors, ObsoleteFlagWarning
 
 if TYPE_CHECKING:
     from modecfg.config.protocol import ConfigLike
@@ -216,8 +216,6 @@ class Store:
         process_wide: bool = False,
     ) -> None:
         self.root: ConfigLike = root  # a Config: the facade over this store
-        # The flags of this store. Only the process-wide store follows PyTensor's import (a
-        # new FlagSet at each adoption); an independent one keeps those it was made with.
         self.flags = flags
         self.loader = loader
         self.ready = loader is None
@@ -237,11 +235,10 @@ class Store:
         self.listeners: dict[str, list[Listener]] = {name: [] for name in flags}
         self.override_listeners: dict[str, list[Listener]] = {name: [] for name in flags}
         self.guards: list[Guard] = []  # asked before an assignment of a flag fixed per process
-        self.every: list[tuple[Listener, bool]] = []  # subscribers of every flag, adopted ones too
         # an override() call site (code id ^ instruction offset) -> the Override it made
         self.site_cache: dict[int, Any] = {}
-        # settings naming no flag declared when the sources were read (see settle)
-        self.pending: list[Setting] = []
+        # settings naming flags of PyTensor's that modecfg does not declare: handed to PyTensor
+        self.for_pytensor: list[Setting] = []
         self.sections[()] = root
         if process_wide:
             if _PROCESS_WIDE:
@@ -304,35 +301,6 @@ class Store:
             if held is None or isinstance(held, Pending):
                 setattr(type(top_ns), top, Pending(top, self))
 
-    def adopt(self, spec: Flag) -> None:
-        """A flag declared after this store was built (adopted from PyTensor): its state, its
-        place, its default; a value a source held for it comes with :meth:`settle`. Only the
-        process-wide store adopts: an independent Config keeps the flags it was made with."""
-        with self.lock:
-            self.flags = declared()
-            self.holders.setdefault(spec.name, Held(spec.name))
-            self.listeners.setdefault(spec.name, []).extend(f for f, _ in self.every)
-            self.override_listeners.setdefault(spec.name, []).extend(f for f, scoped in self.every if scoped)
-            self.place(spec)
-            if self.ready and not spec.is_lazy:
-                self.sections[spec.section].__dict__.setdefault(spec.attr, spec.default)
-
-    def settle(self) -> list[ConfigError]:
-        """Resolve the settings held for flags not declared when the sources were read, now that
-        more are (PyTensor's): values for the adopted flags, errors for the names still unknown."""
-        with self.lock:
-            held, self.pending = self.pending, []
-            if not held:
-                return []
-            res = resolve(held, flags=self.flags)
-            for name, found in res.candidates.items():
-                spec = self.flags[name]
-                self.candidates[name] = [*self.candidates.get(name, ()), *found]
-                self.sections[spec.section].__dict__[spec.attr] = self.candidates[name][-1].value
-        for name, found in res.candidates.items():
-            self.notify(Change(name, found[-1].value, found[-1].origin, "loaded"))
-        return list(res.errors)
-
     # -- values ----------------------------------------------------------------------
 
     def base(self, name: str) -> Any:
@@ -376,7 +344,7 @@ class Store:
         self.candidates = {k: list(v) for k, v in res.candidates.items()}
         self.notes = list(res.notes)
         self.read = list(res.read)
-        self.pending = list(res.pending)
+        self.for_pytensor = list(res.for_pytensor)
         for spec in self.flags.values():
             ns = self.sections[spec.section]
             found = self.candidates.get(spec.name)
@@ -437,20 +405,15 @@ class Store:
     def subscribe(
         self, listener: Listener, names: Iterable[str] | None, overrides: bool
     ) -> Callable[[], None]:
-        """``names`` None: every flag, those adopted later included."""
-        every = names is None
-        lists = [self.listeners[n] for n in (self.flags if names is None else names)]
+        """``names`` None: every flag."""
+        names = self.flags if names is None else names
+        lists = [self.listeners[n] for n in names]
         if overrides:
-            lists += [self.override_listeners[n] for n in (self.flags if names is None else names)]
+            lists += [self.override_listeners[n] for n in names]
         for found in lists:
             found.append(listener)
-        entry = (listener, overrides)
-        if every:
-            self.every.append(entry)
 
         def unsubscribe() -> None:
-            if entry in self.every:
-                self.every.remove(entry)
             for found in lists:
                 if listener in found:
                     found.remove(listener)
@@ -516,42 +479,6 @@ def process_wide() -> ConfigLike:
     """The process-wide configuration (``modecfg.config``): what a snapshot applies itself to
     by default in the process it travelled to."""
     return _PROCESS_WIDE[0].root
-
-
-def _adopt(spec: Flag) -> None:
-    """A flag adopted from PyTensor joins the process-wide configuration (and that one only)."""
-    for store in _PROCESS_WIDE:
-        store.adopt(spec)
-
-
-def _settle() -> None:
-    """PyTensor's flags are adopted: the process-wide store resolves what it held."""
-    for store in _PROCESS_WIDE:
-        settle_and_warn(store)
-
-
-def settle_and_warn(store: Store) -> None:
-    """``store`` resolves what it held. Nothing may raise here (it happens inside ``import
-    pytensor``): what is still wrong is warned about, five names one by one, the rest in a line."""
-    from modecfg._warn import warn
-    from modecfg.errors import HeldFlagWarning
-
-    errors = store.settle()
-    for error in errors[:_SAID_HELD]:
-        warn(str(error), HeldFlagWarning)
-    if len(errors) > _SAID_HELD:
-        origins = [getattr(e, "origin", None) for e in errors[_SAID_HELD:]]
-        sources = ", ".join(sorted({str(o.source) for o in origins if o is not None})) or "the sources"
-        more = len(errors) - _SAID_HELD
-        warn(f"and {more:,} more names no flag has, in {sources} (modecfg validate lists them all)",
-             HeldFlagWarning)  # fmt: skip
-
-
-_SAID_HELD = 5  # names no flag has said one by one at PyTensor's import; the rest in one line
-
-
-on_adopt(_adopt)
-on_complete(_settle)
 
 
 def _log_listener_error(listener: Listener, change: Change, exc: BaseException) -> None:

@@ -36,9 +36,7 @@ def _expected_lazy_default(name: str) -> object:
     }[name]
 
 
-@pytest.mark.parametrize(
-    "spec", [f for f in FLAGS.values() if f.is_lazy and not f.adopted], ids=lambda f: f.name
-)
+@pytest.mark.parametrize("spec", [f for f in FLAGS.values() if f.is_lazy], ids=lambda f: f.name)
 def test_lazy_defaults_compute_what_they_document(spec: Flag) -> None:
     cfg = modecfg.load(env={"HOME": str(Path.home())})
     assert cfg[spec.name] == _expected_lazy_default(spec.name)
@@ -121,12 +119,10 @@ def test_a_flag_this_pytensor_lacks_is_said_and_not_handed_to_pytensor(how: str)
     assert "does not recognise this flag" not in done.stderr, done.stderr
 
 
-def test_every_pytensor_flag_is_a_modecfg_flag_declared_or_adopted() -> None:
+def test_the_one_pytensor_flag_modecfg_does_not_declare_is_pytensors_own() -> None:
     ours = {f.pytensor_name for f in FLAGS.values()}
-    assert set(pytensor.config._config_var_dict) - ours == set()
-    adopted = {f.name for f in FLAGS.values() if f.adopted}
-    assert "gcc_version_str" in adopted  # PyTensor 3.0-3.3 declare it, modecfg does not
-    assert all(FLAGS[name].adopted == pytensor.__version__ for name in adopted)
+    assert set(pytensor.config._config_var_dict) - ours == {"gcc_version_str"}  # PyTensor 3.0-3.3
+    assert "gcc_version_str" not in FLAGS and "gcc_version_str" not in modecfg.config
 
 
 def test_pytensor_fixed_flags_are_fixed_or_applied_per_compile_by_us() -> None:

@@ -23,19 +23,35 @@ def test_an_rc_file_passed_to_load_is_named_as_passed_by_rc_files(tmp_path: Path
     assert str(info.value) == f"rc file {missing} (named by rc_files) does not exist"
 
 
-def test_a_held_name_judged_later_is_an_unknown_flag_with_its_origin_hint_and_guess() -> None:
-    error = resolving.unknown_setting(Setting("floatx", "float32", ENV))
+def test_an_unknown_name_is_an_error_with_its_origin_hint_and_guess() -> None:
+    (error,) = resolving.resolve([Setting("floatx", "float32", ENV)]).errors
     assert str(error) == "unknown flag 'floatx' (from THEANO_FLAGS); did you mean floatX?"
+    assert isinstance(error, UnknownFlagError)
     assert (error.flag, error.origin, tuple(error.suggestions)) == ("floatx", ENV, ("floatX",))
     rc = Origin(Layer.RC, "/home/me/.theanorc", 3)
-    in_section = resolving.unknown_setting(Setting("cxxflag", "-O3", rc, section="gcc"))
+    (in_section,) = resolving.resolve([Setting("cxxflag", "-O3", rc, section="gcc")]).errors
     assert (
         str(in_section)
         == "unknown flag 'gcc.cxxflag' (from /home/me/.theanorc:3); did you mean gcc.cxxflags?"
     )
-    hinted = resolving.unknown_setting(Setting("config.floatX", "float32", ENV))
+    (hinted,) = resolving.resolve([Setting("config.floatX", "float32", ENV)]).errors
     assert str(hinted) == (
         "unknown flag 'config.floatX' (from THEANO_FLAGS); drop the 'config.' prefix; did you mean floatX?"
+    )
+
+
+def test_a_setting_of_pytensors_own_flag_is_pytensors_and_its_name_read_here_says_so() -> None:
+    setting = Setting("gcc_version_str", "x", ENV)  # PyTensor declares it; modecfg does not
+    res = resolving.resolve([setting, Setting("floatX", "float32", ENV)])
+    assert res.for_pytensor == [setting] and res.errors == [] and list(res.candidates) == ["floatX"]
+    assert setting.pytensor_name == "gcc_version_str"
+    assert Setting("warn_no_version", "1", ENV, section="cmodule").pytensor_name == "cmodule__warn_no_version"
+    with pytest.raises(UnknownFlagError) as info:
+        modecfg.config["gcc_version_str"]
+    assert str(info.value) == (
+        "unknown flag 'gcc_version_str'; it is PyTensor's own flag, which modecfg does not declare: "
+        "pytensor.config.gcc_version_str reads and sets it, and PYTENSOR_FLAGS and rc files hand it "
+        "to PyTensor"
     )
 
 
@@ -54,16 +70,16 @@ def test_an_unknown_flag_without_a_place_says_no_place() -> None:
         assert str(error) == "unknown flag 'nosuch'" and error.origin == origin
 
 
-def test_names_held_for_pytensor_count_against_the_did_you_mean_budget(
+def test_names_of_pytensors_own_flags_do_not_count_against_the_did_you_mean_budget(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # Names the installed PyTensor declares (here: as if it declared every zz_plugin_*) are held.
+    # Names the installed PyTensor declares (here: as if it declared every zz_plugin_*) are its own.
     monkeypatch.setattr(resolving, "may_be_pytensors", lambda name: name.startswith("zz_plugin_"))
     held = [Setting(f"zz_plugin_{i}", "1", ENV) for i in range(resolving._SUGGESTED)]
     res = resolving.resolve([*held, Setting("floatx", "float32", ENV)])
-    assert len(res.pending) == resolving._SUGGESTED
-    (error,) = res.errors  # floatx is no flag of either: refused, with no search spent on it
-    assert isinstance(error, UnknownFlagError) and error.suggestions == ()
+    assert len(res.for_pytensor) == resolving._SUGGESTED
+    (error,) = res.errors  # floatx is no flag of either: refused, with a search (they cost nothing)
+    assert isinstance(error, UnknownFlagError) and error.suggestions == ("floatX",)
 
 
 def test_a_value_error_without_an_origin_and_a_case_slip_is_told_the_right_spelling() -> None:

@@ -1,91 +1,36 @@
-"""The store behind a Config (modecfg.config.store): values held until PyTensor's flags are
-known, the undo of a refused assignment, resets, subscriptions, adopted flags."""
+"""The store behind a Config (modecfg.config.store): settings of PyTensor's own flags, the undo of
+a refused assignment, resets, subscriptions."""
 
 from __future__ import annotations
 
 import logging
 import warnings
-from collections.abc import Callable, Iterator
 
-import pytensor  # noqa: F401  (its flags are adopted: what was held for them can resolve)
 import pytest
 
 import modecfg
-from modecfg.config import Change, Config
-from modecfg.config import flags as flags_module
-from modecfg.config import store as store_module
-from modecfg.config.flags import FLAGS, Flag, Lazy
+from modecfg.config import Change
+from modecfg.config.flags import FLAGS
 from modecfg.config.live import build
 from modecfg.config.origin import Layer, Origin, Setting
-from modecfg.config.resolve import Candidate, Resolution
-from modecfg.errors import HeldFlagWarning
+from modecfg.config.resolve import Resolution
 
 ENV = Origin(Layer.ENV, "PYTENSOR_FLAGS")
 RC = Origin(Layer.RC, "/home/u/.theanorc", 3)
 
 
-def _held(*settings: Setting, candidates: dict[str, list[Candidate]] | None = None) -> Config:
-    """A Config whose sources named flags not declared when they were read (PyTensor's, before
-    its import): the process-wide one holds them until PyTensor's declarations are adopted."""
+# -- settings of PyTensor's own flags ----------------------------------------------------------------
+
+
+def test_settings_of_pytensors_own_flags_are_kept_as_written_in_their_order() -> None:
+    rc = Setting("gcc_version_str", "from-rc", RC)
+    cfg = modecfg.load(env={"PYTENSOR_FLAGS": "gcc_version_str=from-env,floatX=float32"}, rc_files=[])
+    (env,) = cfg.for_pytensor
+    assert (env.key, env.raw, env.origin) == ("gcc_version_str", "from-env", ENV)
+    assert cfg.floatX == "float32" and "gcc_version_str" not in cfg
     res = Resolution()
-    res.candidates.update(candidates or {})
-    res.pending.extend(settings)
-    cfg = build(res)
-    _SETTLED[:] = [cfg]
-    return cfg
-
-
-_SETTLED: list[Config] = []  # the Configs the next _pytensor_imported() settles
-
-
-def _pytensor_imported() -> list[str]:
-    """What happens to the process-wide Config at the end of ``import pytensor`` (here to the
-    last one _held made): held names resolved, what is still unknown warned about."""
-    with warnings.catch_warnings(record=True) as seen:
-        warnings.simplefilter("always")
-        for cfg in _SETTLED:
-            store_module.settle_and_warn(cfg._cfg_store)  # type: ignore[attr-defined]
-    return [str(w.message) for w in seen if issubclass(w.category, HeldFlagWarning)]
-
-
-# -- names held until PyTensor's flags are known ---------------------------------------------------
-
-
-def test_a_held_value_is_taken_at_pytensors_import_the_highest_layer_winning() -> None:
-    earlier = Candidate("gcc-from-an-old-rc", "gcc-from-an-old-rc", Origin(Layer.RC, "/etc/theanorc", 1))
-    cfg = _held(
-        Setting("gcc_version_str", "from-rc", RC),
-        Setting("gcc_version_str", "from-env", ENV),
-        candidates={"gcc_version_str": [earlier]},
-    )
-    heard: list[Change] = []
-    cfg.subscribe(heard.append, ["gcc_version_str"])
-    assert _pytensor_imported() == []
-    assert cfg.gcc_version_str == "from-env" and cfg.origin("gcc_version_str") == ENV
-    layers = [c.value for c in cfg.explain("gcc_version_str").layers]
-    assert layers == ["gcc-from-an-old-rc", "from-rc", "from-env"]
-    assert heard == [Change("gcc_version_str", "from-env", ENV, "loaded")]
-    assert cfg.held == ()
-    assert _pytensor_imported() == [] and len(heard) == 1  # said once: nothing is held any more
-
-
-def test_names_still_unknown_at_pytensors_import_are_warned_five_by_name_the_rest_in_one_line() -> None:
-    other = Origin(Layer.RC, "/a/.theanorc", 9)
-    names = [f"no_such_flag_{i}" for i in range(8)]
-    _held(*(Setting(n, "1", ENV if i < 6 else other) for i, n in enumerate(names)))
-    said = _pytensor_imported()
-    assert len(said) == 6
-    for name, message in zip(names, said[:5], strict=False):
-        assert f"unknown flag {name!r} (from PYTENSOR_FLAGS)" in message
-    assert said[5] == (
-        "and 3 more names no flag has, in /a/.theanorc, PYTENSOR_FLAGS (modecfg validate lists them all)"
-    )
-
-
-def test_five_unknown_names_are_five_messages_and_no_summary() -> None:
-    _held(*(Setting(f"no_such_flag_{i}", "1", ENV) for i in range(5)))
-    said = _pytensor_imported()
-    assert len(said) == 5 and not any(m.startswith("and ") for m in said)
+    res.for_pytensor.extend([rc, env])
+    assert build(res).for_pytensor == (rc, env)  # PyTensor reads them in this order: the last wins
 
 
 # -- an assignment a listener refuses --------------------------------------------------------------
@@ -196,54 +141,6 @@ def test_a_subscription_to_some_flags_hears_their_overrides_only() -> None:
     with cfg.override(floatX="float32"):
         pass
     assert [(c.name, c.kind) for c in heard] == [("floatX", "override")]
-
-
-PLAIN = Flag("test_adopted_plain", int, 5, "a flag adopted from PyTensor (test)", pytensor=True)
-LAZY = Flag("test_adopted_lazy", int, Lazy(lambda c: c.test_adopted_plain * 2, "twice the other"), "a test",
-            pytensor=True)  # fmt: skip
-
-
-@pytest.fixture
-def adopt(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[Config, Flag], None]]:
-    """Declare a flag in an existing Config as PyTensor's import does in the process-wide one
-    (for this test only)."""
-
-    def adopt(cfg: Config, spec: Flag) -> None:
-        monkeypatch.setitem(FLAGS, spec.name, spec)
-        flags_module._declared.clear()  # a new FlagSet, as flags.adopt makes
-        cfg._cfg_store.adopt(spec)
-
-    yield adopt
-    monkeypatch.undo()
-    flags_module._declared.clear()
-
-
-def test_a_flag_adopted_after_a_config_was_read_has_its_default_there(
-    adopt: Callable[[Config, Flag], None],
-) -> None:
-    plain, lazy = PLAIN, LAZY
-    cfg = modecfg.load(env={}, rc_files=[])
-    store = cfg._cfg_store
-    adopt(cfg, plain)
-    adopt(cfg, lazy)
-    assert cfg.test_adopted_plain == 5
-    assert cfg.test_adopted_lazy == 10  # computed, not the Lazy object
-    store.assign(plain, 7, "7", Origin(Layer.ASSIGNMENT, "t.py", 1))
-    assert cfg.test_adopted_lazy == 14
-
-
-def test_a_subscription_to_every_flag_hears_flags_adopted_later(
-    adopt: Callable[[Config, Flag], None],
-) -> None:
-    plain = PLAIN
-    cfg = modecfg.load(env={}, rc_files=[])
-    every: list[str] = []
-    some: list[str] = []
-    cfg.subscribe(lambda c: every.append(c.name))
-    cfg.subscribe(lambda c: some.append(c.name), ["floatX"])
-    adopt(cfg, plain)
-    cfg._cfg_store.assign(plain, 7, "7", Origin(Layer.ASSIGNMENT, "t.py", 1))
-    assert every == ["test_adopted_plain"] and some == []
 
 
 # -- reads ----------------------------------------------------------------------------------------
