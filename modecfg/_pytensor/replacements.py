@@ -69,8 +69,9 @@ def _bridge() -> Any:
 # _config_var_dict: entered, the flags modecfg declares become one modecfg override of this
 # thread or task (a bad value fails here, as in PyTensor; a flag PyTensor fixes gets modecfg's
 # ReadOnlyFlagError), the others are PyTensor's, entered its way. What each entry began is kept
-# on the object, by thread (one decorator may be entered by several threads at once): (thread,
-# override, PyTensor's part or None), or a list of them while it is entered more than once.
+# on the object: its override alone (the common case), else (thread, override, PyTensor's part
+# or None), or a list of those while it is entered more than once (one decorator may be entered
+# by several threads at once).
 _ENTERED = "_modecfg_entered"
 
 
@@ -79,40 +80,70 @@ def change_flags_enter(self: Any) -> Any:
     current = _VIEW_MODULE[0]._VIEW if _VIEW_MODULE else _bridge()
     if current is None or self._root is not current.target:
         return _originals["change_flags"](self)
-    known = current.known
-    ours = given = self.new_vals  # PyTensor's names are modecfg's where no flag is PyTensor's (a __ is a .)
-    for key in given:
-        if key not in known:
-            ours = {known[k].name: v for k, v in given.items() if k in known}
-            if not ours:
-                return _originals["change_flags"](self)
-            break
+    given = self.new_vals
     frame = _getframe(1)  # where the block is written: the origin of the override
     code = frame.f_code
     if code is current.wrapper and frame.f_back is not None:
         frame = frame.f_back  # a decorated function (PyTensor's wrapper enters it): where it is called
         code = frame.f_code
-    # override_for's call-site cache, read here first: this is the hot path of every block
+    # override_for's call-site cache, read here first: this is the hot path of every block. A hit
+    # holds these very values, all of them modecfg's flags (one with some of PyTensor's is never one)
     scope = current.sites.get(id(code) ^ frame.f_lasti)
     try:
-        hit = scope is not None and scope._code is code and scope._raw == ours
+        miss = scope is None or scope._code is not code or scope._raw != given
     except Exception:  # values whose == is not a bool (arrays): override_for decides
-        hit = False
-    if not hit:
-        scope = config.override_for(ours, frame, current.blockable)
+        miss = True
+    if miss:
+        return _enter_new(self, current, frame)
     scope.__enter__()
-    if ours is given:  # the common case: every flag modecfg's
-        entry = (_get_ident(), scope, None)
-    else:
-        entry = (_get_ident(), scope, _enter_theirs(self, known, scope))
     held = self.__dict__
+    if held.get(_ENTERED) is None:  # the common case: one entry at a time, kept as it is
+        held[_ENTERED] = scope
+    else:
+        _enter_again(held, (_get_ident(), scope, None))
+
+
+def _enter_new(self: Any, current: Any, frame: Any) -> None:
+    """:func:`change_flags_enter` at a call site or with values not seen before: the flags
+    modecfg declares become an override (made and cached by ``override_for``), the others are
+    entered the way PyTensor does it."""
+    known = current.known
+    given = ours = self.new_vals  # PyTensor's names are modecfg's where no flag is PyTensor's (a __ is a .)
+    for key in given:
+        if key not in known:
+            ours = {known[k].name: v for k, v in given.items() if k in known}
+            if not ours:
+                return _originals["change_flags"](self)  # type: ignore[no-any-return]
+            break
+    scope = config.override_for(ours, frame, current.blockable)
+    scope.__enter__()
+    theirs = _enter_theirs(self, known, scope) if ours is not given else None
+    held = self.__dict__
+    if held.get(_ENTERED) is None and theirs is None:
+        held[_ENTERED] = scope
+    else:
+        _enter_again(held, (_get_ident(), scope, theirs))
+    return None
+
+
+def _enter_again(held: dict[str, Any], entry: tuple[Any, Any, Any]) -> None:
+    """Keep ``entry`` (thread, override, PyTensor's part or None) beside the entries not yet left."""
     entered = held.get(_ENTERED)
-    if entered is None:  # the common case: one entry at a time, kept as it is
+    if entered is None:
         held[_ENTERED] = entry
     elif type(entered) is list:
         entered.append(entry)
     else:  # entered again before it was left (a decorator, recursion or threads)
-        held[_ENTERED] = [entered, entry]
+        held[_ENTERED] = [_entry(entered), entry]
+
+
+def _entry(entered: Any) -> tuple[Any, Any, Any]:
+    """An entry kept as its override alone (the common case) as a full (thread, override,
+    PyTensor's part) one, once a second entry joins it: its thread is this one if the override's
+    newest entry is in force here, else another (None)."""
+    if type(entered) is tuple:
+        return entered
+    return (_get_ident() if entered.entered_here() else None, entered, None)
 
 
 def _enter_theirs(self: Any, known: dict[str, Any], scope: Any) -> Any:
@@ -136,25 +167,32 @@ def change_flags_exit(self: Any, exc_type: Any = None, exc: Any = None, tb: Any 
     entered before modecfg was imported ends PyTensor's way: :class:`~.view.SetByPyTensor`)."""
     held = self.__dict__
     entered = held.get(_ENTERED)
-    if not entered:
+    if entered is None:
         return _originals["change_flags (exit)"](self, exc_type, exc, tb)
-    if type(entered) is tuple:
-        del held[_ENTERED]
+    kind = type(entered)
+    if kind is not list and kind is not tuple:  # the common case: an override alone
+        held[_ENTERED] = None  # (cheaper than taking the key out of the object's dict again)
+        entered.__exit__(None, None, None)
+        return None
+    if kind is tuple:
+        held[_ENTERED] = None
         _, scope, theirs = entered
     else:
         me = _get_ident()
-        index = len(entered) - 1
-        if entered[index][0] != me:  # not this thread's newest: find it (else, entered in another
-            # thread and left in this one, as PyTensor allows: the newest)
-            index = next((i for i in range(index, -1, -1) if entered[i][0] == me), index)
+        newest_first = range(len(entered) - 1, -1, -1)
+        index = next((i for i in newest_first if entered[i][0] == me), None)
+        if index is None:  # entered in another thread and left in this one, as PyTensor allows:
+            # the entry of a thread not known (the first, kept alone), else the newest
+            index = next((i for i in newest_first if entered[i][0] is None), len(entered) - 1)
         _, scope, theirs = entered.pop(index)
     if theirs is None:
         scope.__exit__(None, None, None)
-        return
+        return None
     try:
         _originals["change_flags (exit)"](theirs, exc_type, exc, tb)
     finally:
         scope.__exit__(None, None, None)
+    return None
 
 
 def function(

@@ -124,6 +124,16 @@ class Override:
         last: list[Item] | None = self._last
         return last
 
+    def entered_here(self) -> bool:
+        """Whether its newest entry not yet left is in force in this thread or task."""
+        made = self._made()
+        if not made:
+            return False
+        first, item = made[0], self._vars[0].get()
+        while item is not None and item is not first:
+            item = item[2]
+        return item is not None
+
     def __enter__(self) -> ConfigLike:
         made = [
             [value, origin, var.get(), self, _ref(held, _never)]  # counted before shadowed is read

@@ -821,6 +821,38 @@ def test_an_uninstalled_view_leaves_nothing_behind_and_hears_no_more_changes(
         assert pytensor.config.floatX == "float64"  # PyTensor's own again
 
 
+def test_one_change_flags_object_entered_by_two_threads_is_left_by_each_in_any_order() -> None:
+    """Thread A enters, thread B enters the same object (another call site: another override), A
+    leaves first: A's own entry ends, in A; B keeps its value until it leaves."""
+    block = pytensor.config.change_flags(floatX="float32")
+    steps = {name: threading.Event() for name in ("a_in", "b_in", "a_out")}
+    seen: dict[str, list[str]] = {"a": [], "b": []}
+
+    def a() -> None:
+        block.__enter__()
+        steps["a_in"].set()
+        steps["b_in"].wait(10)
+        block.__exit__(None, None, None)
+        seen["a"].append(pytensor.config.floatX)
+        steps["a_out"].set()
+
+    def b() -> None:
+        steps["a_in"].wait(10)
+        with block:
+            steps["b_in"].set()
+            steps["a_out"].wait(10)
+            seen["b"].append(pytensor.config.floatX)
+        seen["b"].append(pytensor.config.floatX)
+
+    threads = [threading.Thread(target=a), threading.Thread(target=b)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert seen == {"a": ["float64"], "b": ["float32", "float64"]}
+    assert vars(block).get("_modecfg_entered") in (None, [])
+
+
 def test_one_change_flags_decorator_entered_again_inside_itself_and_by_threads_at_once() -> None:
     """A decorated function that recurses, called from several threads: each entry ends its
     own override, in its own thread, whatever the order the threads leave in."""
