@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from modecfg._lazy import attach as _attach
+from modecfg.config import declarations as _declarations  # noqa: F401  (every flag declared, first)
 from modecfg.config.flags import FlagSet, declared
 from modecfg.config.live import Change, Config, Override, build
 from modecfg.config.origin import Layer, Origin, Setting

@@ -219,7 +219,7 @@ def test_a_mode_object_is_recognised_without_building_its_optimizer() -> None:
     builds the optimizer (8 ms a compile when the check called it)."""
     from pytensor.compile.mode import Mode
 
-    from modecfg.config.flags import _is_mode_object
+    from modecfg.config.declarations import _is_mode_object
 
     built = []
 
