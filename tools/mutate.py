@@ -43,6 +43,7 @@ MODULES = {
     "resolve": "modecfg/config/resolve.py",
     "sources": "modecfg/config/sources.py",
     "store": "modecfg/config/store.py",
+    "sections": "modecfg/config/sections.py",
     "overrides": "modecfg/config/overrides.py",
     "edit": "modecfg/config/edit.py",
     "snapshot": "modecfg/config/snapshot.py",

@@ -42,7 +42,7 @@ from modecfg._pytensor.values import pytensor_accepts
 from modecfg.config import config as _config
 from modecfg.config.flags import FLAGS, Flag
 from modecfg.config.origin import Layer
-from modecfg.config.store import UNSET, caller_origin
+from modecfg.config.sections import UNSET, caller_origin
 
 __all__ = ["ADOPTED", "FlagParam", "attach", "detach", "view"]
 

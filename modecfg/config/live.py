@@ -26,17 +26,8 @@ from modecfg.config.origin import DEFAULT_ORIGIN, Layer, Origin, Setting
 from modecfg.config.overrides import Override, make_override, replace
 from modecfg.config.resolve import Candidate, Note, Resolution, unknown_flag, value_error
 from modecfg.config.schema import validate
-from modecfg.config.store import (
-    _PROCESS_WIDE,
-    Change,
-    Guard,
-    Listener,
-    Section,
-    Store,
-    caller_origin,
-    process_wide,
-    warn_notes,
-)
+from modecfg.config.sections import Section, caller_origin
+from modecfg.config.store import _PROCESS_WIDE, Change, Guard, Listener, Store, process_wide, warn_notes
 from modecfg.errors import ConfigErrors, ObsoleteFlagWarning, ReadOnlyFlagError
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ override, for as long as it lives, as Python's context variables promise. One va
 flag keeps an entry to one ``set`` per flag, whatever else is overridden around it.
 
 Each item holds, as ``alive``, a weak reference of its own to the
-:class:`~modecfg.config.store.Held` object of its flag (``Store.holders``): a flag is held
+:class:`~modecfg.config.sections.Held` object of its flag (``Store.holders``): a flag is held
 while some weak reference to its ``Held`` lives, and these live exactly as long as the items
 holding them. A block's exit lets its item go; one a copied context still holds stays counted
 until that context lets it go, with no sweep and no reference count read. On any Python the
@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from modecfg.config.flagstring import format_flags
 from modecfg.config.origin import Origin
-from modecfg.config.store import UNSET, Change, Held, Item, Store
+from modecfg.config.sections import UNSET, Held, Item
+from modecfg.config.store import Change, Store
 
 if TYPE_CHECKING:
     from modecfg.config.protocol import ConfigLike

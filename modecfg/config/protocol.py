@@ -10,11 +10,14 @@ of ``modecfg/config`` form no circle, counting those made only for type checking
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from modecfg.config.origin import Origin
 
-__all__ = ["ConfigLike"]
+if TYPE_CHECKING:
+    import contextvars
+
+__all__ = ["ConfigLike", "StoreLike"]
 
 
 class ConfigLike(Protocol):
@@ -40,3 +43,19 @@ class ConfigLike(Protocol):
     def override_from(self, items: Mapping[str, tuple[Any, Origin]]) -> Any: ...
 
     def _assign(self, name: str, value: Any, origin: Origin) -> None: ...
+
+
+class StoreLike(Protocol):
+    """What the descriptors on a Config's section classes ask of its store
+    (:class:`~modecfg.config.store.Store`)."""
+
+    @property
+    def holders(self) -> Mapping[str, Any]: ...  # flag -> its Held (modecfg.config.sections)
+
+    def var_of(self, name: str) -> contextvars.ContextVar[Any]: ...
+
+    def base(self, name: str) -> Any: ...
+
+    def ready_up(self) -> None: ...
+
+    def uninstall(self, name: str) -> None: ...

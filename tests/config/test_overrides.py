@@ -14,7 +14,7 @@ import pytest
 
 import modecfg
 from modecfg.config.origin import Layer
-from modecfg.config.store import Overridden
+from modecfg.config.sections import Overridden
 
 
 @pytest.fixture
