@@ -27,6 +27,7 @@ from modecfg._pytensor.modetable import ModeTable
 from modecfg._pytensor.state import originals as _originals
 from modecfg._source import calling_line
 from modecfg.config import config
+from modecfg.config.overrides import SingleOverride
 
 __all__: list[str] = []  # the patch list (patches.PATCHES) names what it uses
 
@@ -95,7 +96,16 @@ def change_flags_enter(self: Any) -> Any:
         miss = True
     if miss:
         return _enter_new(self, current, frame)
-    scope.__enter__()
+    if type(scope) is SingleOverride and not scope._one_listening:
+        # SingleOverride.__enter__ written out (its call was a tenth of the statement's time;
+        # tests/_pytensor/test_view.py holds the two to the same items)
+        var = scope._var
+        scope._last = item = [scope._value, scope._origin, var.get(), scope, scope._alive()]
+        if scope._name not in scope._shadowed:  # read after the item's weak reference is made
+            scope._store.install(scope._name)
+        var.set(item)
+    else:
+        scope.__enter__()
     held = self.__dict__
     if held.get(_ENTERED) is None:  # the common case: one entry at a time, kept as it is
         held[_ENTERED] = scope
@@ -170,8 +180,19 @@ def change_flags_exit(self: Any, exc_type: Any = None, exc: Any = None, tb: Any 
     if entered is None:
         return _originals["change_flags (exit)"](self, exc_type, exc, tb)
     kind = type(entered)
-    if kind is not list and kind is not tuple:  # the common case: an override alone
+    if kind is SingleOverride:  # the common case: one flag's override alone
         held[_ENTERED] = None  # (cheaper than taking the key out of the object's dict again)
+        var = entered._var  # SingleOverride.__exit__ written out, as in change_flags_enter
+        top = var.get()
+        if top is not None and top[3] is entered:  # left in order: its parent back
+            var.set(top[2])
+            if entered._last is top:
+                entered._last = None
+        else:
+            entered.__exit__(None, None, None)
+        return None
+    if kind is not list and kind is not tuple:  # an override of several flags alone
+        held[_ENTERED] = None
         entered.__exit__(None, None, None)
         return None
     if kind is tuple:

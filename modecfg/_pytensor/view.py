@@ -41,8 +41,7 @@ from modecfg._pytensor.state import HAND_OFF
 from modecfg._pytensor.values import pytensor_accepts
 from modecfg.config import config as _config
 from modecfg.config.flags import FLAGS, Flag
-from modecfg.config.origin import Layer
-from modecfg.config.sections import UNSET, caller_origin
+from modecfg.config.sections import UNSET
 
 __all__ = ["ADOPTED", "FlagParam", "attach", "detach", "view"]
 
@@ -140,7 +139,7 @@ class FlagParam(ConfigParam):  # type: ignore[misc]
         if obj is not self.target:
             _own_param(obj, self.name).__set__(obj, value)
             return
-        _config._assign_flag(self.spec, value, caller_origin(Layer.ASSIGNMENT))
+        _config._assign_flag(self.spec, value, None)  # None: the user's line
 
     def show(self, value: Any) -> Any:
         """``value`` as PyTensor represents it: PyTensor's own ``apply`` of its text; what
@@ -314,7 +313,7 @@ def _setattr(self: Any, name: str, value: Any) -> None:
     if current is not None and self is current.target and not name.startswith("_"):
         spec = current.known.get(name)
         if spec is not None and name not in current.answered:
-            _config._assign(spec.name, value, caller_origin(Layer.ASSIGNMENT))
+            _config._assign(spec.name, value, None)
             return
         if spec is None and not isinstance(type(self).__dict__.get(name), ConfigParam | _TakingTurns):
             _unknown(name)

@@ -19,6 +19,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from modecfg._source import first_user_frame
 from modecfg.config.compat import canonical, lookup
 from modecfg.config.flags import Flag, FlagSet, declared
 from modecfg.config.flagstring import format_flags
@@ -26,7 +27,7 @@ from modecfg.config.origin import DEFAULT_ORIGIN, Layer, Origin, Setting
 from modecfg.config.overrides import Override, make_override, replace
 from modecfg.config.resolve import Candidate, Note, Resolution, unknown_flag, value_error
 from modecfg.config.schema import validate
-from modecfg.config.sections import Section, caller_origin
+from modecfg.config.sections import Section
 from modecfg.config.store import _PROCESS_WIDE, Change, Guard, Listener, Store, process_wide, warn_notes
 from modecfg.errors import ConfigErrors, ObsoleteFlagWarning, ReadOnlyFlagError
 
@@ -41,6 +42,16 @@ __all__ = ["Change", "Config", "Override", "build"]
 _getframe = sys._getframe
 _OVERRIDE = Layer.OVERRIDE
 _FROM_OUTSIDE = (Layer.ENV, Layer.RC)  # layers a package's assignment at its import may overrule unseen
+
+
+def caller_origin(layer: Layer) -> Origin:
+    """Where an assignment or override was written: the first frame of user code on the stack
+    (past modecfg, PyTensor, numpy and the standard library: :mod:`modecfg._source`'s rule,
+    the one warnings and error locations use)."""
+    frame, _ = first_user_frame(2)  # from the caller of the modecfg function that asks
+    if frame is None:
+        return Origin(layer)
+    return Origin(layer, frame.f_code.co_filename, frame.f_lineno)
 
 
 class Config(Section):
@@ -342,7 +353,10 @@ class Config(Section):
         self._cfg_store.ready_up()
         self._cfg_store.reset(spec)
 
-    def _assign(self, name: str, value: Any, origin: Origin) -> None:
+    def _assign(self, name: str, value: Any, origin: Origin | None) -> None:
+        """Assign ``name``; ``origin`` None: the first line of user code on the stack."""
+        if origin is None:
+            origin = caller_origin(Layer.ASSIGNMENT)
         store = self._cfg_store
         if not store.ready:
             store.ready_up()
@@ -359,8 +373,11 @@ class Config(Section):
             raise unknown_flag(info.written, origin, info.suggestions, info.message)
         self._assign_flag(info.flag, value, origin)
 
-    def _assign_flag(self, spec: Flag, value: Any, origin: Origin) -> None:
-        """Assign ``spec`` (a flag of this configuration, by its declaration)."""
+    def _assign_flag(self, spec: Flag, value: Any, origin: Origin | None) -> None:
+        """Assign ``spec`` (a flag of this configuration, by its declaration); ``origin`` None:
+        the first line of user code on the stack."""
+        if origin is None:
+            origin = caller_origin(Layer.ASSIGNMENT)
         store = self._cfg_store
         if not store.ready:
             store.ready_up()

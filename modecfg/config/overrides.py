@@ -253,11 +253,11 @@ class Override:
         return f"<override {format_flags((k, v) for k, (v, _) in self._items.items())}>"
 
 
-class _SingleOverride(Override):
+class SingleOverride(Override):
     """An Override of one flag, the common case, with a shorter enter and exit: ``_last`` is the
     item itself."""
 
-    __slots__ = ("_name", "_one_held", "_one_listening", "_origin", "_value", "_var")
+    __slots__ = ("_alive", "_name", "_one_held", "_one_listening", "_origin", "_value", "_var")
 
     def __init__(
         self, config: ConfigLike, store: Store, items: Items, code: Any = None, raw: Any = None
@@ -268,13 +268,15 @@ class _SingleOverride(Override):
         ((self._value, self._origin),) = self._items.values()
         (self._one_held,) = self._held
         (self._one_listening,) = self._listening
+        # an entry's weak reference to the flag's Held, made without a Python call
+        self._alive = functools.partial(_ref, self._one_held, _never)
 
     def _made(self) -> list[Item] | None:
         return None if self._last is None else [self._last]
 
     def __enter__(self) -> ConfigLike:
         var = self._var
-        self._last = item = [self._value, self._origin, var.get(), self, _ref(self._one_held, _never)]
+        self._last = item = [self._value, self._origin, var.get(), self, self._alive()]
         if self._name not in self._shadowed:  # read after the item's weak reference is made
             self._store.install(self._name)
         var.set(item)
@@ -330,7 +332,7 @@ def _reopened(old: Item, new: Item) -> None:
     owner: Override | None = old[3]
     if owner is None:
         return
-    if isinstance(owner, _SingleOverride):
+    if isinstance(owner, SingleOverride):
         if owner._last is old:
             owner._last = new
         return
@@ -359,5 +361,5 @@ def _end_elsewhere(owner: Override) -> None:
 
 
 def make_override(config: ConfigLike, store: Store, items: Items, code: Any, raw: Any) -> Override:
-    kind = _SingleOverride if len(items) == 1 else Override
+    kind = SingleOverride if len(items) == 1 else Override
     return kind(config, store, items, code, raw)

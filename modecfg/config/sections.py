@@ -23,9 +23,6 @@ from __future__ import annotations
 import weakref
 from typing import TYPE_CHECKING, Any
 
-from modecfg._source import first_user_frame
-from modecfg.config.origin import Layer, Origin
-
 if TYPE_CHECKING:
     from modecfg.config.protocol import ConfigLike, StoreLike
 
@@ -38,23 +35,12 @@ __all__ = [
     "Overridden",
     "Pending",
     "Section",
-    "caller_origin",
 ]
 
 # One override of one flag in one context: [value, origin, parent, owner, alive] (see
 # modecfg.config.overrides). A list: a block left from another thread ends its items in place.
 Item = list[Any]
 UNSET: Any = object()  # the value of an item ended elsewhere with nothing beneath it: no override
-
-
-def caller_origin(layer: Layer) -> Origin:
-    """Where an assignment or override was written: the first frame of user code on the stack
-    (past modecfg, PyTensor, numpy and the standard library: :mod:`modecfg._source`'s rule,
-    the one warnings and error locations use)."""
-    frame, _ = first_user_frame(2)  # from the caller of the modecfg function that asks
-    if frame is None:
-        return Origin(layer)
-    return Origin(layer, frame.f_code.co_filename, frame.f_lineno)
 
 
 class Held:
@@ -167,7 +153,7 @@ class Section:
         def __getattr__(self, attr: str) -> Any: ...
 
     def __setattr__(self, attr: str, value: Any) -> None:
-        self._cfg_root._assign(self._cfg_prefix + attr, value, caller_origin(Layer.ASSIGNMENT))
+        self._cfg_root._assign(self._cfg_prefix + attr, value, None)  # None: this line
 
     def __delattr__(self, attr: str) -> None:
         self._cfg_root.reset(self._cfg_prefix + attr)

@@ -821,6 +821,29 @@ def test_an_uninstalled_view_leaves_nothing_behind_and_hears_no_more_changes(
         assert pytensor.config.floatX == "float64"  # PyTensor's own again
 
 
+def test_a_block_entered_again_at_its_call_site_makes_the_items_its_override_makes() -> None:
+    """The first entry at a call site is the override's own ``__enter__`` (a cache miss); later
+    ones write its item out (the hot path): the same item, left the same way."""
+    import weakref
+
+    from modecfg.config.overrides import SingleOverride
+
+    block = pytensor.config.change_flags(floatX="float32")
+    seen = []
+    for _ in range(3):
+        with block:
+            scope = vars(block)["_modecfg_entered"]
+            assert type(scope) is SingleOverride
+            item = scope._var.get()
+            assert item[:4] == [scope._value, scope._origin, None, scope] and scope._last is item
+            assert type(item[4]) is weakref.ref and item[4]() is scope._one_held and len(item) == 5
+            assert scope._name in scope._shadowed
+            seen.append((scope, pytensor.config.floatX, config.floatX))
+        assert scope._var.get() is None and scope._last is None and vars(block)["_modecfg_entered"] is None
+    assert seen == [(seen[0][0], "float32", "float32")] * 3
+    assert (pytensor.config.floatX, config.origin("floatX").layer) == ("float64", Layer.DEFAULT)
+
+
 def test_one_change_flags_object_entered_by_two_threads_is_left_by_each_in_any_order() -> None:
     """Thread A enters, thread B enters the same object (another call site: another override), A
     leaves first: A's own entry ends, in A; B keeps its value until it leaves."""
