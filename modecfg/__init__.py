@@ -48,8 +48,8 @@ if _TYPE_CHECKING:  # the names handed out on first use, each written here once 
     from modecfg.modes.compiling import compiled_with as compiled_with
     from modecfg.modes.compiling import function as function
     from modecfg.modes.device import ran_on as ran_on
-    from modecfg.modes.dump import Dump as Dump
-    from modecfg.modes.dump import load_dump as load_dump
+    from modecfg.modes.dump_reading import Dump as Dump
+    from modecfg.modes.dump_reading import load_dump as load_dump
     from modecfg.modes.monitor import MonitorMode as MonitorMode
     from modecfg.modes.nanguard import NanGuardMode as NanGuardMode
     from modecfg.modes.profile import ProfileMode as ProfileMode

@@ -49,6 +49,7 @@ MODULES = {
     "snapshot": "modecfg/config/snapshot.py",
     "nanguard": "modecfg/modes/nanguard.py",
     "dump": "modecfg/modes/dump.py",
+    "dump_reading": "modecfg/modes/dump_reading.py",
     "replaying": "modecfg/modes/replaying.py",
     "signing": "modecfg/modes/signing.py",
     "float32": "modecfg/checks/float32.py",

@@ -18,7 +18,8 @@ from modecfg.config import config
 from modecfg.config.flags import FLAGS
 from modecfg.errors import DumpError, DumpWarning, ModecfgError
 from modecfg.modes.compiling import function
-from modecfg.modes.dump import code_part, no_dumps
+from modecfg.modes.dump import no_dumps
+from modecfg.modes.dump_reading import code_part
 
 __all__ = ["replay"]
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import modecfg
-from modecfg.modes import dump as dump_module
+from modecfg.modes import dump_reading
 
 pytensor = pytest.importorskip("pytensor")
 pt = pytest.importorskip("pytensor.tensor")
@@ -115,7 +115,7 @@ def test_a_nan_guard_dump_keeps_the_flags_of_the_compile_not_of_the_call(tmp_pat
         pytest.raises(modecfg.NanGuardError) as info,
     ):
         fn(np.array([-1.0, 1.0]))
-    dump = dump_module.load_dump(info.value.dump_path)
+    dump = dump_reading.load_dump(info.value.dump_path)
     assert dump.flags["exception_verbosity"] == "high"  # the call ran outside that override
     line = _line_of("# the compile's line")
     assert dump.origins["exception_verbosity"] == f"override at {_HERE}:{line}"

@@ -22,6 +22,7 @@ import modecfg
 from modecfg import _files
 from modecfg.errors import DumpError, UntrustedDumpError
 from modecfg.modes import dump as dump_module
+from modecfg.modes import dump_reading
 from tests.conftest import COMPILEDIR
 from tests.modes.dumptools import parts, rebuild
 
@@ -538,7 +539,7 @@ def test_the_summary_of_a_dump_says_every_part_of_what_it_holds(tmp_path: Path) 
          "generator", "philox", "RandomState"],
 )  # fmt: skip
 def test_a_captured_value_is_described_by_dtype_shape_range_and_bad_values(value: Any, says: str) -> None:
-    assert dump_module._describe_value(value) == says
+    assert dump_reading._describe_value(value) == says
 
 
 def _log_dump_as_written(tmp_path: Path, name: str, captured_x: dict[str, Any], **data: Any) -> Path:

@@ -15,7 +15,7 @@ import pytest
 import modecfg
 from modecfg.errors import DumpError
 from modecfg.modes import dump as dump_module
-from modecfg.modes import signing
+from modecfg.modes import dump_reading, signing
 from tests.modes.dumptools import parts, rebuild
 
 pytensor = pytest.importorskip("pytensor")
@@ -40,7 +40,7 @@ def a_dump(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(autouse=True)
 def _cold_models(monkeypatch: pytest.MonkeyPatch) -> None:
     """The JSON models are built at a process's first load: each test here builds them again."""
-    monkeypatch.setattr(dump_module, "_MODELS", None)
+    monkeypatch.setattr(dump_reading, "_MODELS", None)
 
 
 def _data(path: Path) -> dict[str, Any]:
@@ -56,7 +56,7 @@ def _with_data(path: Path, target: Path, change: Any) -> Path:
 def test_a_dump_loads_with_models_built_at_first_use(a_dump: Path) -> None:
     dump = modecfg.load_dump(a_dump)
     assert dump.signed_by_you and isinstance(dump.shared["rng"], np.random.Generator)
-    assert dump_module._models() is dump_module._models()  # built once, then kept
+    assert dump_reading._models() is dump_reading._models()  # built once, then kept
 
 
 @pytest.mark.parametrize(

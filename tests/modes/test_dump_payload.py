@@ -20,6 +20,7 @@ import pytest
 import modecfg
 from modecfg.errors import DumpError
 from modecfg.modes import dump as dump_module
+from modecfg.modes import dump_reading
 from tests.modes.dumptools import craft, rebuild
 
 pytensor = pytest.importorskip("pytensor")
@@ -108,7 +109,7 @@ def test_an_update_of_the_one_input_is_accepted(
     x, _, out = graph
     payload = {"inputs": [x], "outputs": [out], "n_outputs": 0, "target_indices": [0]}
     signed = rebuild(one_input, tmp_path / "update.npz", replace={dump_module.GRAPH: _pickled(payload)})
-    part = dump_module.code_part(signed, trust=False)
+    part = dump_reading.code_part(signed, trust=False)
     assert (part.n_outputs, part.target_indices, len(part.outputs)) == (0, [0], 1)
 
 
@@ -144,7 +145,7 @@ def test_a_graph_naming_the_captured_value_gets_the_dumps_array(
         tmp_path / "named.npz",
         replace={dump_module.GRAPH: _pickled(payload, {id(marker): ("captured", 0)})},
     )
-    part = dump_module.code_part(signed, trust=False)
+    part = dump_reading.code_part(signed, trust=False)
     np.testing.assert_array_equal(part.values[0], [-1.0, 2.0])
     assert (
         part.n_outputs == 1
