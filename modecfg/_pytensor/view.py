@@ -118,12 +118,14 @@ class FlagParam(ConfigParam):  # type: ignore[misc]
         if obj is self.target:
             item = self.overridden()
             if item is not None:  # an override in this thread or task
-                value = item[0]
-                last = self.last  # show()'s own first step, here: a read inside an override is hot
-                if value is last[0]:
-                    return last[1]
-                if value is not UNSET:
-                    return self.show(value)
+                try:
+                    return item[5]  # the value as PyTensor shows it, kept on the item at the first read
+                except IndexError:
+                    value = item[0]
+                    if value is not UNSET:
+                        shown = self.show(value)
+                        item.append(shown)
+                        return shown
             below = self.below
             if below is _UNREAD:  # a lazy default is worked out at each read (never kept)
                 below = self.show(_config._cfg_store.base(self.spec.name))

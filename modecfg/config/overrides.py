@@ -357,6 +357,7 @@ def _end_elsewhere(owner: Override) -> None:
         parent = item[2]
         item[0], item[1] = (UNSET, None) if parent is None else (parent[0], parent[1])
         item[3] = None  # ended: a block around it left later rebuilds its chain without it
+        del item[5:]  # what pytensor.config showed for the value it had
     # (its flags stay held, by their weak references, until the entering context lets them go)
 
 

@@ -38,7 +38,9 @@ __all__ = [
 ]
 
 # One override of one flag in one context: [value, origin, parent, owner, alive] (see
-# modecfg.config.overrides). A list: a block left from another thread ends its items in place.
+# modecfg.config.overrides), and a sixth entry once pytensor.config has read it: the value as
+# PyTensor shows it (modecfg._pytensor.view). A list: a block left from another thread ends its
+# items in place (and drops that sixth entry).
 Item = list[Any]
 UNSET: Any = object()  # the value of an item ended elsewhere with nothing beneath it: no override
 

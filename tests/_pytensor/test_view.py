@@ -844,6 +844,29 @@ def test_a_block_entered_again_at_its_call_site_makes_the_items_its_override_mak
     assert (pytensor.config.floatX, config.origin("floatX").layer) == ("float64", Layer.DEFAULT)
 
 
+def test_a_block_left_in_another_thread_is_no_longer_read_where_it_was_entered() -> None:
+    """pytensor.config keeps what it showed for an override on the override's item; a block
+    entered in one thread and left in another ends that item in place: the thread that entered
+    it reads what was beneath it, not what was shown before."""
+    block = pytensor.config.change_flags(floatX="float32")
+    entered, left, seen = threading.Event(), threading.Event(), []
+
+    def inside() -> None:
+        block.__enter__()
+        seen.append(pytensor.config.floatX)  # shown, and kept on the item
+        entered.set()
+        left.wait(10)
+        seen.append(pytensor.config.floatX)
+
+    thread = threading.Thread(target=inside)
+    thread.start()
+    entered.wait(10)
+    block.__exit__(None, None, None)  # left here, as PyTensor allows
+    left.set()
+    thread.join(10)
+    assert seen == ["float32", "float64"]
+
+
 def test_one_change_flags_object_entered_by_two_threads_is_left_by_each_in_any_order() -> None:
     """Thread A enters, thread B enters the same object (another call site: another override), A
     leaves first: A's own entry ends, in A; B keeps its value until it leaves."""
