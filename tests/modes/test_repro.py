@@ -1,0 +1,111 @@
+"""The reproductions CompareMode writes (modecfg.modes.repro), on the fast linkers: where they
+go, what they are called, which graph they hold (the node alone or the sub-graph up to it), and
+what a name from anyone may become in them. CompareMode's own tests run them end to end."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")  # the planted ops register numba implementations
+
+import pytensor.tensor as pt
+from pytensor.graph.fg import FunctionGraph
+
+from modecfg import config
+from modecfg._files import user_cache_dir
+from modecfg.modes.repro import _said, repro_directory, smallest_repro, write_repro
+from tests.modes import planted
+
+TOLERANCES = (1e-5, 1e-8)
+
+
+@pytest.fixture
+def repro_dir(tmp_path: Path) -> Iterator[Path]:
+    directory = tmp_path / "repro"
+    with config.override(**{"CompareMode.repro_dir": str(directory)}):
+        yield directory
+
+
+def _halved() -> tuple[FunctionGraph, Any]:
+    """x -> halve(x), the graph and its one node (a planted rewrite under fast_run drops it)."""
+    x = pt.vector("x")
+    graph = FunctionGraph([x], [planted.halve(x)], clone=True)
+    return graph, graph.outputs[0].owner
+
+
+def _what(path: str | None) -> str:
+    assert path is not None
+    return Path(path).read_text(encoding="utf-8").split("\n")[3]  # the docstring's "what" line
+
+
+def test_reproductions_go_to_the_flags_directory_else_compare_in_the_users_cache(tmp_path: Path) -> None:
+    with config.override(**{"CompareMode.repro_dir": ""}):
+        assert repro_directory() == user_cache_dir("compare")
+    with config.override(**{"CompareMode.repro_dir": str(tmp_path / "r")}):
+        assert repro_directory() == str(tmp_path / "r")
+
+
+def test_a_script_is_named_by_backend_time_process_and_graph_beside_its_data(repro_dir: Path) -> None:
+    graph, _ = _halved()
+    path, note = write_repro(graph, list(graph.outputs), [np.ones(2)], "c|py", "py", TOLERANCES)
+    assert path is not None and note == ""
+    assert Path(path).parent == repro_dir
+    name = os.path.basename(path)
+    assert re.fullmatch(rf"repro-cpy-\d{{8}}-\d{{6}}-{os.getpid()}-\d{{1,4}}\.py", name), name
+    assert Path(path).with_suffix(".npz").is_file()
+    assert "The sub-graph up to the first node that differs (1 nodes), as c|py ran it" in _what(path)
+    alone, _ = write_repro(graph, list(graph.outputs), [np.ones(2)], "c|py", "py", TOLERANCES, alone=True)
+    assert _what(alone).startswith("The first node that differs, alone, on its inputs' values")
+
+
+def test_the_node_alone_is_written_when_it_shows_the_difference(repro_dir: Path) -> None:
+    graph, node = _halved()
+    values = [np.array([1.0, 2.0])]
+    given: list[tuple[Any, Any]] = []
+
+    def differs(a: Any, b: Any) -> bool:  # every pair differs: but both values must be given
+        given.append((a, b))
+        return a is not None and b is not None
+
+    path, note = smallest_repro(graph, node, values, values, "py", "py", TOLERANCES, differs)
+    assert note == "" and _what(path).startswith("The first node that differs, alone")
+    assert [(a.tolist(), b.tolist()) for a, b in given] == [([0.5, 1.0], [0.5, 1.0])]
+
+
+def test_the_node_is_compiled_as_it_is_on_both_backends(repro_dir: Path) -> None:
+    """halve(x) alone, without rewrites: the planted rewrite (fast_run) would drop it on either."""
+    graph, node = _halved()
+    values = [np.array([1.0, 2.0])]
+    seen: list[tuple[list[float], list[float]]] = []
+
+    def differs(a: Any, b: Any) -> bool:
+        seen.append((np.asarray(a).tolist(), np.asarray(b).tolist()))
+        return False
+
+    path, note = smallest_repro(graph, node, values, values, "py", "py", TOLERANCES, differs)
+    assert seen == [([0.5, 1.0], [0.5, 1.0])] * 2  # the node alone, then the sub-graph
+    assert _what(path).startswith("The sub-graph up to the first node that differs")
+    assert note == "the reproduction does not show the difference on its own: it needs the whole function"
+
+
+def test_a_backend_that_cannot_compile_the_node_gets_the_sub_graph_and_says_it_shows_nothing(
+    repro_dir: Path,
+) -> None:
+    graph, node = _halved()
+    values = [np.array([1.0, 2.0])]
+    path, note = smallest_repro(graph, node, values, values, "no_such_linker", "py", TOLERANCES,
+                                lambda a, b: True)  # fmt: skip
+    assert _what(path).startswith("The sub-graph up to the first node that differs")
+    assert note == "the reproduction does not show the difference on its own: it needs the whole function"
+
+
+def test_what_anyone_named_is_said_in_ascii_with_no_quote_left() -> None:
+    assert _said("a\"b'c\u00e9\n\x1b") == "a\\x22b\\x27c\\xe9\\n\\x1b"
+    assert _said("local_fine") == "local_fine"
