@@ -27,6 +27,7 @@ __all__ = [
     "draws_at_random",
     "frontier",
     "lone",
+    "loops_on",
     "node_outputs",
     "nodes_between",
     "replaced_by",
@@ -118,6 +119,7 @@ def compile_on(
 
     fresh = [var.type(name=var.name) for var in inputs]
     cloned = clone_replace(list(outputs), replace=dict(zip(inputs, fresh, strict=True)))
+    cloned = loops_on(fresh, cloned, linker, rewrites)
     names = RewriteNames()
     mode = Mode(linker=linker, optimizer=rewrites)
     if rewrites is not None and excluding:
@@ -128,6 +130,40 @@ def compile_on(
         fresh, cloned, mode=mode, accept_inplace=True, on_unused_input="ignore", profile=False
     )
     return Compiled(function, linker, tuple(names.names), dict(names.replaced))
+
+
+# The linkers whose Scan runs its step function as a function of its own, compiled with the
+# Scan's own mode: cvm with fast_run unless the loop was made with another (PyTensor 3.0-3.3).
+_VM_LINKERS = frozenset({"py", "vm", "vm_nogc", "cvm", "cvm_nogc", "c|py", "c|py_nogc", "c"})
+
+
+def loops_on(inputs: list[Any], outputs: list[Any], linker: str, rewrites: str | None) -> list[Any]:
+    """``outputs`` with each loop (Scan) whose step would be compiled with the loop's own mode
+    (on the VM linkers) compiled on ``linker`` too, with ``rewrites``: a reference backend is that
+    backend inside its loops as well (the loop's default, cvm, made py and the graph as written
+    compute a step as cvm does, so that a step wrong in C was blamed on the one right backend).
+    Loops inside loops keep their own mode. The graph given is a fresh clone: changed in place."""
+    if linker not in _VM_LINKERS:
+        return outputs  # numba and JAX compile a loop's step themselves
+    from pytensor.compile.mode import Mode
+    from pytensor.graph.fg import FunctionGraph
+    from pytensor.link.vm import VMLinker
+    from pytensor.scan.op import Scan
+
+    graph = FunctionGraph(inputs, outputs, clone=False)
+    loops = [node for node in graph.toposort() if isinstance(node.op, Scan)]
+    if not loops:
+        return outputs
+    # py: the step in Python node by node (a VM, which a loop with preallocated outputs needs)
+    own = VMLinker(use_cloop=False, c_thunks=False) if linker == "py" else linker
+    mode = Mode(linker=own, optimizer=rewrites)
+    for node in loops:
+        op = copy.copy(node.op)
+        vars(op).pop("_fn", None)  # the step compiled with the loop's own mode, if it was
+        op.mode = mode
+        graph.replace_all(list(zip(node.outputs, op.make_node(*node.inputs).outputs, strict=True)),
+                          import_missing=True)  # fmt: skip
+    return list(graph.outputs)
 
 
 def node_outputs(fgraph: Any) -> list[Any]:

@@ -17,6 +17,8 @@ from pytensor.graph.op import Op
 from pytensor.graph.rewriting.basic import node_rewriter
 from pytensor.link.numba.dispatch import basic as numba_basic
 from pytensor.link.numba.dispatch.basic import numba_funcify
+from pytensor.scalar.basic import UnaryScalarOp, upgrade_to_float
+from pytensor.tensor.elemwise import Elemwise
 
 
 class _Elementwise(Op):  # type: ignore[misc]
@@ -134,6 +136,24 @@ def _numba_only(op: Any, node: Any = None, **kwargs: Any) -> Any:
     return twice
 
 
+class WrongInC(UnaryScalarOp):  # type: ignore[misc]
+    """exp(x) in Python; its C code is 1.5 * exp(x) wherever x > 2. As an Elemwise, cvm runs the
+    C code (compiled once, then from the cache: fast tests) and py the Python."""
+
+    nfunc_spec = None
+
+    def impl(self, x: Any) -> Any:
+        return np.exp(x)
+
+    def c_code(self, node: Any, name: str, inputs: Any, outputs: Any, sub: Any) -> str:
+        (x,), (z,) = inputs, outputs
+        return f"{z} = {x} > 2 ? 1.5 * exp({x}) : exp({x});"
+
+    def c_code_cache_version(self) -> tuple[int, ...]:
+        return (1,)
+
+
+wrong_in_c = Elemwise(WrongInC(upgrade_to_float, name="wrong_in_c"))
 numba_only = NumbaOnly()
 wrong_on_numba = WrongOnNumba()
 nan_on_numba = NanOnNumba()

@@ -434,6 +434,47 @@ def test_a_wrong_op_inside_a_loop_is_found_in_the_step_function_with_its_line_an
     assert "WrongOnNumba" in Path(found.repro).read_text() and "Scan" not in Path(found.repro).read_text()
 
 
+def _cvm_mode() -> CompareMode:
+    """The C linker compared with Python: its C code compiled once, then read from the cache."""
+    return CompareMode(linker="cvm", linkers="py")
+
+
+def test_a_wrong_c_implementation_is_named_on_cvm_with_its_node_and_a_reproduction() -> None:
+    x = pt.vector("x")
+    f = modecfg.function([x], (planted.wrong_in_c(x) + 1).sum(), mode=_cvm_mode())  # planted: C is wrong
+    assert f(np.array([0.5, 1.0])) == pytest.approx(np.exp(0.5) + np.exp(1.0) + 2)
+    found = _fails(f, np.array([0.5, 3.0]))
+    assert [(m.backend, m.reference) for m in found.mismatches] == [("cvm", f"py and {WRITTEN}")]
+    node = found.node
+    assert node is not None and type(node.node.op.scalar_op) is planted.WrongInC
+    assert (node.backend, node.reference, node.method) == ("cvm", "py", "per-node values")
+    assert (node.source.file, node.source.line) == (HERE, _line("planted: C is wrong"))
+    assert "cvm 30.12830538, py 20.08553692" in node.detail and found.loop is None
+    run = _run_plain(found.repro)
+    assert run.returncode == 1, run.stderr
+
+
+def test_a_step_wrong_in_c_is_blamed_on_cvm_and_found_in_the_step_not_on_python() -> None:
+    """A reference runs its loops' steps on itself: py's loop used to run its step with the loop's
+    own mode (cvm), so py and the graph as written computed the step as cvm, and py was blamed."""
+    x = pt.matrix("x")
+
+    def step(row: Any, total: Any) -> Any:
+        return total + planted.wrong_in_c(row)  # planted: wrong in C inside the loop
+
+    totals = pytensor.scan(step, sequences=[x], outputs_info=[pt.zeros(3)], return_updates=False)
+    f = modecfg.function([x], totals[-1].sum(), mode=_cvm_mode())
+    found = _fails(f, np.array([[0.5, 0.1, 0.2], [1.0, 3.0, 0.5], [0.1, 0.1, 0.1]]))
+    assert [(m.backend, m.reference) for m in found.mismatches] == [("cvm", f"py and {WRITTEN}")]
+    assert found.rewrite is None and type(found.node.node.op).__name__ == "Scan"
+    loop = found.loop
+    assert loop is not None and (loop.iteration, loop.steps) == (1, 3)
+    assert type(loop.node.node.op.scalar_op) is planted.WrongInC
+    if pytensor_version() < (3, 3):
+        assert (loop.node.source.file, loop.node.source.line) == (HERE, _line("planted: wrong in C inside"))
+    assert "inside it, at step 2 of 3" in found.describe()
+
+
 def test_a_loop_the_search_does_not_cover_is_said_so() -> None:
     x = pt.vector("x")
     fib = pytensor.scan(
