@@ -475,6 +475,20 @@ def test_a_step_wrong_in_c_is_blamed_on_cvm_and_found_in_the_step_not_on_python(
     assert "inside it, at step 2 of 3" in found.describe()
 
 
+def test_a_wrong_rewrite_of_every_backend_is_found_on_cvm_too() -> None:
+    x = pt.vector("x")
+    y = (planted.halve(x) + 1).sum()  # planted: dropped by a rewrite on cvm and py alike
+    f = modecfg.function([x], y, mode=_cvm_mode())
+    found = _fails(f, np.array([1.0, 2.0]))
+    (m,) = found.mismatches
+    assert m.backend == REWRITES and "cvm 5, the graph as written 3.5" in m.detail
+    rewrite = found.rewrite
+    assert (rewrite.name, rewrite.backend, rewrite.confirmed) == ("local_planted_drop_halve", "cvm", True)
+    assert rewrite.source.line == _line("planted: dropped by a rewrite on cvm")
+    assert rewrite.compiles <= math.ceil(math.log2(rewrite.ran)) + 3
+    assert found.node is None
+
+
 def test_a_loop_the_search_does_not_cover_is_said_so() -> None:
     x = pt.vector("x")
     fib = pytensor.scan(
