@@ -40,6 +40,10 @@ from tests.modes import planted
 
 HERE = os.path.abspath(__file__)
 
+# Each compiles numba (1-15 s): `make mutate` leaves them out (the `slow` marker) and runs the
+# fast tests on cvm against py below, which search the node, the loop and the rewrite without it.
+_numba = pytest.mark.slow
+
 
 def _line(text: str) -> int:
     """The line of this file that holds ``text`` (where a planted graph is written)."""
@@ -91,10 +95,12 @@ def wrong_numba() -> Any:
     return pytensor.function([x], y, mode=_mode())
 
 
+@_numba
 def test_agreeing_calls_return_the_functions_own_values(wrong_numba: Any) -> None:
     assert wrong_numba(np.array([0.1, 0.2])) == pytest.approx(np.exp(0.2) + np.exp(0.4) + 2)
 
 
+@_numba
 def test_a_wrong_numba_implementation_is_named_with_its_node_line_and_values(wrong_numba: Any) -> None:
     found = _fails(wrong_numba, np.array([0.1, 3.0]))
     (m,) = found.mismatches
@@ -110,6 +116,7 @@ def test_a_wrong_numba_implementation_is_named_with_its_node_line_and_values(wro
     assert f"reproduction (plain PyTensor): python {found.repro}" in found.describe()
 
 
+@_numba
 def test_the_reproduction_runs_with_plain_pytensor_and_shows_the_difference(wrong_numba: Any) -> None:
     found = _fails(wrong_numba, np.array([0.1, 3.0]))
     assert found.repro is not None and Path(found.repro).with_suffix(".npz").is_file()
@@ -122,6 +129,7 @@ def test_the_reproduction_runs_with_plain_pytensor_and_shows_the_difference(wron
     assert "modecfg imported: False" in run.stdout
 
 
+@_numba
 def test_a_nan_that_only_numba_makes_is_named(repro_dir: Path) -> None:
     x = pt.vector("x")
     f = pytensor.function([x], pt.exp(planted.nan_on_numba(x - 1)).sum(), mode=_mode())  # NaN on numba
@@ -146,6 +154,7 @@ def test_the_nan_guard_says_when_a_bad_value_is_the_backends_alone() -> None:
     assert "mode='CompareMode'" in str(caught.value)
 
 
+@_numba
 def test_a_wrong_rewrite_of_every_backend_is_named_with_the_line_it_rewrote() -> None:
     x = pt.vector("x")
     y = (planted.halve(x) + 1).sum()  # planted: a rewrite for every backend drops the halving
@@ -164,6 +173,7 @@ def test_a_wrong_rewrite_of_every_backend_is_named_with_the_line_it_rewrote() ->
     )
 
 
+@_numba
 def test_a_wrong_rewrite_of_numbas_own_is_named_on_numba() -> None:
     x = pt.vector("x")
     f = pytensor.function([x], (planted.third(x) * 3).sum(), mode=_mode())  # planted: numba drops it
@@ -182,6 +192,7 @@ def test_stabilising_rewrites_are_not_reported() -> None:
     assert everyones(np.array([1000.0])).tolist() == [1000.0]
 
 
+@_numba
 def test_a_finite_value_numba_makes_where_the_others_keep_a_nan_is_numbas_own() -> None:
     """PyTensor 3.0.7's numba Max skips NaN (numpy's, C's and Python's keep it): no rewrite made
     it finite, so it is reported; found here while looking for a real difference. PyTensor 3.3.8's
@@ -218,6 +229,7 @@ def shared_w() -> Any:
     return pytensor.shared(np.zeros(2), name="w")
 
 
+@_numba
 def test_a_call_that_differs_updates_nothing_unless_it_only_warns(shared_w: Any) -> None:
     x = pt.vector("x")
     f = pytensor.function([x], [], updates={shared_w: shared_w + planted.wrong_on_numba(x)}, mode=_mode())
@@ -263,6 +275,7 @@ def test_the_references_are_this_machines_backends_less_the_functions_own() -> N
     assert reference_linkers("cvm", Settings("numba:cvm:py")) == ("numba", "py")
 
 
+@_numba
 def test_a_compared_function_pickles(wrong_numba: Any) -> None:
     again = pickle.loads(pickle.dumps(wrong_numba))
     assert type(again.maker.mode.linker).__name__ == "CompareLinker"
@@ -271,6 +284,7 @@ def test_a_compared_function_pickles(wrong_numba: Any) -> None:
         again(np.array([0.1, 3.0]))
 
 
+@_numba
 def test_bisection_takes_logarithmically_many_compiles() -> None:
     x = pt.vector("x")
     y = x
@@ -297,6 +311,7 @@ def _script(tmp_path: Path, body: str) -> str:
     return str(path)
 
 
+@_numba
 def test_the_command_runs_a_script_in_compare_mode(tmp_path: Path) -> None:
     from modecfg.cli import main
 
@@ -326,6 +341,7 @@ def test_a_graph_that_draws_at_random_compares_and_leaves_jax_out() -> None:
         assert state.skipped["jax"] == "it draws with a generator of its own, not numpy's"
 
 
+@_numba
 def test_a_reference_backend_that_differs_is_named_and_searched_on_its_own_graph() -> None:
     x = pt.vector("x")
     y = (planted.wrong_on_numba(x) * 2).sum()  # numba, here a reference, is the wrong one
@@ -367,6 +383,7 @@ def test_the_linkers_flag_through_every_door(tmp_path: Path) -> None:
         modecfg.load(env={"THEANO_FLAGS": "CompareMode.linkers=numba:bogus"}).CompareMode.linkers  # noqa: B018
 
 
+@_numba
 def test_a_reproduction_directory_others_may_write_is_refused_and_the_error_still_comes(
     tmp_path: Path,
 ) -> None:
@@ -406,6 +423,7 @@ def test_ordinary_graphs_are_no_false_alarm() -> None:
     assert set(skipped) == {"py", "cvm", "the graph as written"}
 
 
+@_numba
 def test_a_wrong_op_inside_a_loop_is_found_in_the_step_function_with_its_line_and_a_reproduction() -> None:
     x = pt.matrix("x")
 
@@ -489,6 +507,7 @@ def test_a_wrong_rewrite_of_every_backend_is_found_on_cvm_too() -> None:
     assert found.node is None
 
 
+@_numba
 def test_a_loop_the_search_does_not_cover_is_said_so() -> None:
     x = pt.vector("x")
     fib = pytensor.scan(
@@ -501,6 +520,7 @@ def test_a_loop_the_search_does_not_cover_is_said_so() -> None:
     assert any("the loop's step was not searched" in note for note in found.notes)
 
 
+@_numba
 def test_a_rewrite_name_cannot_become_code_in_a_reproduction(tmp_path: Path, repro_dir: Path) -> None:
     from pytensor.graph.fg import FunctionGraph
 
