@@ -187,6 +187,17 @@ def test_a_copy_of_a_module_the_source_no_longer_has_is_removed(
     (copy / "modecfg" / "_terminal.py").write_text("x = 1\n")
     (copy / "modecfg" / "_terminal.py.meta").write_text("{}")
     (copy / "modecfg" / "cli.py").write_text("x = 1\n")  # now a package in the source
-    assert mutate.drop_removed(source) == ["modecfg/_terminal.py", "modecfg/cli.py"]
+    for root in (source, copy):  # a test deleted from the source (adoption's, issue 49) ran in the copy
+        (root / "tests" / "_pytensor").mkdir(parents=True)
+        (root / "tests" / "_pytensor" / "test_view.py").write_text("x = 1\n")
+    (copy / "tests" / "_pytensor" / "test_adopt.py").write_text("x = 1\n")
+    (copy / "tests" / "mutation-equivalent.txt").write_text("")  # a data file gone too
+    (copy / "tests" / "_pytensor" / "__pycache__").mkdir()
+    (copy / "tests" / "_pytensor" / "__pycache__" / "test_view.cpython-311.pyc").write_bytes(b"")
+    assert mutate.drop_removed(source) == [
+        "modecfg/_terminal.py", "modecfg/cli.py",
+        "tests/_pytensor/test_adopt.py", "tests/mutation-equivalent.txt",
+    ]  # fmt: skip
     assert sorted(p.name for p in (copy / "modecfg").iterdir()) == ["cli", "terminal.py"]
+    assert sorted(p.name for p in (copy / "tests" / "_pytensor").iterdir()) == ["__pycache__", "test_view.py"]
     assert mutate.drop_removed(source) == []

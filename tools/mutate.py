@@ -242,21 +242,25 @@ def drop_truncated() -> list[str]:
 
 
 def drop_removed(source: Path | None = None) -> list[str]:
-    """Copies of modules the source no longer has (renamed or deleted since mutmut copied them):
-    mutmut never removes a copy, and a stale one is imported by the tests run in the copy (the
-    layer test refuses a module no layer names). Removed; the paths, relative to the copy."""
+    """Copies of modules and tests the source no longer has (renamed or deleted since mutmut
+    copied them): mutmut never removes a copy; a stale module is imported by the tests run in the
+    copy (the layer test refuses a module no layer names), and a stale test runs, and fails, in
+    the copy. Removed; the paths, relative to the copy."""
     source = ROOT if source is None else source
-    copied = MUTANTS / "modecfg"
-    if not copied.is_dir():
-        return []
     dropped = []
-    for path in sorted(copied.rglob("*.py")):
-        relative = path.relative_to(MUTANTS)
-        if not (source / relative).exists():
-            path.unlink()
-            for extra in (".meta", ".spans"):
-                Path(f"{path}{extra}").unlink(missing_ok=True)
-            dropped.append(relative.as_posix())
+    for top, pattern in (("modecfg", "*.py"), ("tests", "*")):
+        copied = MUTANTS / top
+        if not copied.is_dir():
+            continue
+        for path in sorted(copied.rglob(pattern)):
+            relative = path.relative_to(MUTANTS)
+            if path.is_dir() or "__pycache__" in relative.parts or path.suffix in (".meta", ".spans"):
+                continue
+            if not (source / relative).exists():
+                path.unlink()
+                for extra in (".meta", ".spans"):
+                    Path(f"{path}{extra}").unlink(missing_ok=True)
+                dropped.append(relative.as_posix())
     return dropped
 
 
