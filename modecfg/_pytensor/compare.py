@@ -119,7 +119,7 @@ def compile_on(
 
     fresh = [var.type(name=var.name) for var in inputs]
     cloned = clone_replace(list(outputs), replace=dict(zip(inputs, fresh, strict=True)))
-    cloned = loops_on(fresh, cloned, linker, rewrites)
+    cloned = loops_on(fresh, cloned, linker, rewrites, excluding)
     names = RewriteNames()
     mode = Mode(linker=linker, optimizer=rewrites)
     if rewrites is not None and excluding:
@@ -137,9 +137,11 @@ def compile_on(
 _VM_LINKERS = frozenset({"py", "vm", "vm_nogc", "cvm", "cvm_nogc", "c|py", "c|py_nogc", "c"})
 
 
-def loops_on(inputs: list[Any], outputs: list[Any], linker: str, rewrites: str | None) -> list[Any]:
+def loops_on(inputs: list[Any], outputs: list[Any], linker: str, rewrites: str | None,
+             excluding: Sequence[str] = ()) -> list[Any]:  # fmt: skip
     """``outputs`` with each loop (Scan) whose step would be compiled with the loop's own mode
-    (on the VM linkers) compiled on ``linker`` too, with ``rewrites``: a reference backend is that
+    (on the VM linkers) compiled on ``linker`` too, with ``rewrites`` less ``excluding`` (the
+    same rewrites as the graph around it): a reference backend is that
     backend inside its loops as well (the loop's default, cvm, made py and the graph as written
     compute a step as cvm does, so that a step wrong in C was blamed on the one right backend).
     Loops inside loops keep their own mode. The graph given is a fresh clone: changed in place."""
@@ -157,6 +159,8 @@ def loops_on(inputs: list[Any], outputs: list[Any], linker: str, rewrites: str |
     # py: the step in Python node by node (a VM, which a loop with preallocated outputs needs)
     own = VMLinker(use_cloop=False, c_thunks=False) if linker == "py" else linker
     mode = Mode(linker=own, optimizer=rewrites)
+    if rewrites is not None and excluding:
+        mode = mode.excluding(*excluding)
     for node in loops:
         op = copy.copy(node.op)
         vars(op).pop("_fn", None)  # the step compiled with the loop's own mode, if it was
