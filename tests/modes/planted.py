@@ -153,7 +153,8 @@ class WrongInC(UnaryScalarOp):  # type: ignore[misc]
         return (1,)
 
 
-wrong_in_c = Elemwise(WrongInC(upgrade_to_float, name="wrong_in_c"))
+wrong_in_c_scalar = WrongInC(upgrade_to_float, name="wrong_in_c")  # module-level: a script names it
+wrong_in_c = Elemwise(wrong_in_c_scalar)
 numba_only = NumbaOnly()
 wrong_on_numba = WrongOnNumba()
 nan_on_numba = NanOnNumba()

@@ -109,3 +109,59 @@ def test_a_backend_that_cannot_compile_the_node_gets_the_sub_graph_and_says_it_s
 def test_what_anyone_named_is_said_in_ascii_with_no_quote_left() -> None:
     assert _said("a\"b'c\u00e9\n\x1b") == "a\\x22b\\x27c\\xe9\\n\\x1b"
     assert _said("local_fine") == "local_fine"
+
+
+def test_a_written_script_runs_with_plain_pytensor_says_what_it_is_and_imports_a_foreign_rewrite(
+    repro_dir: Path,
+) -> None:
+    """The graph as written with a rewrite left out, on two inputs: the script's header, its
+    imports (a rewrite from outside PyTensor imported by its module; PyTensor's never), and its
+    three runs, as plain PyTensor prints them."""
+    import pytensor
+
+    from modecfg.modes.repro import _versions
+    from tests.modes.test_compare import _run_plain
+
+    x, y = pt.vector("x"), pt.vector("y")
+    graph = FunctionGraph([x, y], [planted.halve(planted.wrong_in_c(x)) + y], clone=True)
+    values = [np.array([0.5, 3.0]), np.array([1.0, 2.0])]
+    path, note = write_repro(graph, list(graph.outputs), values, "cvm", "py", TOLERANCES,
+                             rewrites="fast_run", exclude="local_planted_drop_halve")  # fmt: skip
+    assert path is not None and note == "", note
+    name = Path(path).name
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    versions = "".join(f", {k} {v}" for k, v in _versions().items())
+    assert lines[0] == '"""A difference between cvm and py, found by modecfg compare.'
+    assert re.fullmatch(
+        rf"Written by modecfg's CompareMode on \d{{4}}-\d\d-\d\d \d\d:\d\d: PyTensor "
+        rf"{re.escape(pytensor.__version__)}, numpy {re.escape(np.__version__)}{re.escape(versions)}\.",
+        lines[2],
+    ), lines[2]
+    assert lines[3] == (
+        "The graph as written, compiled with the fast_run rewrites on cvm, again without "
+        "local_planted_drop_halve, and as written on py."
+    )
+    assert lines[4] == f"Run with plain PyTensor (no modecfg needed): python {name}"
+    assert (
+        lines[6]
+        == f"The inputs are in {Path(path).with_suffix('.npz').name} (numpy's .npz, read without pickle)."
+    )
+    imports = lines[lines.index("from pathlib import Path") + 2 : lines.index("import pytensor")]
+    assert "import tests.modes.planted  # registers local_planted_drop_halve" in imports
+    assert imports == sorted(imports, key=lambda line: (line.startswith("from"), line))  # from-lines last
+    run = _run_plain(path)
+    assert run.returncode == 1, run.stderr
+    halved, whole = 1.5 * np.exp(3.0) / 2 + 2.0, 1.5 * np.exp(3.0) + 2.0
+    out = run.stdout
+    assert (
+        out.index("cvm:\n")
+        < out.index("cvm without local_planted_drop_halve:\n")
+        < out.index("py as written:\n")
+    )
+    assert (
+        f"{whole:.4f}"[:6] in out and f"{halved:.4f}"[:6] in out and f"{np.exp(3.0) / 2 + 2:.4f}"[:6] in out
+    )
+    assert "output 0 differs between cvm and py as written" in out
+    pytensors, _ = write_repro(graph, list(graph.outputs), values, "cvm", "py", TOLERANCES,
+                               rewrites="fast_run", exclude="local_mul_canonizer")  # fmt: skip
+    assert pytensors is not None and "# registers" not in Path(pytensors).read_text(encoding="utf-8")
