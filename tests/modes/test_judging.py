@@ -92,3 +92,69 @@ def test_complex_values_get_the_tolerance_of_their_parts() -> None:
     b = a * np.complex64(1 + 2e-5)  # within float32's rtol, beyond float64's
     assert difference(a, b, "numba", "py", "complex64") == ""
     assert difference(a.astype("complex128"), b.astype("complex128"), "numba", "py", "complex128") != ""
+
+
+def _f(*values: float) -> np.ndarray:
+    return np.array(values, dtype="float64")
+
+
+def test_each_output_is_judged_whatever_the_ones_before_it_did() -> None:
+    results = {"numba": [_f(1.0), _f(5.0), _f(7.0)], "py": [_f(1.0), _f(2.0), _f(3.0)],
+               WRITTEN: [_f(1.0), _f(2.0), _f(3.0)]}  # fmt: skip
+    found = judge(results, "numba", ["a", "b", "c"], ["float64"] * 3)
+    assert [(m.output, m.position, m.backend, m.reference) for m in found] == [
+        ("b", 1, "numba", f"py and {WRITTEN}"), ("c", 2, "numba", f"py and {WRITTEN}"),
+    ]  # fmt: skip
+
+
+def test_an_outputs_dtype_and_the_modes_tolerances_decide_what_agrees() -> None:
+    near = {"numba": [_f(1.00005)], "py": [_f(1.0)], WRITTEN: [_f(1.0)]}  # within float32's rtol
+    assert judge(near, "numba", ["o"], ["float32"]) == []
+    assert [m.backend for m in judge(near, "numba", ["o"], ["float64"])] == ["numba"]
+    assert [m.backend for m in judge(near, "numba", ["o"], [])] == ["numba"]  # no dtype: float64's
+    far = {"numba": [_f(1.2)], "py": [_f(1.0)], WRITTEN: [_f(1.0)]}
+    assert judge(far, "numba", ["o"], ["float64"], Settings(rtol=0.5)) == []
+    stable = {"numba": [_f(1.2)], "py": [_f(1.0)], "cvm": [_f(1.2)], WRITTEN: [_f(np.nan)]}
+    assert judge(stable, "numba", ["o"], ["float64"], Settings(rtol=0.5)) == []  # the backends alike
+    alike = {"numba": [_f(1.2)], "py": [_f(1.2)], WRITTEN: [_f(1.0)]}
+    assert judge(alike, "numba", ["o"], ["float64"], Settings(rtol=0.5)) == []
+
+
+def test_one_backend_differing_from_the_graph_as_written_is_that_backend_not_the_rewrites() -> None:
+    (m,) = judge({"numba": [_f(2.0)], WRITTEN: [_f(1.0)]}, "numba", ["o"], ["float64"])
+    assert (m.backend, m.reference) == ("numba", WRITTEN)
+    both = {
+        "numba": [_f(2.0)],
+        "py": [_f(2.0 + 1e-3)],
+        WRITTEN: [_f(1.0)],
+    }  # alike from written, not each other
+    assert [m.backend for m in judge(both, "numba", ["o"], ["float64"])] == ["numba", "py"]
+
+
+def test_among_backends_alone_the_larger_group_then_the_per_node_one_then_the_first_is_right() -> None:
+    nan = _f(np.nan)
+    tie = {"numba": [_f(1.0)], "jax": [_f(1.0)], "cvm": [_f(2.0)], "py": [_f(2.0)], WRITTEN: [nan]}
+    assert [(m.backend, m.reference) for m in judge(tie, "numba", ["o"], ["float64"])] == [
+        ("numba", "cvm and py"), ("jax", "cvm and py"),
+    ]  # fmt: skip
+    fused = {"numba": [_f(1.0)], "jax": [_f(2.0)], WRITTEN: [nan]}
+    (m,) = judge(fused, "numba", ["o"], ["float64"])
+    assert (m.backend, m.reference, m.stabilised) == ("jax", "numba", True)
+    assert m.detail == (
+        "1 of 1 values differ beyond rtol=1e-05, atol=1e-08; most at index (0,): jax 2, numba 1"
+    )
+    unknown = {"numba": [_f(1.0)], "jax": [_f(2.0)]}  # the graph as written not run (hook off)
+    (m,) = judge(unknown, "numba", ["o"], ["float64"])
+    assert (m.backend, m.stabilised) == ("jax", False) and "makes NaN or Inf too" not in m.detail
+    kept = {"numba": [nan], "cvm": [_f(1.0)], "py": [_f(1.0)], WRITTEN: [nan]}
+    (m,) = judge(kept, "numba", ["o"], ["float64"])
+    assert m.detail.startswith("NaN in 1 of 1 values on numba, 0 on cvm") and not m.stabilised
+
+
+def test_a_tolerance_by_dtype_the_flags_and_the_modes_own() -> None:
+    assert tolerance(None) == tolerance("float64") == (1e-5, 1e-8)
+    assert tolerance("complex256") == tolerance("float64") and tolerance("int64") == tolerance("float64")
+    assert tolerance("float16") == (1e-3, 1e-3)
+    with config.override(**{"CompareMode.atol": 0.5}):
+        assert tolerance("float32") == (1e-4, 0.5)
+        assert tolerance("float32", Settings(atol=0.25)) == (1e-4, 0.25)
