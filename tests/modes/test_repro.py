@@ -61,6 +61,9 @@ def test_a_script_is_named_by_backend_time_process_and_graph_beside_its_data(rep
     assert re.fullmatch(rf"repro-cpy-\d{{8}}-\d{{6}}-{os.getpid()}-\d{{1,4}}\.py", name), name
     assert Path(path).with_suffix(".npz").is_file()
     assert "The sub-graph up to the first node that differs (1 nodes), as c|py ran it" in _what(path)
+    assert "in [('c|py', 'c|py', None, None), ('py', 'py', None, None)]:" in Path(path).read_text(
+        encoding="utf-8"
+    )
     alone, _ = write_repro(graph, list(graph.outputs), [np.ones(2)], "c|py", "py", TOLERANCES, alone=True)
     assert _what(alone).startswith("The first node that differs, alone, on its inputs' values")
 
@@ -165,3 +168,8 @@ def test_a_written_script_runs_with_plain_pytensor_says_what_it_is_and_imports_a
     pytensors, _ = write_repro(graph, list(graph.outputs), values, "cvm", "py", TOLERANCES,
                                rewrites="fast_run", exclude="local_mul_canonizer")  # fmt: skip
     assert pytensors is not None and "# registers" not in Path(pytensors).read_text(encoding="utf-8")
+    plain, _ = write_repro(graph, list(graph.outputs), values, "cvm", "py", TOLERANCES, rewrites="fast_run")
+    assert (
+        _what(plain)
+        == "The graph as written, compiled with the fast_run rewrites on cvm and as written on py."
+    )
