@@ -3,12 +3,13 @@ differ, and which backend is the odd one for each output."""
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 
 from modecfg import config
-from modecfg.modes.judging import REWRITES, WRITTEN, Settings, difference, judge, tolerance
+from modecfg.modes.judging import REWRITES, WRITTEN, Mismatch, Settings, difference, judge, tolerance
 
 # -- comparing values --------------------------------------------------------------------------------
 
@@ -158,3 +159,73 @@ def test_a_tolerance_by_dtype_the_flags_and_the_modes_own() -> None:
     with config.override(**{"CompareMode.atol": 0.5}):
         assert tolerance("float32") == (1e-4, 0.5)
         assert tolerance("float32", Settings(atol=0.25)) == (1e-4, 0.25)
+
+
+def test_what_is_compared_as_an_array_and_where_a_difference_is_said_to_be() -> None:
+    class Device:  # an array of another library (a JAX or CuPy array): numpy reads it
+        def __init__(self, values: list[float]) -> None:
+            self.values = np.array(values)
+            self.dtype, self.shape = self.values.dtype, self.values.shape
+
+        def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+            return self.values
+
+    assert difference(Device([1.0, 2.0]), np.array([1.0, 3.0]), "a", "b").startswith("1 of 2 values differ")
+
+    class Shapeless:  # has __array__ and a dtype but no shape: not an array, not compared
+        dtype = np.dtype("float64")
+
+        def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+            return np.array([9.0])
+
+    for partial in (Shapeless(), type("NoDtype", (), {"shape": (1,), "__array__": Shapeless.__array__})()):
+        assert difference(partial, np.array([1.0]), "a", "b") == ""
+    assert difference(np.float64(1.2), np.float64(1.0), "a", "b").endswith("most at the value: a 1.2, b 1")
+    assert difference(np.array([1, 2]), np.array([1.0, 2.5]), "a", "b") == (
+        "1 of 2 values differ; first at index (1,): a 2, b 2.5"
+    )  # an integer against a float: compared exactly
+
+
+def test_the_tolerance_bound_is_inclusive_and_relative_to_the_reference() -> None:
+    exact = Settings(rtol=0.0, atol=0.5)
+    assert difference(np.float64(1.5), np.float64(1.0), "a", "b", settings=exact) == ""
+    assert difference(np.float64(1.6), np.float64(1.0), "a", "b", settings=exact) != ""
+    assert difference(np.float64(1e6 + 5), np.float64(1e6), "a", "b") == ""  # 5 <= 1e-5 * 1e6
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # inf - inf and an overflowing gap are said nothing of
+        assert difference(_f(np.inf, 1.0), _f(np.inf, 1.0), "a", "b") == ""
+        assert difference(_f(1e308), _f(-1e308), "a", "b").startswith("1 of 1 values differ")
+
+
+def test_a_mismatch_says_the_backend_or_the_rewrites() -> None:
+    assert Mismatch("o", 0, "numba", "py", "d").describe() == "o: numba differs from py: d"
+    assert Mismatch("o", 0, REWRITES, WRITTEN, "d").describe() == (
+        f"o: every backend differs alike from {WRITTEN}: d"
+    )
+
+
+def test_the_dtype_and_tolerances_hold_in_every_comparison_judge_makes() -> None:
+    nan, f32 = _f(np.nan), ["float32"]
+    # both differ from the graph as written and agree with each other within float32's rtol
+    alike = {"numba": [_f(2.0)], "py": [_f(2.0001)], WRITTEN: [_f(1.0)]}
+    assert [m.backend for m in judge(alike, "numba", ["o"], f32)] == [REWRITES]
+    loose = {"numba": [_f(2.0)], "py": [_f(2.2)], WRITTEN: [_f(1.0)]}
+    # the mode's rtol=0.5 holds between the backends too: alike, so the rewrites
+    assert [m.backend for m in judge(loose, "numba", ["o"], ["float64"], Settings(rtol=0.5, atol=0.0))] == [
+        REWRITES
+    ]
+    grouped = {"numba": [_f(1.0)], "jax": [_f(1.00005)], "cvm": [_f(1.0)], WRITTEN: [nan]}
+    assert judge(grouped, "numba", ["o"], f32) == []  # one group within float32's rtol
+    split = {"numba": [_f(1.0)], "jax": [_f(1.001)], "py": [_f(1.0)], WRITTEN: [nan]}
+    (m,) = judge(split, "numba", ["o"], f32)
+    assert m.backend == "jax" and "rtol=0.0001, atol=1e-05" in m.detail
+    (m,) = judge(split, "numba", ["o"], ["float64"], Settings(rtol=1e-4, atol=0.0))
+    assert "rtol=0.0001, atol=0" in m.detail
+
+
+def test_outputs_after_one_blamed_on_the_rewrites_or_with_nothing_to_compare_are_judged() -> None:
+    nan = _f(np.nan)
+    results = {"numba": [_f(2.0), nan, _f(5.0)], "py": [_f(2.0), nan, _f(3.0)],
+               WRITTEN: [_f(1.0), nan, _f(3.0)]}  # fmt: skip
+    found = judge(results, "numba", ["a", "b", "c"], ["float64"] * 3)
+    assert [(m.output, m.backend) for m in found] == [("a", REWRITES), ("c", "numba")]
