@@ -72,6 +72,13 @@ def test_the_score_counts_timeouts_and_type_errors_as_caught_untested_code_as_no
     assert result.score == pytest.approx(0.8)
 
 
+def test_a_mutated_line_may_hold_the_separator(tmp_path: Path) -> None:
+    listed = tmp_path / "equivalent.txt"
+    listed.write_text("modecfg.x.x_f__mutmut_1 | ok = a | b | either operator gives the same here\n")
+    (entry,) = mutate.read_equivalents(listed).values()
+    assert (entry.line, entry.why) == ("ok = a | b", "either operator gives the same here")
+
+
 def test_a_stale_equivalent_entry_is_a_problem_not_a_kill(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

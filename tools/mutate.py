@@ -92,8 +92,12 @@ def read_equivalents(path: Path = EQUIVALENT) -> dict[str, Equivalent]:
     for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not text.strip() or text.lstrip().startswith("#"):
             continue
-        parts = [part.strip() for part in text.split(" | ")]
-        if len(parts) != 3 or not all(parts):
+        # the line as mutated may hold " | " itself (a | b): the name is before the first, the why
+        # after the last
+        name, _, rest = text.partition(" | ")
+        line, _, why = rest.rpartition(" | ")
+        parts = [part.strip() for part in (name, line, why)]
+        if not all(parts):
             raise SystemExit(f"{path}:{number}: expected 'NAME | the line as mutated | why', got {text!r}")
         name, line, why = parts
         if name in found:
