@@ -201,11 +201,19 @@ class Config(Section):
         """The flags some layer set in this context (overrides included, even to the default's
         value), in declaration order: name -> (value, where it came from). What ``show``,
         ``to_flags``, snapshots and compile records start from."""
+        store = self._cfg_store
+        store.ready_up()
+        overridden = store.overridden()  # every compile asks: one pass, not origin() per flag
         found = {}
-        for name in self._cfg_store.flags:
-            origin = self.origin(name)
+        for name in store.flags:
+            if name in overridden:
+                value, origin = overridden[name]
+            elif candidates := store.candidates.get(name):
+                value, origin = store.base(name), candidates[-1].origin
+            else:
+                continue
             if origin.layer is not Layer.DEFAULT:
-                found[name] = (self[name], origin)
+                found[name] = (value, origin)
         return found
 
     # -- change notification ---------------------------------------------------------
