@@ -119,6 +119,14 @@ def _third(op: Any, node: Any = None, **kwargs: Any) -> Any:
     return third
 
 
+class Grow(_Elementwise):
+    """exp(x), in Python on every backend. A rewrite of every backend (right as mathematics)
+    puts ``wrong_in_c`` in its place, so cvm is wrong only after its rewrites."""
+
+    def python(self, x: Any) -> Any:
+        return np.exp(x)
+
+
 class NumbaOnly(_Elementwise):
     """2 * x on numba; no Python implementation: the py and cvm backends cannot run it (as a
     backend without an op, or without a dtype, cannot)."""
@@ -152,6 +160,11 @@ class WrongInC(UnaryScalarOp):  # type: ignore[misc]
     def c_code_cache_version(self) -> tuple[int, ...]:
         return (1,)
 
+    def grad(self, inputs: Any, output_gradients: Any) -> Any:
+        """exp's: the gradient graph holds the C-wrong op too (a node ``grad`` makes)."""
+        ((x,), (gz,)) = inputs, output_gradients
+        return [gz * self(x)]
+
 
 wrong_in_c_scalar = WrongInC(upgrade_to_float, name="wrong_in_c")  # module-level: a script names it
 wrong_in_c = Elemwise(wrong_in_c_scalar)
@@ -161,6 +174,7 @@ nan_on_numba = NanOnNumba()
 unstable = Unstable()
 halve = Halve()
 third = Third()
+grow = Grow()
 
 
 @node_rewriter([Halve])
@@ -183,6 +197,12 @@ def local_planted_stabilise(fgraph: Any, node: Any) -> Any:
     return [pt.ones_like(node.inputs[0])]
 
 
+@node_rewriter([Grow])
+def local_planted_grow_in_c(fgraph: Any, node: Any) -> Any:
+    """Grow(x) -> wrong_in_c(x): the same function, but an op whose C code is wrong (planted)."""
+    return [wrong_in_c(node.inputs[0])]
+
+
 def _register(rewriter: Any, *tags: str) -> None:
     """In PyTensor's specialize database under ``tags`` only: "fast_run" reaches every backend,
     "numba" the numba backend alone. They touch only graphs with the planted ops above."""
@@ -194,5 +214,6 @@ def _register(rewriter: Any, *tags: str) -> None:
 
 
 _register(local_planted_drop_halve, "fast_run")
+_register(local_planted_grow_in_c, "fast_run")
 _register(local_planted_drop_third, "numba")
 _register(local_planted_stabilise, "numba")
