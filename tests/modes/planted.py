@@ -166,6 +166,23 @@ class WrongInC(UnaryScalarOp):  # type: ignore[misc]
         return [gz * self(x)]
 
 
+class COnly(UnaryScalarOp):  # type: ignore[misc]
+    """2 * x in C; no Python implementation: py cannot run it (compiles, then fails at the call)."""
+
+    nfunc_spec = None
+
+    def impl(self, x: Any) -> Any:
+        raise NotImplementedError("COnly has no Python implementation")
+
+    def c_code(self, node: Any, name: str, inputs: Any, outputs: Any, sub: Any) -> str:
+        (x,), (z,) = inputs, outputs
+        return f"{z} = 2 * {x};"
+
+    def c_code_cache_version(self) -> tuple[int, ...]:
+        return (1,)
+
+
+c_only = Elemwise(COnly(upgrade_to_float, name="c_only"))
 wrong_in_c_scalar = WrongInC(upgrade_to_float, name="wrong_in_c")  # module-level: a script names it
 wrong_in_c = Elemwise(wrong_in_c_scalar)
 numba_only = NumbaOnly()
