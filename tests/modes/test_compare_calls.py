@@ -73,11 +73,14 @@ def test_the_references_are_the_modes_else_the_flags_less_the_functions_own(
 
 def test_the_modes_own_linker_and_rewrites() -> None:
     from pytensor.compile.mode import optdb
+    from pytensor.graph.rewriting.db import SequenceDB
 
     mode = CompareMode(linker="cvm", linkers="py", optimizer="fast_compile")
     assert compare.linker_name(mode.linker.inner) == "cvm"
     assert mode.provided_optimizer.include == {"fast_compile"}
     assert mode.optdb is optdb
+    own = SequenceDB()
+    assert CompareMode(linker="cvm", linkers="py", db=own).optdb is own  # as Mode(db=...) keeps it
     with config.override(linker="py"):
         assert compare.linker_name(CompareMode(linkers="cvm").linker.inner) == "py"
 
