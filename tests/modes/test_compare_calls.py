@@ -263,3 +263,16 @@ def test_a_comparison_without_a_node_rewrite_or_reproduction() -> None:
         "CompareMode: the backends differ (cvm and the graph as written compared)\n"
         "  output 0: cvm differs from py: x"
     )
+
+
+def test_an_error_of_the_functions_own_node_keeps_pytensors_node_text() -> None:
+    from pytensor.raise_op import Assert
+
+    x = pt.vector("x")
+    f = modecfg.function([x], Assert("planted: x is small")(x, x.sum() < 10) * 2, mode=_cvm())
+    assert f(np.ones(2)).tolist() == [2.0, 2.0]
+    with pytest.raises(AssertionError) as caught:
+        f(np.full(2, 10.0))
+    assert "planted: x is small" in str(caught.value)
+    notes = "\n".join(getattr(caught.value, "__notes__", []))
+    assert "HINT: Set PyTensor" in notes and "Assert{msg=" in notes  # the node named, not hidden
