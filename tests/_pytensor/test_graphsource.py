@@ -141,3 +141,117 @@ def test_an_op_class_no_script_can_import_is_cannot_write_with_the_reason() -> N
     local.__module__ = "modecfg.anything"
     with pytest.raises(CannotWrite, match=r"modecfg's, and a reproduction runs with plain PyTensor"):
         write_graph([x], [local(2.0)(x)])
+
+
+# -- the parts, as text -------------------------------------------------------------------------
+
+
+def _value(obj: Any) -> str:
+    from modecfg._pytensor.graphsource import _Writer
+
+    return _Writer().value(obj)
+
+
+@pytest.mark.parametrize(
+    ("obj", "text"),
+    [
+        (None, "None"), (True, "True"), ("s", "'s'"), (b"b", "b'b'"), (3, "3"), (1.5, "1.5"),
+        (float("inf"), "float('inf')"), (float("-inf"), "float('-inf')"), (float("nan"), "float('nan')"),
+        ((), "()"), ((1,), "(1,)"), ((1, 2.5), "(1, 2.5)"), ([1, (2,)], "[1, (2,)]"),
+        ({"a": 1, "b": (2,)}, "{'a': 1, 'b': (2,)}"),
+        (frozenset({9, 10, 1}), "frozenset({1, 10, 9})"),  # sorted by their text: always the same
+        (slice(1, None, 2), "slice(1, None, 2)"), (slice(None, 3, None), "slice(None, 3, None)"),
+        (np.dtype("float32"), "np.dtype('float32')"), (np.dtype("V4"), "np.dtype('|V4')"),
+        (np.float32(1.5), "np.float32(1.5)"), (np.int8(-2), "np.int8(-2)"),
+        (np.arange(16), f"np.array({list(range(16))}, dtype='int64')"),
+        (np.array([True]), "np.array([True], dtype='bool')"),
+    ],
+)  # fmt: skip
+def test_a_props_value_as_source(obj: Any, text: str) -> None:
+    assert _value(obj) == text
+
+
+def test_a_frozendict_is_imported_and_built() -> None:
+    from pytensor.misc.frozendict import frozendict
+
+    from modecfg._pytensor.graphsource import _Writer
+
+    writer = _Writer()
+    assert writer.value(frozendict({1: 2})) == "frozendict({1: 2})"
+    assert "from pytensor.misc.frozendict import frozendict" in writer.imports
+
+
+@pytest.mark.parametrize(
+    ("obj", "said"),
+    [
+        (np.arange(17), "an array prop of 17 values"),
+        (np.array(["a"]), "an array prop of 1 values"),
+        (object(), "a value of type object (<object object at"),
+    ],
+)
+def test_a_value_no_source_can_hold_is_said(obj: Any, said: str) -> None:
+    with pytest.raises(CannotWrite) as caught:
+        _value(obj)
+    assert str(caught.value).startswith(said)
+
+
+def test_a_mapping_of_a_type_no_script_can_import_is_said() -> None:
+    from collections import UserDict
+
+    class Local(UserDict):  # type: ignore[type-arg]
+        pass
+
+    with pytest.raises(CannotWrite) as caught:
+        _value(Local({1: 2}))
+    assert str(caught.value) == f"a mapping of type {Local.__qualname__}"
+
+
+def test_constants_small_as_literals_large_and_complex_in_the_data_file() -> None:
+    from pytensor.scalar.basic import constant as scalar_constant
+
+    from modecfg._pytensor.graphsource import _Writer
+
+    writer = _Writer()
+    small = pt.constant(np.arange(16.0))
+    assert writer.constant(small) == "const"
+    assert writer.lines[-1] == f"const = pt.constant(np.array({np.arange(16.0).tolist()}, dtype='float64'))"
+    large = pt.constant(np.arange(17.0), name="big")
+    assert writer.constant(large) == "big"
+    assert writer.lines[-1] == "big = pt.constant(data['const_big'])"
+    np.testing.assert_array_equal(writer.constants["const_big"], np.arange(17.0))
+    wavy = pt.constant(np.array([1 + 2j]))
+    assert (
+        writer.constant(wavy) == "const_2"
+        and writer.lines[-1] == "const_2 = pt.constant(data['const_const_2'])"
+    )
+    assert writer.constant(scalar_constant(2.5)) == "const_3"
+    assert writer.lines[-1] == "const_3 = ps.constant(np.float32(2.5), dtype='float32')"
+    assert "import pytensor.scalar as ps" in writer.imports
+
+
+def test_a_constant_of_another_type_is_said() -> None:
+    from pytensor.tensor.type_other import NoneConst
+
+    from modecfg._pytensor.graphsource import _Writer
+
+    with pytest.raises(CannotWrite, match=r"^a constant of type "):
+        _Writer().constant(NoneConst)
+
+
+def test_fused_graphs_are_functions_of_their_own_with_distinct_names() -> None:
+    from pytensor.scalar.basic import Composite, float64
+
+    from modecfg._pytensor.graphsource import _Writer
+
+    a, b = float64(), float64("b")
+    first, second = Composite([a, b], [a * b + 1]), Composite([a], [a - 2])
+    writer = _Writer()
+    assert writer.op(first) == "composite_1()" and writer.op(second) == "composite_2()"
+    text = "".join(writer.lines)
+    first_inputs = "    i = ps.ScalarType('float64')('i')\n    i_2 = ps.ScalarType('float64')('i_2')\n"
+    assert "def composite_1():\n" + first_inputs in text
+    assert "    return ps.Composite([i, i_2], [" in text
+    assert (
+        "def composite_2():\n    i_3 = ps.ScalarType('float64')('i_3')\n" in text
+    )  # after the first's names
+    assert {"composite_1", "composite_2", "i", "i_2", "i_3"} <= writer.taken
