@@ -208,3 +208,14 @@ def test_a_copy_of_a_module_the_source_no_longer_has_is_removed(
     assert sorted(p.name for p in (copy / "modecfg").iterdir()) == ["cli", "terminal.py"]
     assert sorted(p.name for p in (copy / "tests" / "_pytensor").iterdir()) == ["__pycache__", "test_view.py"]
     assert mutate.drop_removed(source) == []
+
+
+def test_the_modules_asked_run_in_one_mutmut_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One run for all: mutmut's type check and its record of what tests reach are paid once."""
+    calls: list[list[str]] = []
+    monkeypatch.setattr(mutate.subprocess, "run", lambda args, **kwargs: calls.append(list(args)))
+    mutate.run(["auto", "store"], 2, {"auto": None, "store": ["modecfg.config.store.x_a__mutmut_1"]})
+    (args,) = calls
+    assert args[args.index("run") + 1 :] == [
+        "--max-children", "2", "modecfg.linkers.auto.*", "modecfg.config.store.x_a__mutmut_1",
+    ]  # fmt: skip

@@ -1,7 +1,7 @@
 """Mutation testing of modecfg's core modules: how much of what could go wrong the suite catches.
 
     make mutate                  # every core module (about an hour on 2 cores)
-    make mutate MODULE=store     # one module (names: the keys of MODULES below)
+    make mutate MODULE=store     # one module (names: the keys of MODULES below); several modules run in one mutmut run
     python tools/mutate.py --report   # the table of the last run, without running anything
     python tools/mutate.py --survivors store   # after adding tests: rerun what survived only
 
@@ -268,15 +268,23 @@ def drop_removed(source: Path | None = None) -> list[str]:
     return dropped
 
 
-def run(module: str, jobs: int, names: list[str] | None = None) -> float:
-    """Run mutmut on every mutant of ``module``, or on ``names`` only; the seconds it took."""
+def mutant_count(module: str) -> int:
+    """How many mutants of ``module`` its last run made (0 before any)."""
+    meta = MUTANTS / (MODULES[module] + ".meta")
+    return len(json.loads(meta.read_text())["exit_code_by_key"]) if meta.exists() else 0
+
+
+def run(modules: list[str], jobs: int, names: dict[str, list[str] | None]) -> float:
+    """Run mutmut once on every mutant of each module whose names are None, and on the names
+    given of the others; the seconds it took."""
     # mutmut runs mypy (type_check_command) by name: this interpreter's, from its environment.
     path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
     env = {**os.environ, "MODECFG_TEST_CACHE": str(ROOT / ".cache"), "PATH": path}
     start = time.perf_counter()
     subprocess.run(
         [sys.executable, "-m", "mutmut", "run", "--max-children", str(jobs),
-         *(names if names is not None else [dotted(MODULES[module]) + ".*"])],
+         *(name for module in modules
+           for name in (names[module] or [dotted(MODULES[module]) + ".*"]))],
         cwd=ROOT,
         env=env,
         check=True,
@@ -337,18 +345,22 @@ def main(argv: list[str] | None = None) -> int:
         keep_results()
         if drop_stale_stats(modules):
             print("a module changed since its last run: mutmut records again which tests reach what")
-        for module in modules:
-            names = left_over(module) if args.survivors else None
-            if names == []:
-                continue
-            digest = source_digest(module)  # what this run's mutants are made of
-            seconds = run(module, args.jobs, names)
-            if names is None:  # the time of a whole run is what the table shows
+        # One mutmut run for every module asked: its type check and its record of which tests
+        # reach what (minutes each) are paid once, not once a module.
+        wanted = {module: left_over(module) if args.survivors else None for module in modules}
+        wanted = {module: names for module, names in wanted.items() if names != []}
+        if wanted:
+            digests = {module: source_digest(module) for module in wanted}  # what the mutants are of
+            seconds = run(list(wanted), args.jobs, wanted)
+            whole = [module for module, names in wanted.items() if names is None]
+            if whole:  # the time of whole runs is what the table shows: shared by their mutants
+                counts = {module: max(1, mutant_count(module)) for module in whole}
                 times = json.loads(TIMES.read_text()) if TIMES.exists() else {}
-                times[module] = seconds
+                for module in whole:
+                    times[module] = seconds * counts[module] / sum(counts.values())
                 TIMES.write_text(json.dumps(times, indent=1))
             sources = json.loads(SOURCES.read_text()) if SOURCES.exists() else {}
-            sources[module] = digest
+            sources.update(digests)
             SOURCES.write_text(json.dumps(sources, indent=1))
     return report(modules)
 
