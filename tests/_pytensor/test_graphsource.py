@@ -255,3 +255,178 @@ def test_fused_graphs_are_functions_of_their_own_with_distinct_names() -> None:
         "def composite_2():\n    i_3 = ps.ScalarType('float64')('i_3')\n" in text
     )  # after the first's names
     assert {"composite_1", "composite_2", "i", "i_2", "i_3"} <= writer.taken
+
+
+# -- names, imports and ops ----------------------------------------------------------------------
+
+
+def _writer() -> Any:
+    from modecfg._pytensor.graphsource import _Writer
+
+    return _Writer()
+
+
+def test_fresh_names_are_identifiers_distinct_and_never_the_scripts_own() -> None:
+    w = _writer()
+    assert [w.fresh("x"), w.fresh("x"), w.fresh("x")] == ["x", "x_2", "x_3"]
+    assert [w.fresh(""), w.fresh("..."), w.fresh("__y__"), w.fresh("a b.c"), w.fresh("Xa")] == [
+        "v", "v_2", "y", "a_b_c", "Xa",
+    ]  # fmt: skip
+    assert [w.fresh(n) for n in ("1x", "class", "np", "pt", "ps", "data")] == [
+        "v_1x", "v_class", "v_np", "v_pt", "v_ps", "v_data",
+    ]  # fmt: skip
+    assert [w.fresh("\u2113"), w.fresh("l"), w.fresh("é")] == ["l", "l_2", "é"]  # script l is l (NFKC)
+
+
+def test_a_nodes_outputs_are_named_after_the_variable_or_its_operation() -> None:
+    from pytensor.scalar.basic import Composite, float64
+    from pytensor.tensor.elemwise import Elemwise
+
+    from modecfg._pytensor.graphsource import _hint
+
+    x = pt.vector("x")
+    named = x * 2
+    named.name = "twice"
+    assert _hint(named, named.owner) == "twice"
+    assert _hint(x + 1, (x + 1).owner) == "add"  # the scalar op of an Elemwise
+    assert _hint(pt.exp(x), pt.exp(x).owner) == "exp"
+    assert _hint(x.sum(), x.sum().owner) == "add"  # a reduction: by its scalar op too
+    row = x.dimshuffle("x", 0)
+    assert _hint(row, row.owner) == "dimshuffle"  # no scalar op: by the op's class
+    a = float64()
+    fused = Elemwise(Composite([a], [a + 1]))(x)
+    assert _hint(fused, fused.owner) == "elemwise"  # a fused graph: by the Elemwise
+
+
+def test_a_node_with_several_outputs_and_one_used_before_it_is_made() -> None:
+    from pytensor.tensor.linalg import Eigh
+
+    x = pt.matrix("x")
+    w = _writer()
+    w.names[x] = "x"
+    line = w.node(Eigh()(x)[0].owner)
+    assert line.startswith("(eigh, eigh_2) = Eigh(") and line.endswith(")(x, return_list=True)")
+    later = x + 1
+    with pytest.raises(CannotWrite) as caught:
+        w.name_of(later)
+    assert str(caught.value) == f"{later} is used before the node that makes it"
+
+
+def test_imports_scalar_ops_through_ps_and_others_by_name_renamed_where_taken() -> None:
+    w = _writer()
+    assert w.imported("pytensor.scalar.basic", "exp") == "ps.exp"
+    assert w.imported("pytensor.scalar", "log") == "ps.log"
+    assert "import pytensor.scalar as ps" in w.imports
+    assert w.imported("pytensor.tensor.math", "Sum") == "Sum"
+    assert "from pytensor.tensor.math import Sum" in w.imports
+    w.fresh("Elemwise")  # a variable took the name
+    assert w.imported("pytensor.tensor.elemwise", "Elemwise") == "Elemwise_2"
+    assert w.imported("pytensor.tensor.elemwise", "Elemwise") == "Elemwise_2"  # once
+    assert "from pytensor.tensor.elemwise import Elemwise as Elemwise_2" in w.imports
+    assert not any(line.endswith("import Sum as Sum") for line in w.imports)
+
+
+class Outer:
+    class Inner:
+        pass
+
+
+class Keywords(Op):  # type: ignore[misc]
+    """An op whose __init__ takes its props as keyword arguments only (``**kwargs``)."""
+
+    __props__ = ("a",)
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.a = kwargs.get("a", 0)
+
+    def make_node(self, x: Any) -> Apply:
+        x = pt.as_tensor_variable(x)
+        return Apply(self, [x], [x.type()])
+
+    def perform(self, node: Any, inputs: Any, outputs: Any) -> None:
+        outputs[0][0] = inputs[0]
+
+
+class Opaque(Op):  # type: ignore[misc]
+    """No props, no module-level instance: nothing to write it by."""
+
+    def make_node(self, x: Any) -> Apply:
+        x = pt.as_tensor_variable(x)
+        return Apply(self, [x], [x.type()])
+
+    def perform(self, node: Any, inputs: Any, outputs: Any) -> None:
+        outputs[0][0] = inputs[0]
+
+
+def test_an_op_built_from_keyword_props_and_one_nothing_describes() -> None:
+    w = _writer()
+    assert w.op(Keywords(a=3)) == "Keywords(a=3)"
+    assert f"from {__name__} import Keywords" in w.imports
+    with pytest.raises(CannotWrite) as caught:
+        w.op(Opaque())
+    assert str(caught.value) == (
+        f"the op {Opaque()} ({__name__}.Opaque): neither built from its __props__ nor a module-level object"
+    )
+
+
+def test_which_classes_a_script_can_import(monkeypatch: pytest.MonkeyPatch) -> None:
+    import types
+
+    from modecfg._pytensor.graphsource import _importable
+    from modecfg.errors import CompareError
+
+    assert _importable(Keywords) == (__name__, "Keywords")
+
+    def said(cls: type) -> str:
+        with pytest.raises(CannotWrite) as caught:
+            _importable(cls)
+        return str(caught.value)
+
+    class Local:
+        pass
+
+    assert said(Local) == (
+        f"the class {__name__}.{Local.__qualname__} is defined inside a function: a script cannot "
+        "import it (define it at the top level of a module)"
+    )
+    main = type("Script", (), {"__module__": "__main__"})
+    assert said(main) == (
+        "the class Script is defined in __main__ (the script that ran, or a notebook): a reproduction "
+        "is a script of its own and cannot import it (define it in a module)"
+    )
+    assert said(CompareError) == (
+        "the class modecfg.errors.CompareError is modecfg's, and a reproduction runs with plain PyTensor"
+    )
+    assert said(Outer.Inner) == (
+        f"the class {__name__}.Outer.Inner is nested in another class (import its module instead)"
+    )
+    elsewhere = type("Elsewhere", (), {"__module__": __name__})  # not this module's Elsewhere
+    assert said(elsewhere) == f"the class {__name__}.Elsewhere cannot be imported by that name"
+    odd = type("Odd", (), {"__module__": __name__, "__qualname__": "Odd-Name"})
+    monkeypatch.setattr(sys.modules[__name__], "Odd-Name", odd, raising=False)  # reached, not importable
+    assert said(odd) == f"the class {__name__}.Odd-Name cannot be imported by that name"
+    module = types.ModuleType("odd-module")
+    plain = type("Plain", (), {"__module__": "odd-module"})
+    module.Plain = plain  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "odd-module", module)
+    assert said(plain) == "the class odd-module.Plain cannot be imported by that name"
+
+
+def test_objects_a_module_holds_and_ops_equal_to_one() -> None:
+    import textwrap
+
+    import pytensor.scalar as ps
+    from pytensor.tensor.elemwise import Elemwise
+
+    from modecfg._pytensor.graphsource import _module_level
+    from modecfg.errors import CompareError
+
+    assert _module_level(textwrap.indent) == ("textwrap", "indent")
+    assert _module_level(Keywords) == (__name__, "Keywords")
+    assert _module_level(Outer.Inner) is None  # nested
+    assert _module_level(CompareError) is None  # modecfg's
+    assert _module_level(type("S", (), {"__module__": "__main__"})) is None
+    fresh = Elemwise(ps.exp)  # equal to pytensor.tensor.math.exp, not it
+    assert _module_level(fresh) is None
+    assert _module_level(fresh, equal=True) == ("pytensor.tensor.math", "exp")
+    assert _module_level(Opaque(), equal=True) is None
