@@ -1,7 +1,8 @@
 """Mutation testing of modecfg's core modules: how much of what could go wrong the suite catches.
 
     make mutate                  # every core module (about an hour on 2 cores)
-    make mutate MODULE=store     # one module (names: the keys of MODULES below); several modules run in one mutmut run
+    make mutate MODULE=store     # one module (names: the keys of MODULES below)
+    python tools/mutate.py store view   # several, in one mutmut run
     python tools/mutate.py --report   # the table of the last run, without running anything
     python tools/mutate.py --survivors store   # after adding tests: rerun what survived only
 

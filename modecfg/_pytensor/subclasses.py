@@ -223,9 +223,9 @@ class WrappingMode(Mode):  # type: ignore[misc]
     def __init__(self, linker: Any, optimizer: Any, db: Any, wrap: Any) -> None:
         super().__init__(linker=linker, optimizer=optimizer, db=db)
         if not isinstance(self.linker, WrappingLinker):
-            db = self.optdb  # __setstate__ puts PyTensor's own database back: the one given stays
             Mode.__setstate__(self, (wrap(self.linker), self.provided_optimizer))
-            self.optdb = db
+            if db is not None:  # __setstate__ put PyTensor's own database back: the one given stays
+                self.optdb = db
 
     @property
     def function_maker(self) -> type[FunctionMaker]:
