@@ -163,6 +163,49 @@ def test_the_untouched_graph_is_the_one_written_and_is_built_only_when_asked() -
     assert f(np.array([0.0, 1.0, 2.0])) == pytest.approx([3.0, 5.0, 7.0])
 
 
+@pytest.mark.parametrize(
+    "linker",
+    [
+        "cvm",
+        "py",
+        pytest.param(
+            "numba", marks=[pytest.mark.slow, pytest.mark.skipif("numba" not in LINKERS, reason="no numba")]
+        ),
+    ],
+)  # JAX cannot run this loop (a shape it traces), with plain PyTensor as with modecfg
+def test_a_loop_is_kept_as_written_because_no_compile_changes_its_step_in_place(linker: str) -> None:
+    """locate.remember keeps a Scan's op as it is (no clone): this PyTensor's rewrites, on every
+    linker, must make new Scan ops rather than change one's step graph in place."""
+    from pytensor.compile.mode import Mode
+    from pytensor.scan.op import Scan
+
+    from modecfg._pytensor.locate import untouched
+
+    xs = pt.matrix("xs")
+    wh = pytensor.shared(np.eye(3) * 0.5, name="wh")
+    hs = pytensor.scan(lambda x, h: pt.tanh(x + h @ wh), sequences=[xs], outputs_info=[pt.zeros(3)],
+                       return_updates=False)  # fmt: skip
+    cost = hs[-1].sum()
+    outputs = [cost, *pytensor.grad(cost, [wh])]
+
+    def steps() -> list[tuple[object, list[str], list[tuple[int, ...]]]]:
+        loops = [v.owner.op for v in pytensor.graph.ancestors(outputs)
+                 if v.owner is not None and isinstance(v.owner.op, Scan)]  # fmt: skip
+        return [(op.fgraph, [str(n.op) for n in op.fgraph.toposort()],
+                 [tuple(map(id, n.inputs)) for n in op.fgraph.toposort()]) for op in loops]  # fmt: skip
+
+    before = steps()
+    f = modecfg.function([xs], outputs, mode=Mode(linker=linker, optimizer="fast_run"))
+    assert len(before) == 2 and steps() == before
+    kept = untouched(f.maker.fgraph)
+    assert sum(isinstance(n.op, Scan) for n in kept.apply_nodes) == 2
+    from modecfg._pytensor.compare import compile_on
+
+    again = compile_on(kept.inputs, kept.outputs, "py", rewrites=None)
+    for ours, written in zip(f(np.ones((4, 3))), again([np.ones((4, 3)), wh.get_value()]), strict=True):
+        np.testing.assert_allclose(ours, written)  # the graph kept still computes what was written
+
+
 def test_the_nan_guard_builds_the_untouched_graph_at_the_first_bad_value_only(tmp_path: object) -> None:
     from modecfg._pytensor import marks
 
