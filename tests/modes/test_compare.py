@@ -504,7 +504,12 @@ def test_a_wrong_rewrite_of_every_backend_is_found_on_cvm_too() -> None:
     assert (rewrite.name, rewrite.backend, rewrite.confirmed) == ("local_planted_drop_halve", "cvm", True)
     assert rewrite.source.line == _line("planted: dropped by a rewrite on cvm")
     assert rewrite.compiles <= math.ceil(math.log2(rewrite.ran)) + 3
-    assert found.node is None
+    assert found.node is None and found.notes == ()
+    text = Path(found.repro).read_text()  # as written: with the rewrites, without the culprit, on py
+    assert "('cvm without local_planted_drop_halve', 'cvm', 'o4', 'local_planted_drop_halve')" in text
+    assert "('py as written', 'py', None, None)" in text
+    run = _run_plain(found.repro)
+    assert run.returncode == 1 and "output 0 differs between cvm and py as written" in run.stdout, run.stderr
 
 
 @_numba

@@ -416,3 +416,120 @@ def test_the_analysis_uses_the_modes_tolerances() -> None:
     loose = CompareMode(linker="cvm", linkers="py", rtol=1.0, atol=1.0)
     f = modecfg.function([x], (planted.wrong_in_c(x) * 2).sum(), mode=loose)
     assert float(f(np.array([0.5, 3.0]))) == pytest.approx(2 * (np.exp(0.5) + 1.5 * np.exp(3.0)))
+
+
+# -- the edges of each search -------------------------------------------------------------------
+
+
+LOOSE = Settings(rtol=10.0, atol=10.0)
+
+
+def test_the_searches_judge_with_the_settings_given() -> None:
+    graph, _ = _chain()
+    found, note = search.find_node(graph, [np.array([0.5, 2.0])], "cvm", LOOSE)
+    assert found is None and note.startswith("no single node differs")
+    loop_graph, loop = _loop(lambda row, total: total + planted.wrong_in_c(row), outputs_info=[pt.zeros(3)])
+    as_found = _as_found(loop_graph, loop, [ROWS])
+    assert search.find_in_loop(as_found, "cvm", "cvm", LOOSE)[1].startswith("no step of the loop differs")
+    assert search.find_rewrite(_halved(), [np.array([1.0, 2.0])], "cvm", 0, np.array(3.5), LOOSE)[1] == (
+        "the rewritten graph compiled again agrees: the difference is not reproducible"
+    )
+
+
+@pytest.mark.parametrize("per_node", [True, False])
+def test_nodes_are_compared_as_written(monkeypatch: pytest.MonkeyPatch, per_node: bool) -> None:
+    """The halving op is dropped by a wrong rewrite of every backend: node by node, as written,
+    cvm and py agree (a rewrite is not a node's fault)."""
+    if not per_node:
+        monkeypatch.setattr(search, "PER_NODE", frozenset())
+    found, note = search.find_node(_halved(), [np.array([1.0, 2.0])], "cvm")
+    assert found is None and note.startswith("no single node differs"), found
+    graph, loop = _loop(lambda row, total: total + planted.halve(row), outputs_info=[pt.zeros(3)])
+    assert search.find_in_loop(_as_found(graph, loop, [ROWS]), "cvm", "cvm")[0] is None
+
+
+@pytest.mark.parametrize("where", ["first", "last"])
+def test_bisection_finds_the_first_and_the_last_node(monkeypatch: pytest.MonkeyPatch, where: str) -> None:
+    monkeypatch.setattr(search, "PER_NODE", frozenset())
+    x = pt.vector("x")
+    if where == "first":
+        wrong = planted.wrong_in_c(x)  # the first node of the order (no constants before it)
+        out = pt.exp(pt.log1p(wrong * x)).sum()
+    else:
+        wrong = planted.wrong_in_c(((x * 2 + 1) * 3).sum())  # the last node
+        out = wrong
+    graph = _graph(out)
+    order = graph.toposort()
+    assert order.index(wrong.owner) == (0 if where == "first" else len(order) - 1)
+    found, note = search.find_node(graph, [np.array([3.0, 4.0])], "cvm")
+    assert note == "" and found is not None and found.node is wrong.owner and found.method == "bisection"
+    assert found.compiles == 2 + math.ceil(math.log2(len(order)))  # the reference, all nodes, then halves
+
+
+def test_a_node_fed_by_the_graphs_input_gets_the_calls_value() -> None:
+    x = pt.vector("x")
+    wrong = planted.wrong_in_c(x)
+    found, _ = search.find_node(_graph((wrong * 2).sum()), [np.array([3.0])], "cvm")
+    assert found is not None and found.node is wrong.owner
+    np.testing.assert_array_equal(found.input_values[0], [3.0])
+
+
+def test_random_draws_in_the_graph_are_not_compared_and_do_not_stop_the_search() -> None:
+    x = pt.vector("x")
+    rng = pytensor.shared(np.random.default_rng(0))
+    draw = pt.random.normal(0, 1, size=2, rng=rng)
+    wrong = planted.wrong_in_c(x + draw * 0)
+    graph = FunctionGraph([x, rng], [wrong.sum()], clone=False)
+    found, note = search.find_node(graph, [np.array([3.0, 3.0]), rng.get_value()], "cvm")
+    assert found is not None and found.node is wrong.owner, note
+    assert search._tolerances([rng], Settings()) == tolerance(None)  # a generator has no dtype
+
+
+def test_a_rewrite_first_among_those_that_ran_and_the_compiles_counted() -> None:
+    x = pt.vector("x")
+    graph = _graph(planted.halve(x))  # planted: the only rewrite that changes this graph
+    found, note = search.find_rewrite(graph, [np.array([2.0])], "cvm", 0, np.array([1.0]))
+    assert note == "" and found is not None and found.name == "local_planted_drop_halve"
+    assert found.ran == 1 and found.compiles == 3  # the tracked compile, all left out, it alone left out
+
+
+def test_the_rewrites_are_the_optimizer_flags() -> None:
+    with config.override(optimizer="fast_compile"):  # the planted rewrite is fast_run's only
+        assert search.find_rewrite(_halved(), [np.array([1.0, 2.0])], "cvm", 0, np.array(3.5))[1] == (
+            "the rewritten graph compiled again agrees: the difference is not reproducible"
+        )
+
+
+def test_a_differing_node_described_in_full() -> None:
+    x = pt.vector("x")
+    node = pt.exp(x).owner
+    line = SourceLine("model.py", 7, "y = pt.exp(x)")
+    found = DifferingNode(node, 2, 5, "cvm", "py", ((3,), ()), ("float64", "int8"), line, None,
+                          "1 of 3 values differ", 4, "bisection")  # fmt: skip
+    assert found.describe() == (
+        "Exp (node 3 of 5) on inputs float64(3,), int8()\n"
+        "  created at model.py:7: y = pt.exp(x)\n"
+        "  1 of 3 values differ\n"
+        "  found by bisection on cvm: 4 compiles"
+    )
+    assert found._replace(source=None).describe().count("\n") == 2  # no line: none said
+
+
+def test_a_loop_whose_step_is_not_searched_is_a_note_of_the_analysis() -> None:
+    x = pt.matrix("x")
+    out = pytensor.scan(lambda row, a, b: a + b + planted.wrong_in_c(row), sequences=[x],
+                        outputs_info=[{"initial": pt.ones((2, 3)), "taps": [-2, -1]}],
+                        return_updates=False)  # fmt: skip
+    f = modecfg.function([x], out[-1].sum(), mode=_cvm())
+    found = _fails(f, ROWS)
+    assert found.loop is None and type(found.node.node.op).__name__ == "Scan"
+    assert any(note.startswith("the loop's step was not searched") for note in found.notes)
+
+
+def test_the_precision_note_is_jaxs_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    import modecfg._pytensor.jaxlink as jaxlink
+
+    monkeypatch.setattr(jaxlink, "precision_note", lambda graph: "planted: a GPU's matmul precision")
+    x = pt.vector("x")
+    found = _fails(modecfg.function([x], planted.wrong_in_c(x).sum(), mode=_cvm()), np.array([3.0]))
+    assert not any("planted" in note for note in found.notes)
