@@ -16,7 +16,6 @@ import subprocess
 import sys
 import textwrap
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -52,12 +51,8 @@ def _line(text: str) -> int:
 
 
 @pytest.fixture(scope="module", autouse=True)
-def repro_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    directory = tmp_path_factory.mktemp("compare")
-    directory.chmod(0o700)
-    config.set("CompareMode.repro_dir", str(directory), source="test_compare")
-    yield directory
-    config.reset("CompareMode.repro_dir")
+def _private_repro_dir(repro_dir: Path) -> Path:
+    return repro_dir
 
 
 def _mode(**kwargs: Any) -> CompareMode:

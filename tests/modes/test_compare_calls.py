@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -30,12 +29,8 @@ LOGGER = "modecfg.compare"
 
 
 @pytest.fixture(scope="module", autouse=True)
-def repro_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    directory = tmp_path_factory.mktemp("compare-calls")
-    directory.chmod(0o700)
-    config.set("CompareMode.repro_dir", str(directory), source="test_compare_calls")
-    yield directory
-    config.reset("CompareMode.repro_dir")
+def _private_repro_dir(repro_dir: Path) -> Path:
+    return repro_dir
 
 
 @pytest.fixture

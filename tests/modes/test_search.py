@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -47,12 +46,8 @@ def _line(text: str) -> int:
 
 
 @pytest.fixture(scope="module", autouse=True)
-def repro_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    directory = tmp_path_factory.mktemp("search")
-    directory.chmod(0o700)
-    config.set("CompareMode.repro_dir", str(directory), source="test_search")
-    yield directory
-    config.reset("CompareMode.repro_dir")
+def _private_repro_dir(repro_dir: Path) -> Path:
+    return repro_dir
 
 
 def _graph(*outputs: Any) -> FunctionGraph:
