@@ -333,7 +333,7 @@ def _unknown(name: str) -> None:
     from modecfg.config.compat import lookup
     from modecfg.errors import ObsoleteFlagWarning, UnknownFlagWarning
 
-    found = lookup(name.replace("__", "."), suggest=True)
+    found = lookup(name)  # PyTensor's spelling reads as modecfg's
     if found.obsolete is not None:
         warn(f"pytensor.config.{name} is obsolete: {found.message}; the assignment does nothing",
              ObsoleteFlagWarning)  # fmt: skip
@@ -442,13 +442,8 @@ class _View:
         for spec in FLAGS.values():
             name = spec.pytensor_name
             param = self.params.get(name)
-            if name in self.answered or isinstance(param, FlagParam | _TakingTurns):
-                continue
-            how = binding(spec, param)
-            if how is Binding.HANDED_OVER:
+            if name in self.answered or binding(spec, param) is Binding.HANDED_OVER:
                 continue  # PyTensor uses one value per process, received at its import
-            if how is Binding.MODECFG and name in PyTensorConfigParser.__dict__:
-                continue  # a method or attribute of PyTensor's that is no parameter
             kind = Float64Param if spec.name == "warn_float64" else FlagParam
             made.append(kind(spec, param, self.target))
         for flag in made:

@@ -44,3 +44,22 @@ def test_what_modecfg_and_this_pytensor_declare_differently_is_what_is_recorded(
     found = (ours - pytensors, theirs)
     assert _series() in DIFFERENCES, f"PyTensor {pytensor.__version__}: record its differences: {found}"
     assert found == DIFFERENCES[_series()]
+
+
+def test_no_flag_only_modecfg_declares_takes_the_name_of_an_attribute_of_pytensors_config() -> None:
+    """The view puts a parameter on PyTensor's config class for each flag this PyTensor has no
+    parameter for (``device``): such a name must not be a method or attribute PyTensor's class
+    has (``add``, ``change_flags``), which the parameter would hide."""
+    from pytensor.configparser import PyTensorConfigParser
+
+    from modecfg._pytensor import install, uninstall
+
+    uninstall()
+    try:
+        plain = set(dir(PyTensorConfigParser))  # PyTensor's class as PyTensor made it
+    finally:
+        install()
+    current = view.view()
+    assert current is not None and "device" in current.own
+    assert "add" in plain and "change_flags" in plain  # what is checked
+    assert sorted(set(current.own) & plain) == []
