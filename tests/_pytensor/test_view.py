@@ -515,18 +515,6 @@ def test_change_flags_checks_its_values_when_entered_or_called_as_pytensor_does(
 # -- what PyTensor held before the view (modecfg imported after it, inside a block) -------------
 
 
-@pytest.fixture
-def pytensor_alone() -> Iterator[object]:
-    """PyTensor's config as PyTensor's own (the view off) until the test installs it again."""
-    uninstall()
-    try:
-        yield pytensor.config
-    finally:
-        install()  # a second install is a no-op
-        for name in ("floatX", "cast_policy", "exception_verbosity"):
-            config.reset(name)
-
-
 def test_a_value_pytensor_was_given_before_the_view_is_adopted_with_an_origin_that_says_so(
     pytensor_alone: object,
 ) -> None:

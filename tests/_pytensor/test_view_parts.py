@@ -467,15 +467,6 @@ def test_what_pytensor_would_have_comes_from_its_own_sources_or_its_default(sour
     assert current.pytensor_would_have("cxx") is view._UNKNOWN  # worked out: cannot be said
 
 
-@pytest.fixture
-def pytensor_alone() -> Iterator[object]:
-    uninstall()
-    try:
-        yield pytensor.config
-    finally:
-        install()
-
-
 def test_a_value_pytensor_was_given_inside_a_modecfg_override_is_not_adopted(
     pytensor_alone: object,
 ) -> None:
