@@ -136,7 +136,8 @@ def test_the_hand_over_gives_nothing_pytensor_does_not_take(sources: Any) -> Non
 def test_a_value_pytensor_refuses_at_the_hand_over_is_said_and_pytensors_own_stands(
     sources: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
-    sources(env={"THEANO_FLAGS": "compiledir=/tmp/ok"}, assignments={"compiledir": "/tmp/refused"})
+    sources(env={"THEANO_FLAGS": "compiledir=/tmp/ok", "MODECFG_FLAGS": "compiledir=/tmp/ok2"},
+            assignments={"compiledir": "/tmp/refused"})  # fmt: skip
     param = _unread("compiledir", validate=lambda value: value != "/tmp/refused")
     with caplog.at_level(logging.WARNING, logger="modecfg.bridge"):
         _hand_over(param, FLAGS["compiledir"], _root())
@@ -177,6 +178,15 @@ def test_a_parameter_taking_turns_hands_nothing_to_another_config_object(sources
     with pytest.raises(Exception, match="Can't change the value of modecfgtest_turns"):
         turns.__set__(root, "set")  # immutable once read: PyTensor's own check
     assert param.val == "worked out"
+
+
+def test_a_parameter_taking_turns_is_assigned_through_pytensors_own_before_its_first_read() -> None:
+    """``pytensor.config.gcc_version_str = ...`` (PyTensor's alone) before anything read it."""
+    root = _root()
+    param = _unread("modecfgtest_turns")
+    root._config_var_dict[param.name] = param
+    _TakingTurns(param).__set__(root, "given")
+    assert (param.val, param.set_on) == ("given", [root])
 
 
 def test_a_parameter_taking_turns_without_a_flag_is_pytensors_alone(sources: Any) -> None:
@@ -338,6 +348,8 @@ def test_a_read_inside_an_override_shows_the_value_once() -> None:
 
 
 def test_each_parameter_hears_only_of_its_own_flag() -> None:
+    uninstall()
+    install()  # the parameters made in this process
     param = pytensor.config._config_var_dict["floatX"]
     pytensor.config.floatX  # noqa: B018  (worked out and kept)
     kept = param.below
@@ -352,6 +364,8 @@ def test_warn_float64_alone_is_shown_as_ignore_where_modecfg_checks_compiles(
 ) -> None:
     from modecfg._pytensor.hooks import hooks
 
+    uninstall()
+    install()  # the parameters made in this process
     params = pytensor.config._config_var_dict
     assert type(params["warn_float64"]) is Float64Param and type(params["floatX"]) is FlagParam
     monkeypatch.setattr(hooks, "float64_checked", lambda: True)
@@ -478,8 +492,29 @@ def test_a_value_pytensor_was_given_inside_a_modecfg_override_is_not_adopted(
     with config.override(floatX="float16"):
         pc.floatX = "float16"
         install()
-        assert config.origin("floatX").layer is Layer.OVERRIDE
+        origin = config.origin("floatX")
+        assert (origin.layer, origin.source) == (Layer.OVERRIDE, __file__)  # the override's, as it was
     assert config.origin("floatX").layer is Layer.DEFAULT and config.floatX == "float64"
+
+
+def test_adoption_goes_past_a_flag_pytensor_was_handed_from_below_an_override(
+    pytensor_alone: object,
+) -> None:
+    """Detached inside an override, PyTensor holds the value below it (the user's float32):
+    nothing to adopt there; a later flag PyTensor was given meanwhile is adopted."""
+    pc = pytensor.config
+    order = list(pc._config_var_dict)
+    assert order.index("floatX") < order.index("exception_verbosity")
+    install()
+    config.floatX = "float32"
+    with config.override(floatX="float16"):
+        uninstall()
+        assert pc.floatX == "float32"
+        pc.exception_verbosity = "high"
+        install()
+        assert config.origin("exception_verbosity").source == ADOPTED
+        assert config.origin("floatX").layer is Layer.OVERRIDE
+    assert (config.floatX, config.origin("floatX").source) == ("float32", __file__)
 
 
 def test_adoption_goes_past_a_flag_set_to_modecfgs_own_value(pytensor_alone: object) -> None:

@@ -486,3 +486,21 @@ def test_an_empty_array_is_captured_and_read_back_empty(tmp_path: Path) -> None:
     path = craft(tmp_path / "empty.npz", [x, y], [pt.log(x) + y.sum()], [np.array([-1.0]), np.zeros(0)])
     dump = modecfg.load_dump(path)
     assert dump.inputs["y"].shape == (0,) and dump.inputs["y"].dtype == np.float64
+
+
+def test_reading_a_signed_dump_without_a_key_of_ones_own_says_so_and_makes_none(
+    a_dump: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Someone else's dump, read by a user who never wrote one: the signature is not checked,
+    and reading makes no key (only writing a dump does)."""
+    signed = rebuild(a_dump, tmp_path / "theirs.npz", sign=b"k" * 32)
+    home = tmp_path / "config"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home))
+    dump = modecfg.load_dump(signed)
+    key = home / "modecfg" / "dump.key"
+    assert (dump.signature, dump.signed_by_you) == (
+        f"signed, but not checked: your dump key cannot be used ({key}: no dump key yet (one is made "
+        "when this user's first dump is written))",
+        False,
+    )
+    assert not home.exists()
