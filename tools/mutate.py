@@ -46,6 +46,7 @@ MODULES = {
     "store": "modecfg/config/store.py",
     "sections": "modecfg/config/sections.py",
     "overrides": "modecfg/config/overrides.py",
+    "flags": "modecfg/config/flags.py",
     "edit": "modecfg/config/edit.py",
     "snapshot": "modecfg/config/snapshot.py",
     "nanguard": "modecfg/modes/nanguard.py",
