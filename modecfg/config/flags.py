@@ -199,7 +199,7 @@ def _literal_args(tp: Any) -> tuple[Any, ...]:
 
 
 def _allows_none(tp: Any) -> bool:
-    return type(None) in getattr(tp, "__args__", ()) and getattr(tp, "__origin__", None) is not Literal
+    return type(None) in getattr(tp, "__args__", ())  # Literal["a", None] holds None, not its type
 
 
 def _strip_none(tp: Any) -> Any:
