@@ -11,15 +11,22 @@ PyTensor's ``JITLinker.make_all`` builds a JAX function's single thunk; modecfg'
   and truncates silently otherwise); off for a float32 graph, which stays float32 throughout;
   and the ``matmul_precision`` flag's precision (JAX's default on NVIDIA GPUs is TF32). Outputs
   come back in the dtypes the graph declares (PyTensor's JAX reductions return their
-  accumulator's dtype under x64). JAX's process-wide x64 is set from floatX at each link, as
-  PyTensor would set it if it read floatX then.
-* **Shared variables resident on the device.** Each shared tensor the graph reads is read
-  through a :class:`Resident`: its value is sent to the device once (at link time, all of
-  them or none) and the device copy is used on every call until ``set_value`` gives a new
-  value; copies are kept per shared variable, so two functions reading one dataset share one
-  device copy. The variable's container keeps the host value, so every other linker reads it
-  as before. Values a function *updates* come back from JAX as device arrays, as in plain
-  PyTensor; ``get_value`` turns them into numpy (patch "shared values").
+  accumulator's dtype under x64). JAX's process-wide x64 is left as it is (PyTensor set it
+  at its import; the user's own ``jax.config.update`` stands).
+* **Shared variables resident on the device, never stale.** Each shared tensor the graph
+  reads is read through a :class:`Resident`: its value is sent to the device once (at link
+  time, all of them or none) and the device copy is used on every call while the host value
+  is the same array *and nothing else can have written it*; copies are kept per shared
+  variable, so two functions reading one dataset share one device copy. The variable's
+  container keeps the host value, so every other linker reads it as before. A host array
+  someone else may write is *not private*, and a JAX function then sends it at every call, as
+  plain PyTensor does: an array the user holds (``shared(a, borrow=True)`` with ``a`` kept,
+  ``set_value(a, borrow=True)``, a view of another array, found by reference count when it is
+  sent), one ``get_value(borrow=True)`` handed out (patch "shared values"), and a variable that
+  a function on another linker updates (cvm's updates change the array in place: the
+  "profiled compiles" patch tells :func:`host_updates` of every such function). Values a
+  function *updates* come back from JAX as device arrays, as in plain PyTensor; ``get_value``
+  turns them into numpy (patch "shared values").
 * **Device inputs without a copy.** An input passed as a JAX array of the input's dtype is
   handed to the JAX function as it is (patch "device inputs", on once a JAX function exists:
   PyTensor's input check would copy it to the host and back).
@@ -36,6 +43,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import sys
 import threading
 import time
@@ -141,15 +149,17 @@ def describe_device(device: Any) -> str:
 
 
 class _Copy:
-    """A shared variable's value on one device: the host object it was made from, and the copy."""
+    """A shared variable's value on one device: the host object it was made from, the copy,
+    and whether the host object is private (no one else can change it in place)."""
 
-    __slots__ = ("device", "host", "on_device", "sent", "sent_bytes", "x64")
+    __slots__ = ("device", "host", "on_device", "private", "sent", "sent_bytes", "x64")
 
     def __init__(self) -> None:
         self.host: Any = None
         self.on_device: Any = None
         self.device: Any = None
         self.x64 = False  # made with x64 on (an int64 sent with it off is int32 there)
+        self.private = False  # the copy may be reused: the host array is the container's alone
         self.sent = 0  # times a value was sent
         self.sent_bytes = 0
 
@@ -157,6 +167,8 @@ class _Copy:
 _lock = threading.Lock()
 # a shared variable's container -> its device copy (weak: the copy goes with the variable)
 _copies: weakref.WeakKeyDictionary[Any, _Copy] = weakref.WeakKeyDictionary()
+# containers a function on another linker updates: their host arrays change in place
+_host_updated: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
 def _copy_of(container: Any) -> _Copy:
@@ -165,6 +177,55 @@ def _copy_of(container: Any) -> _Copy:
         if copy is None:
             copy = _copies[container] = _Copy()
         return copy
+
+
+def _references(storage: list[Any]) -> int:
+    value = storage[0]
+    return sys.getrefcount(value)
+
+
+# What _references counts for an array that its storage list alone holds (this interpreter's
+# count of the call's own references included).
+_ALONE = _references([np.empty(0)])
+
+
+def _private(storage: list[Any], copy: _Copy, container: Any, held: int) -> bool:
+    """Whether the host array in ``storage`` can change only through PyTensor's own doors
+    (``set_value``, a JAX function's update): it owns its data, nothing holds it but the
+    container, the copy made from it and the ``held`` references of the caller, and no function
+    on another linker updates it in place."""
+    if _references(storage) > _ALONE + held + (copy.host is storage[0]):
+        return False
+    return storage[0].base is None and container not in _host_updated
+
+
+def lent(container: Any) -> None:
+    """The container's host array was handed out (``get_value(borrow=True)``): whoever holds it
+    may change it in place, so its device copy is not reused (patch "shared values")."""
+    copy = _copies.get(container)
+    if copy is not None and copy.host is container.storage[0]:
+        copy.private = False
+
+
+def host_updates(fn: Any) -> None:
+    """A compiled function's updates, where it is not a JAX function: the shared variables it
+    updates change on the host (in place, on cvm), so a JAX function reads them from there at
+    each call, as plain PyTensor does (patch "profiled compiles")."""
+    if isinstance(getattr(fn, "vm", None), DeviceThunk):
+        return
+    maker = getattr(fn, "maker", None)
+    expanded = getattr(maker, "expanded_inputs", None)
+    if expanded is None:
+        return
+    for given in expanded:
+        # the shared variable's own container: the function's is another one around the same list
+        container = getattr(getattr(given, "variable", None), "container", None)
+        if getattr(given, "update", None) is not None and container is not None:
+            with _lock:
+                _host_updated.add(container)
+                copy = _copies.get(container)
+                if copy is not None:
+                    copy.private = False
 
 
 def _put(name: str, value: np.ndarray, device: Any, x64_on: bool) -> Any:
@@ -197,10 +258,11 @@ class Resident:
     copy of the host value, sent when the host value is new (link time, ``set_value``); a
     device array the function itself put there (an update) as it is."""
 
-    __slots__ = ("copy", "device", "name", "storage", "x64")
+    __slots__ = ("container", "copy", "device", "name", "storage", "x64")
 
-    def __init__(self, storage: list[Any], copy: _Copy, device: Any, name: str, x64_on: bool) -> None:
-        self.storage = storage
+    def __init__(self, container: Any, copy: _Copy, device: Any, name: str, x64_on: bool) -> None:
+        self.container = container
+        self.storage = container.storage
         self.copy = copy
         self.device = device
         self.name = name
@@ -208,7 +270,7 @@ class Resident:
 
     def current(self, value: Any) -> bool:
         copy = self.copy
-        return value is copy.host and copy.device is self.device and copy.x64 is self.x64
+        return value is copy.host and copy.private and copy.device is self.device and copy.x64 is self.x64
 
     def __getitem__(self, index: int) -> Any:
         value = self.storage[index]
@@ -216,7 +278,8 @@ class Resident:
             return self.copy.on_device
         if not isinstance(value, np.ndarray):
             return value  # a device array (an update), or what PyTensor passes on as it is
-        _keep([(self, value, _put(self.name, value, self.device, self.x64))])
+        private = _private(self.storage, self.copy, self.container, held=1)  # value, above
+        _keep([(self, value, _put(self.name, value, self.device, self.x64), private)])
         return self.copy.on_device
 
     def __setitem__(self, index: int, value: Any) -> None:
@@ -229,11 +292,12 @@ class Resident:
         return f"<resident {self.name!r} on {describe_device(self.device)}>"
 
 
-def _keep(placed: list[tuple[Resident, np.ndarray, Any]]) -> None:
+def _keep(placed: list[tuple[Resident, np.ndarray, Any, bool]]) -> None:
     with _lock:
-        for resident, value, on_device in placed:
+        for resident, value, on_device, private in placed:
             copy = resident.copy
             copy.host, copy.on_device, copy.device, copy.x64 = value, on_device, resident.device, resident.x64
+            copy.private = private and resident.container not in _host_updated
             copy.sent += 1
             copy.sent_bytes += value.nbytes
 
@@ -242,10 +306,19 @@ def _place_all(residents: list[Resident]) -> None:
     """Send every resident's host value now, all or none: a value that does not fit leaves
     the others where they were (their earlier copies, or none)."""
     placed = []
+    collected = False
     for resident in residents:
+        if not isinstance(resident.storage[0], np.ndarray) or resident.current(resident.storage[0]):
+            continue
+        private = _private(resident.storage, resident.copy, resident.container, held=0)
+        if not private and not collected:
+            # PyTensor's JAX conversion wraps shared values in JAX literals that live until a
+            # young-generation collection (under 1 ms): without them, the count is the holders'
+            gc.collect(1)
+            collected = True
+            private = _private(resident.storage, resident.copy, resident.container, held=0)
         value = resident.storage[0]
-        if isinstance(value, np.ndarray) and not resident.current(value):
-            placed.append((resident, value, _put(resident.name, value, resident.device, resident.x64)))
+        placed.append((resident, value, _put(resident.name, value, resident.device, resident.x64), private))
     _keep(placed)
 
 
@@ -375,7 +448,6 @@ class DeviceThunk:
 def link(linker: Any, make_all: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """PyTensor's ``make_all`` for a JAX linker, with the JAX function pinned, its shared
     inputs resident and its VM a :class:`DeviceThunk`."""
-    import jax
     from pytensor.compile.sharedvalue import SharedVariable
     from pytensor.tensor.type import TensorType
 
@@ -383,15 +455,16 @@ def link(linker: Any, make_all: Callable[..., Any], *args: Any, **kwargs: Any) -
     x64_on = needs_x64(linker.fgraph)
     with pinned(x64_on, precision):
         fn, inputs, outputs, thunks, nodes = make_all(linker, *args, **kwargs)
-    if bool(jax.config.jax_enable_x64) != (config.floatX == "float64"):  # as PyTensor's import would
-        jax.config.update("jax_enable_x64", config.floatX == "float64")
     device = _target()
     residents = []
     plain = []
     for i, (variable, storage) in enumerate(zip(linker.fgraph.inputs, list(fn.inputs), strict=True)):
         if isinstance(variable, SharedVariable) and isinstance(variable.type, TensorType):
             name = str(variable.name or variable)
-            resident = Resident(storage, _copy_of(variable.container), device, name, x64_on)
+            if storage is not variable.container.storage:  # not the container's list: read as PyTensor does
+                plain.append(storage)
+                continue
+            resident = Resident(variable.container, _copy_of(variable.container), device, name, x64_on)
             fn.inputs[i] = resident  # the thunk reads this very list: x[0] for x in thunk_inputs
             residents.append(resident)
         else:

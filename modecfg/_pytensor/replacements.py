@@ -228,12 +228,14 @@ def function(
     ):  # fmt: skip
         mode, kwargs["profile"] = hooks.profiled_mode(mode, kwargs.get("name"))
     try:
-        return original(inputs, outputs, mode, *args, **kwargs)
+        fn = original(inputs, outputs, mode, *args, **kwargs)
     except NotImplementedError as exc:  # linker=c and an op without C code here: say why, and what runs
         error = blas.no_c_code(exc, mode)
         if error is None:
             raise
         raise error from None
+    jaxlink.host_updates(fn)  # what it updates on the host, a JAX function reads from there
+    return fn
 
 
 # -- the mode table ------------------------------------------------------------------
@@ -566,6 +568,8 @@ def get_value(self: Any, get: Any, borrow: bool = False, return_internal_type: b
     ``return_internal_type=True`` (Theano's GPU variables answered so too)."""
     raw = self.container.storage[0]
     if type(raw) is _ndarray or return_internal_type or not jaxlink.is_device_array(raw):
+        if borrow and isinstance(raw, _ndarray):
+            jaxlink.lent(self.container)  # the holder may change it in place: no stale device copy
         return get(self, borrow, return_internal_type)
     return jaxlink.host_value(raw, borrow)
 

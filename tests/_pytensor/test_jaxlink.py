@@ -298,12 +298,20 @@ def test_the_matmul_precision_flag_is_what_xla_compiles(flag: str, lowered: str)
     assert jax.config.jax_default_matmul_precision is None  # the user's own JAX code is left alone
 
 
-def test_the_process_wide_x64_follows_floatX_at_each_link() -> None:
+def test_the_users_own_x64_setting_survives_later_compiles() -> None:
+    """x64 is pinned per function; JAX's process-wide setting is the user's (issue 58)."""
     x = pt.vector("x", dtype="float32")
-    for floatX, x64 in (("float64", True), ("float32", False), ("float64", True)):
-        with config.override(floatX=floatX, linker="jax"):
-            modecfg.function([x], x + 1)
-        assert jax.config.jax_enable_x64 is x64
+    before = bool(jax.config.jax_enable_x64)
+    try:
+        for wanted in (True, False):
+            jax.config.update("jax_enable_x64", wanted)
+            for floatX in ("float64", "float32"):
+                with config.override(floatX=floatX, linker="jax"):
+                    f = modecfg.function([x], x + 1)
+                assert f(np.ones(2, dtype="float32")).dtype == np.float32
+                assert bool(jax.config.jax_enable_x64) is wanted
+    finally:
+        jax.config.update("jax_enable_x64", before)
 
 
 def test_a_float64_on_a_gpu_is_reported_whatever_warn_float64_says(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,0 +1,246 @@
+"""JAX residency is never stale: a property test over interleavings of JAX reads and updates,
+updates on cvm, py and numba, ``set_value`` (a copy, ``borrow=True``, an unaligned view, from
+another thread) and the internal array changed in place, each read checked against the value
+plain PyTensor gives (its JAX functions read the host value at every call; a model of the
+values here, which the host functions' own reads confirm). Residency may only ever save
+transfers: a value it reuses is one nothing else could have changed."""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+jax = pytest.importorskip("jax")
+pytensor = pytest.importorskip("pytensor")
+pytest.importorskip("numba")
+
+from pytensor.compile.mode import Mode  # noqa: E402
+
+import modecfg  # noqa: E402, F401  (modecfg's JAX path is what is tested)
+from modecfg._pytensor import jaxlink  # noqa: E402
+
+N = 6
+NAMES = ("u", "v")
+HOST_LINKERS = ("cvm", "py", "numba")
+
+
+class Program:
+    """Two shared variables, a JAX function reading both and one reading each, a JAX update and
+    host updates (cvm, py, numba) of each: compiled once, run by every example."""
+
+    def __init__(self) -> None:
+        self.shared = {name: pytensor.shared(np.zeros(N), name=name) for name in NAMES}
+        u, v = (self.shared[name] for name in NAMES)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            jax_mode = Mode(linker="jax")
+            self.read_both = pytensor.function([], [u.sum(), v.sum()], mode=jax_mode)
+            self.read = {
+                name: pytensor.function([], var.sum(), mode=jax_mode) for name, var in self.shared.items()
+            }
+            self.jax_update = {
+                name: pytensor.function([], [], updates={var: var + 1}, mode=jax_mode)
+                for name, var in self.shared.items()
+            }
+            self.host_update = {
+                (name, linker): pytensor.function(
+                    [], var.sum() * 0, updates={var: var * 2}, mode=Mode(linker=linker)
+                )
+                for name, var in self.shared.items()
+                for linker in HOST_LINKERS
+            }
+        self.model = {name: np.zeros(N) for name in NAMES}
+
+    def reset(self) -> None:
+        for name, var in self.shared.items():
+            var.set_value(np.zeros(N))
+            self.model[name] = np.zeros(N)
+
+    def on_host(self, name: str) -> None:
+        """As a user of plain PyTensor must before a host function reads a value a JAX update left
+        on the device (cvm, py and numba refuse a JAX array there, with or without modecfg)."""
+        var = self.shared[name]
+        if not isinstance(var.container.storage[0], np.ndarray):
+            var.set_value(var.get_value())
+
+    def check(self, name: str) -> None:
+        expected = float(self.model[name].sum())
+        assert float(self.read[name]()) == expected, (name, "read alone")
+        both = [float(x) for x in self.read_both()]
+        assert both[NAMES.index(name)] == expected, (name, "read with the other")
+        np.testing.assert_array_equal(np.asarray(self.shared[name].get_value()), self.model[name])
+
+
+@pytest.fixture(scope="module")
+def program() -> Program:
+    return Program()
+
+
+def _run(program: Program, step: tuple[Any, ...]) -> None:
+    kind, name = step[0], step[1]
+    var = program.shared[name]
+    model = program.model
+    if kind == "read":
+        pass
+    elif kind == "jax_update":
+        program.jax_update[name]()
+        model[name] = model[name] + 1
+    elif kind == "host_update":
+        program.on_host(name)
+        program.host_update[name, step[2]]()
+        model[name] = model[name] * 2
+    elif kind == "set_copy":
+        var.set_value(np.full(N, float(step[2])))
+        model[name] = np.full(N, float(step[2]))
+    elif kind == "set_borrowed":  # the user keeps the array and changes it afterwards
+        given_array = np.full(N, float(step[2]))
+        var.set_value(given_array, borrow=True)
+        aliased = var.get_value(borrow=True) is given_array  # PyTensor's filter keeps such an array
+        given_array += 1
+        model[name] = given_array.copy() if aliased else np.full(N, float(step[2]))
+    elif kind == "set_unaligned":  # a view one element in (JAX's CPU device copies it), changed afterwards
+        view = np.full(N + 1, float(step[2]))[1:]
+        var.set_value(view, borrow=True)
+        aliased = np.shares_memory(var.get_value(borrow=True), view)
+        view += 1
+        model[name] = view.copy() if aliased else np.full(N, float(step[2]))
+    elif kind == "in_place":  # Theano's recipe: get_value(borrow, internal), change, set it back
+        program.on_host(name)
+        internal = var.get_value(borrow=True, return_internal_type=True)
+        internal += 3
+        if step[2]:
+            var.set_value(internal, borrow=True)
+        model[name] = model[name] + 3
+    elif kind == "thread_set":
+        worker = threading.Thread(target=var.set_value, args=(np.full(N, float(step[2])),))
+        worker.start()
+        worker.join()
+        model[name] = np.full(N, float(step[2]))
+    else:  # pragma: no cover - the strategy makes only the kinds above
+        raise AssertionError(kind)
+    program.check(name)
+
+
+names = st.sampled_from(NAMES)
+values = st.integers(-3, 3)
+steps = st.one_of(
+    st.tuples(st.just("read"), names),
+    st.tuples(st.just("jax_update"), names),
+    st.tuples(st.just("host_update"), names, st.sampled_from(HOST_LINKERS)),
+    st.tuples(st.just("set_copy"), names, values),
+    st.tuples(st.just("set_borrowed"), names, values),
+    st.tuples(st.just("set_unaligned"), names, values),
+    st.tuples(st.just("in_place"), names, st.booleans()),
+    st.tuples(st.just("thread_set"), names, values),
+)
+
+EXAMPLES = 150
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(steps, min_size=1, max_size=25))
+def test_every_jax_read_is_the_value_plain_pytensor_reads(
+    program: Program, script: list[tuple[Any, ...]]
+) -> None:
+    program.reset()
+    for name in NAMES:
+        program.check(name)
+    for step in script:
+        _run(program, step)
+
+
+# -- the cases of the report, each on its own ------------------------------------------------
+
+
+def _jax(outputs: Any, **kwargs: Any) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return pytensor.function([], outputs, mode=Mode(linker="jax"), **kwargs)
+
+
+def test_a_cvm_update_is_read_by_a_jax_function_linked_before_it() -> None:
+    u = pytensor.shared(np.zeros(10**4))
+    read = _jax(u.sum())
+    step = pytensor.function([], [], updates={u: u + 1}, mode=Mode(linker="cvm"))
+    assert read() == 0.0
+    step()
+    assert read() == 10**4
+    step()
+    assert read() == 2 * 10**4
+
+
+def test_a_cvm_update_compiled_first_is_read_too() -> None:
+    u = pytensor.shared(np.zeros(100))
+    step = pytensor.function([], [], updates={u: u + 1}, mode=Mode(linker="cvm"))
+    read = _jax(u.sum())
+    read()
+    step()
+    assert read() == 100
+
+
+def test_theanos_in_place_recipe_is_read() -> None:
+    s = pytensor.shared(np.zeros(1000))
+    read = _jax(s.sum())
+    read()
+    for expected in (1000.0, 2000.0):
+        v = s.get_value(borrow=True, return_internal_type=True)
+        v += 1
+        s.set_value(v, borrow=True)
+        assert read() == expected
+
+
+def test_an_unaligned_view_changed_in_place_and_set_again_is_read() -> None:
+    t = pytensor.shared(np.zeros(1000))
+    read = _jax(t.sum())
+    a = np.zeros(1001)[1:]
+    t.set_value(a, borrow=True)
+    read()
+    a += 1
+    t.set_value(a, borrow=True)
+    assert read() == 1000.0
+
+
+def test_an_array_shared_with_borrow_and_changed_afterwards_is_read() -> None:
+    a = np.zeros(50)
+    s = pytensor.shared(a, borrow=True)
+    read = _jax(s.sum())
+    read()
+    a += 2
+    assert read() == 100.0
+
+
+def test_a_private_value_is_sent_once_and_reused() -> None:
+    """What residency keeps: a value only PyTensor holds crosses once, whatever the calls."""
+    s = pytensor.shared(np.ones(64), name="kept")
+    read = _jax(s.sum())
+    for _ in range(5):
+        assert read() == 64.0
+    s.set_value(np.full(64, 2.0))  # a copy PyTensor makes: private again once sent
+    assert read() == 128.0
+    sent = jaxlink.sent_to_device(s)
+    with jax.transfer_guard("disallow_explicit"):
+        results = [read() for _ in range(5)]
+    assert [float(r) for r in results] == [128.0] * 5
+    assert jaxlink.sent_to_device(s) == sent
+
+
+def test_a_lent_value_is_sent_at_each_call_until_the_holder_lets_go() -> None:
+    s = pytensor.shared(np.ones(8), name="lent")
+    read = _jax(s.sum())
+    read()
+    held = s.get_value(borrow=True)
+    before = jaxlink.sent_to_device(s)[0]
+    read()
+    read()
+    assert jaxlink.sent_to_device(s)[0] == before + 2  # as plain PyTensor: sent at each call
+    del held
+    read()  # sent once more, now found private
+    after = jaxlink.sent_to_device(s)[0]
+    read()
+    assert jaxlink.sent_to_device(s)[0] == after
