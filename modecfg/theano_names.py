@@ -16,7 +16,10 @@ said, not guessed at. Nothing in the script is run or imported.
 from __future__ import annotations
 
 import ast
+import functools
+import os
 import re
+from collections.abc import Iterator
 from typing import NamedTuple
 
 __all__ = ["MOVED", "Rename", "find", "rewrite"]
@@ -88,6 +91,33 @@ class Rename(NamedTuple):
         return f"{self.line}:{self.column}: {self.written} -> {to}: {self.why}"
 
 
+@functools.cache
+def _pytensor_dirs() -> tuple[str, ...]:
+    """Where PyTensor's package is installed, found without importing it."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("pytensor")
+    return tuple(spec.submodule_search_locations or ()) if spec is not None else ()
+
+
+def module_exists(dotted: str) -> bool:
+    """Whether the installed PyTensor has module ``dotted`` (``pytensor.tensor.nnet``: no), by its
+    files; other packages' names are taken as they are (nothing is imported)."""
+    parts = dotted.split(".")
+    if parts[0] != "pytensor" or len(parts) == 1:
+        return True
+    for base in _pytensor_dirs():
+        path = os.path.join(base, *parts[1:])
+        if os.path.isfile(os.path.join(path, "__init__.py")) or os.path.isfile(path + ".py"):
+            return True
+        folder, leaf = os.path.split(path)
+        if os.path.isdir(folder) and any(
+            name.startswith(leaf + ".") and name.endswith((".so", ".pyd")) for name in os.listdir(folder)
+        ):
+            return True
+    return not _pytensor_dirs()  # no PyTensor here to ask: take the name as it is
+
+
 def translate(dotted: str) -> tuple[str, str] | None:
     """The new dotted name of ``dotted`` and why; None when it is no Theano or Aesara name (or a
     PyTensor spelling of a name that moved elsewhere)."""
@@ -111,9 +141,32 @@ def translate(dotted: str) -> tuple[str, str] | None:
     return ".".join([ROOTS[parts[0]], *parts[1:]]), f"{parts[0]} is now {ROOTS[parts[0]]}"
 
 
-def _offsets(source: str) -> list[int]:
+# Python's own line ends (ast's line numbers count these, and only these: str.splitlines also
+# breaks at form feeds, \x1c-\x1e, \x85 and U+2028/9, which are text inside a line to Python)
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+def lines_of(source: str) -> list[str]:
+    """``source``'s lines as Python reads them, each with its line end."""
+    lines = []
+    at = 0
+    for end in _LINE_END.finditer(source):
+        lines.append(source[at : end.end()])
+        at = end.end()
+    if at < len(source):
+        lines.append(source[at:])
+    return lines
+
+
+def newline_of(source: str) -> str:
+    """The line end ``source`` uses (its first), ``\n`` where it has none."""
+    found = _LINE_END.search(source)
+    return found.group() if found else "\n"
+
+
+def _offsets(lines: list[str]) -> list[int]:
     starts = [0]
-    for line in source.splitlines(keepends=True):
+    for line in lines:
         starts.append(starts[-1] + len(line))
     return starts
 
@@ -127,6 +180,8 @@ class _Span(NamedTuple):
 def _where(lines: list[str], starts: list[int], line: int, col: int) -> int:
     """The character offset of ast's (line, UTF-8 byte column)."""
     text = lines[line - 1]
+    if text.isascii():  # a byte is a character
+        return starts[line - 1] + col
     return starts[line - 1] + len(text.encode("utf-8")[:col].decode("utf-8", errors="replace"))
 
 
@@ -144,9 +199,10 @@ def _analyse(source: str) -> tuple[list[Rename], list[_Span], set[str]]:
     """The renames of ``source``, the spans of text to replace, the top-level modules the new
     text names in full (``import pytensor`` reaches every name of :data:`MOVED`)."""
     tree = ast.parse(source)
-    inner = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}  # only the longest chain
-    lines = source.splitlines(keepends=True) or [""]
-    starts = _offsets(source)
+    nodes = list(ast.walk(tree))  # one walk: each pass below reads this list
+    inner = {id(n.value) for n in nodes if isinstance(n, ast.Attribute)}  # only the longest chain
+    lines = lines_of(source) or [""]
+    starts = _offsets(lines)
     renames: list[Rename] = []
     spans: list[_Span] = []
     # local name -> the Theano dotted name it is bound to (a fragment that uses theano.x without
@@ -168,7 +224,7 @@ def _analyse(source: str) -> tuple[list[Rename], list[_Span], set[str]]:
         if new:
             spans.append(_Span(start, end, new))
 
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 found = translate(alias.name)
@@ -189,6 +245,9 @@ def _analyse(source: str) -> tuple[list[Rename], list[_Span], set[str]]:
                 ):
                     new = ""  # `import theano.x` whose x left pytensor: the name theano stays bound
                     why += " (import it under its new name by hand)"
+                elif new and not module_exists(new):
+                    why = f"PyTensor has no module {new}: import what it uses from where it is now, by hand"
+                    new = ""
                 said(alias, source[at(alias)[0] : at(alias)[1]], alias.name, _aliased(new, alias.asname), why)
                 if new:  # `import theano` binds pytensor now; `import theano.tensor as T` still binds T
                     rebound[local] = new if alias.asname else new.split(".")[0]
@@ -204,20 +263,38 @@ def _analyse(source: str) -> tuple[list[Rename], list[_Span], set[str]]:
             if node.module.split(".")[0] == "pytensor" and all(found is None for _, found in targets):
                 continue  # PyTensor's own names
             _from_import(node, targets, source, lines, starts, renames, spans, rebound)
-    for node in ast.walk(tree):
+    stored = {n.id for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    stored |= {n.arg for n in nodes if isinstance(n, ast.arg)}
+    stored |= {
+        n.name for n in nodes if isinstance(n, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and n.name
+    }
+    own_vars, rebound_here = _bindings(tree, set(aliases)) if stored & set(aliases) else (set(), set())
+    for node in nodes:
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and id(node) not in inner:
+            # a bare module name (`theano is not None`): the name its rewritten import binds
+            now = renamed.get(node.id)
+            if now is not None and now != node.id and id(node) not in own_vars:
+                if id(node) in rebound_here:
+                    said(node, node.id, aliases[node.id], "", f"{node.id} is assigned here too: by hand")
+                else:
+                    said(node, node.id, aliases[node.id], now, f"{node.id} is imported as {now} now")
+            continue
         if not isinstance(node, ast.Attribute):
             continue
         chain = _dotted(node)
         if chain is None:
             continue
         dotted, root = chain
-        if root.id not in aliases or id(node) in inner:
-            continue
+        if root.id not in aliases or id(node) in inner or id(root) in own_vars:
+            continue  # not a Theano name, a part of a longer chain, or a function's own name
         old = aliases[root.id] + dotted[len(root.id) :]
         translated = translate(old)
         if translated is None:
             continue
         new, why = translated
+        if id(root) in rebound_here:
+            said(node, source[at(node)[0] : at(node)[1]], old, "", f"{root.id} is assigned here too: by hand")
+            continue
         if old.split(".")[0] in ROOTS and ".config." in f"{old}." and new:
             flag = old.split(".config.", 1)[1] if ".config." in old else ""
             if flag:
@@ -238,6 +315,93 @@ def _analyse(source: str) -> tuple[list[Rename], list[_Span], set[str]]:
         if text != written:
             said(node, written, old, text, why)
     return renames, spans, needed
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
+           ast.GeneratorExp)  # fmt: skip
+
+
+def _stored(scope: ast.AST) -> tuple[set[str], set[str]]:
+    """The names ``scope`` binds itself other than by an import (parameters, assignments, loop
+    and ``with`` targets, ...), and those it declares global or nonlocal; nested scopes apart."""
+    bound: set[str] = set()
+    declared: set[str] = set()
+    if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+        a = scope.args
+        bound |= {arg.arg for arg in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if arg}
+    todo = list(ast.iter_child_nodes(scope))
+    if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+        # decorators, defaults and annotations belong to the enclosing scope
+        todo = list(scope.body) if isinstance(scope.body, list) else [scope.body]
+    elif isinstance(scope, ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp):
+        todo = [scope.elt] if not isinstance(scope, ast.DictComp) else [scope.key, scope.value]
+        for comp in scope.generators:
+            todo += [comp.target, *comp.ifs]
+        todo += [comp.iter for comp in scope.generators[1:]]  # the first is the enclosing scope's
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            bound.add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound.add(node.name)
+            todo += [*node.decorator_list, *getattr(node, "bases", ()), *getattr(node, "keywords", ())]
+            continue  # its body is a scope of its own
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            declared.update(node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            bound.add(node.rest)
+        if isinstance(node, _SCOPES):
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+    return bound, declared
+
+
+def _bindings(tree: ast.Module, names: set[str]) -> tuple[set[int], set[int]]:
+    """Of the ``Name`` nodes spelling one of ``names`` (a module a Theano import bound): those
+    that are a function's own variable (a parameter ``T`` under ``import theano.tensor as T``),
+    and those at module level where the module is also bound by an assignment (which one a use
+    means depends on the order things run in: said, to do by hand)."""
+    local: set[int] = set()
+    rebound: set[int] = set()
+    module_bound, _ = _stored(tree)
+    ambiguous = module_bound & names
+
+    def visit(nodes: list[ast.AST], shadowing: frozenset[str]) -> None:
+        todo = list(nodes)
+        while todo:
+            node = todo.pop()
+            if isinstance(node, _SCOPES):
+                bound, declared = _stored(node)
+                inner = frozenset((shadowing | (bound & names)) - declared)
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+                    a = node.args
+                    outer = [*a.defaults, *(d for d in a.kw_defaults if d is not None)]
+                    if not isinstance(node, ast.Lambda):
+                        outer += [*node.decorator_list, *([node.returns] if node.returns else [])]
+                        every = [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg]
+                        outer += [arg.annotation for arg in every if arg and arg.annotation]
+                    todo += outer
+                    body: list[ast.AST] = [*node.body] if isinstance(node.body, list) else [node.body]
+                    visit(body, inner)
+                else:  # a comprehension: its first iterable is the enclosing scope's
+                    todo.append(node.generators[0].iter)
+                    rest = [*node.generators[0].ifs, node.generators[0].target, *node.generators[1:]]
+                    elts = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
+                    visit([*elts, *rest], inner)
+                continue
+            if isinstance(node, ast.Name) and node.id in names:
+                if node.id in shadowing:
+                    local.add(id(node))
+                elif node.id in ambiguous:
+                    rebound.add(id(node))
+            todo.extend(ast.iter_child_nodes(node))
+
+    visit(list(ast.iter_child_nodes(tree)), frozenset())
+    return local, rebound
 
 
 def _aliased(new: str, asname: str | None) -> str:
@@ -274,6 +438,12 @@ def _from_import(
         gone = [f"{a.name} -> {new or '(gone)'}" for a, new, _ in news]
         renames.append(Rename(node.lineno, column, text, module_now, "", f"{why}: {', '.join(gone)}"))
         return
+    missing = sorted({new.rpartition(".")[0] for _, new, _ in news} - {""})
+    missing = [module for module in missing if not module_exists(module)]
+    if missing:
+        renames.append(Rename(node.lineno, column, text, module_now, "",
+                              f"PyTensor has no module {', '.join(missing)}: rewrite by hand"))  # fmt: skip
+        return
     by_module: dict[str, list[str]] = {}
     for alias, new, _ in news:
         module, _, leaf = new.rpartition(".")
@@ -289,7 +459,7 @@ def _from_import(
         rewritten = re.sub(r"^from\s+[\w.]+", f"from {next(iter(by_module))}", text)
     else:
         indent = lines[node.lineno - 1][: len(lines[node.lineno - 1]) - len(lines[node.lineno - 1].lstrip())]
-        rewritten = f"\n{indent}".join(
+        rewritten = f"{newline_of(source)}{indent}".join(
             f"from {module} import {', '.join(names)}" for module, names in by_module.items()
         )
     if rewritten != text:
@@ -315,23 +485,55 @@ def find(source: str) -> list[Rename]:
 
 
 def rewrite(source: str) -> tuple[str, list[Rename]]:
-    """``source`` with the names rewritten, and every rename (those with no ``new`` were left)."""
+    """``source`` with the names rewritten, and every rename (those with no ``new`` were left).
+    Outside the spans of the names rewritten (and the import lines added, where a rewritten name
+    needs one), every character of ``source`` is kept."""
     renames, spans, needed = _analyse(source)
-    text = source
-    for span in sorted(spans, key=lambda s: s.start, reverse=True):
-        text = text[: span.start] + span.text + text[span.end :]
-    imports = [n for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Import)]
-    bound = {a.asname or a.name.split(".")[0] for n in imports for a in n.names}  # `from m import x` binds x
-    if needed - bound:
-        text = _add_imports(text, sorted(needed - bound))
+    pieces = []
+    at = 0
+    for span in sorted(spans, key=lambda s: s.start):
+        pieces += [source[at : span.start], span.text]
+        at = span.end
+    pieces.append(source[at:])
+    text = "".join(pieces)
+    if needed:
+        tree = ast.parse(text)
+        imports = [n for n in _statements(tree.body) if isinstance(n, ast.Import)]
+        bound = {a.asname or a.name.split(".")[0] for n in imports for a in n.names}  # not `from m import x`
+        if needed - bound:
+            text = _add_imports(text, tree, sorted(needed - bound))
     compile(text, "<rewritten>", "exec")  # never written unless it is Python
     return text, sorted(renames, key=lambda r: (r.line, r.column))
 
 
-def _add_imports(text: str, modules: list[str]) -> str:
-    """``import M`` lines after the first top-level import (at the top where there is none)."""
-    tree = ast.parse(text)
+def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement of ``body`` and of the blocks inside it (imports are statements: the
+    expressions, most of a tree, are not walked)."""
+    todo: list[ast.AST] = list(body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.stmt):
+            yield node
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            inner = getattr(node, field, None)
+            if isinstance(inner, list):
+                todo.extend(child for child in inner if isinstance(child, ast.AST))
+
+
+def _add_imports(text: str, tree: ast.Module, modules: list[str]) -> str:
+    """``import M`` lines after the first top-level import; where there is none, after the
+    module's docstring, or its leading comments (a shebang, an encoding cookie), which stay first."""
     first = next((n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)), None)
-    lines = text.splitlines(keepends=True)
-    at = first.end_lineno if first is not None and first.end_lineno is not None else 0
-    return "".join([*lines[:at], *(f"import {m}\n" for m in modules), *lines[at:]])
+    lines = lines_of(text)
+    newline = newline_of(text)
+    if first is not None and first.end_lineno is not None:
+        at = first.end_lineno
+    elif tree.body and isinstance(tree.body[0], ast.Expr) and isinstance(tree.body[0].value, ast.Constant):
+        at = tree.body[0].end_lineno or 0  # the docstring
+    else:
+        at = 0
+        while at < len(lines) and lines[at].lstrip().startswith("#"):
+            at += 1
+    if at and not lines[at - 1].endswith(("\n", "\r")):
+        lines[at - 1] += newline  # the statement ended the file without a line end
+    return "".join([*lines[:at], *(f"import {m}{newline}" for m in modules), *lines[at:]])

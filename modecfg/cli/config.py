@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import warnings
 from pathlib import Path
 from typing import Any, TextIO
@@ -149,14 +150,26 @@ def cmd_migrate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _migrate_script(path: str, write: bool, out: TextIO, err: TextIO) -> int:
     """The Theano and Aesara names of a script that moved; rewritten in place with ``write``.
-    Exit status: 0 nothing (left) to change; 1 names to change, or some to change by hand."""
-    from modecfg.config.edit import write_atomically
+    Exit status: 0 nothing (left) to change; 1 names to change, or some to change by hand.
+
+    The script is read as Python reads it (its encoding cookie or BOM, its line ends as they
+    are) and written back the same way: only the spans of the names rewritten change. A
+    symbolic link's target is edited, the link kept; the old file is kept beside it as ``.bak``
+    (or ``.bak.N``: an existing backup is never replaced)."""
+    import tokenize
+
+    from modecfg.config.edit import edit_lock, edit_target, write_bytes
     from modecfg.theano_names import rewrite
 
+    target = edit_target(path)
     try:
-        with open(path, encoding="utf-8") as f:
-            source = f.read()
-    except (OSError, UnicodeDecodeError) as exc:
+        with open(target, "rb") as f:
+            raw = f.read()
+        # its first two lines as Python reads them (a lone \r ends a line too) hold any cookie
+        first = iter(re.findall(rb"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", raw[:4096])[:2])
+        encoding, _ = tokenize.detect_encoding(lambda: next(first, b""))
+        source = raw.decode(encoding)
+    except (OSError, SyntaxError, UnicodeDecodeError, LookupError) as exc:
         raise _Failed(f"cannot read {path}: {exc}") from None
     try:
         text, renames = rewrite(source)
@@ -170,7 +183,15 @@ def _migrate_script(path: str, write: bool, out: TextIO, err: TextIO) -> int:
     by_hand = [r for r in renames if not r.new]
     if write:
         if text != source:
-            backup = write_atomically(path, text)
+            try:
+                data = text.encode(encoding)
+            except UnicodeEncodeError as exc:  # pragma: no cover - the names written are ASCII
+                raise _Failed(f"cannot write {path} in its encoding {encoding}: {exc}") from None
+            with edit_lock(target):
+                with open(target, "rb") as f:
+                    if f.read() != raw:
+                        raise _Failed(f"{path} changed while it was read: nothing was written; run it again")
+                backup = write_bytes(target, data)
             kept = f" (the previous file is kept as {backup})" if backup else ""
             out.write(f"rewrote {len(renames) - len(by_hand)} names in {path}{kept}\n")
         if by_hand:

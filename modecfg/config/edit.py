@@ -22,6 +22,7 @@ not write is not replaced (in a directory others may write, a rename could give 
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
 import re
@@ -39,7 +40,16 @@ from modecfg.config.schema import validate
 from modecfg.config.sources import RC_FILE_LIMIT, find_rc_files, read_ini, read_toml
 from modecfg.errors import ConfigError, RcFileError
 
-__all__ = ["Edit", "default_rc_file", "set_flag", "unset_flag", "write_atomically"]
+__all__ = [
+    "Edit",
+    "default_rc_file",
+    "edit_lock",
+    "edit_target",
+    "set_flag",
+    "unset_flag",
+    "write_atomically",
+    "write_bytes",
+]
 
 
 class Edit(NamedTuple):
@@ -280,13 +290,13 @@ def _current(path: str) -> tuple[str, bytes]:
         ) from None
 
 
-def _target(path: str) -> str:
+def edit_target(path: str) -> str:
     """The file an edit of ``path`` changes: a symbolic link's target (the link stays)."""
     return os.path.realpath(path) if os.path.islink(path) else path
 
 
 @contextlib.contextmanager
-def _locked(path: str) -> Iterator[None]:
+def edit_lock(path: str) -> Iterator[None]:
     """Hold the edit lock of ``path``'s directory (``flock``; none where there is no fcntl)."""
     try:
         import fcntl
@@ -342,8 +352,8 @@ def set_flag(name: str, value: str, path: str | None = None) -> Edit:
         typed = validate(spec, value)
     except ValueError as exc:
         raise value_error(spec, value, origin, str(exc)) from None
-    target = _target(where)
-    with _locked(target):
+    target = edit_target(where)
+    with edit_lock(target):
         old, bom = _current(target)
         try:
             if target.endswith(".toml"):
@@ -365,8 +375,8 @@ def unset_flag(name: str, path: str | None = None) -> Edit:
     have is an UnknownFlagError, with what may have been meant."""
     target_name, spec, info = _any_name(name)
     where = path or default_rc_file(name)
-    target = _target(where)
-    with _locked(target):
+    target = edit_target(where)
+    with edit_lock(target):
         old, bom = _current(target)
         line: int | None = None
         if old:
@@ -395,7 +405,13 @@ def _unreadable(path: str, exc: Exception) -> RcFileError:
 
 
 def write_atomically(path: str, text: str, *, bom: bytes = b"") -> str | None:
-    """Replace ``path`` by ``text`` atomically; the old file is kept as ``path.bak`` (returned).
+    """Replace ``path`` by ``text`` (UTF-8, after ``bom``) atomically; see :func:`write_bytes`."""
+    return write_bytes(path, bom + text.encode("utf-8"))
+
+
+def write_bytes(path: str, data: bytes) -> str | None:
+    """Replace ``path`` by ``data`` atomically; the old file is kept as ``path.bak`` (returned),
+    or ``path.bak.1``, ``.2``, ... where that name is taken: a backup never replaces a file.
 
     A file the user could not write is refused (RcFileError), as is a directory they
     cannot write in; nothing is changed then.
@@ -414,15 +430,43 @@ def write_atomically(path: str, text: str, *, bom: bytes = b"") -> str | None:
     backup = None
     try:
         if info is not None:
-            backup = path + ".bak"
             with open(path, "rb") as fh:
-                _replace(backup, fh.read(), directory, info)
-        _replace(path, bom + text.encode("utf-8"), directory, info)
+                backup = _keep_aside(path, fh.read(), directory, info)
+        _replace(path, data, directory, info)
     except OSError as exc:
         raise RcFileError(
             f"cannot write {path} ({exc.strerror}); nothing was changed", origin=Origin(Layer.RC, path)
         ) from None
     return backup
+
+
+def _keep_aside(path: str, data: bytes, directory: str, info: os.stat_result) -> str:
+    """``data`` as a new file ``path.bak`` (or ``.bak.N``, the first name free), never over one."""
+    for n in range(10_000):
+        backup = f"{path}.bak" + (f".{n}" if n else "")
+        if os.path.lexists(backup):
+            continue
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.chmod(tmp, stat.S_IMODE(info.st_mode))
+            with contextlib.suppress(OSError):  # only root may give a file away
+                os.chown(tmp, info.st_uid, info.st_gid)
+            try:
+                os.link(tmp, backup)  # fails where the name was taken meanwhile: never replaces
+            except FileExistsError:
+                continue
+            except OSError:  # a file system without hard links: checked just above
+                os.replace(tmp, backup)
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        _fsync_directory(directory)
+        return backup
+    raise OSError(errno.EEXIST, f"{path}.bak and 9,999 more backup names are taken")
 
 
 def _replace(path: str, data: bytes, directory: str, info: os.stat_result | None) -> None:

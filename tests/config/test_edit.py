@@ -192,11 +192,12 @@ print("finished")
     [
         ("fsync", 1),
         ("chmod", 1),
-        ("replace", 1),
+        ("link", 1),
+        ("unlink", 1),
         ("fsync", 2),
         ("fsync", 3),
         ("chmod", 2),
-        ("replace", 2),
+        ("replace", 1),
         ("fsync", 4),
     ],
 )

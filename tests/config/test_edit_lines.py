@@ -450,14 +450,37 @@ def test_the_new_file_is_written_beside_the_old_one_and_renamed_over_it(
         renames.append((src, dst))
         real_replace(src, dst)
 
+    real_link = os.link
+
+    def link(src: str, dst: str) -> None:  # the backup: a new name, never over a file
+        renames.append((src, dst))
+        real_link(src, dst)
+
     monkeypatch.setattr(edit.os, "replace", replace)
+    monkeypatch.setattr(edit.os, "link", link)
     set_flag("floatX", "float32", str(rc))
     assert [dst for _, dst in renames] == [f"{rc}.bak", str(rc)]
-    for src, dst in renames:  # a rename in one directory: atomic, never a copy across file systems
+    for src, _dst in renames:  # a rename in one directory: atomic, never a copy across file systems
         name = os.path.basename(src)
         assert os.path.dirname(src) == str(tmp_path)
-        assert name.startswith(f".{os.path.basename(dst)}.") and name.endswith(".tmp")
+        assert name.startswith(f".{os.path.basename(str(rc))}.") and name.endswith(".tmp")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["rc", "rc.bak"]
+
+
+def test_an_existing_backup_is_never_replaced(tmp_path: Path) -> None:
+    rc = _rc(tmp_path, "[global]\nfloatX = float64\n")
+    mine = tmp_path / "rc.bak"
+    mine.write_text("the user's own backup\n")
+    (tmp_path / "rc.bak.1").symlink_to(tmp_path / "nowhere")  # a dangling link takes a name too
+    edit_ = set_flag("floatX", "float32", str(rc))
+    assert edit_.backup == f"{rc}.bak.2"
+    assert mine.read_text() == "the user's own backup\n"
+    assert (tmp_path / "rc.bak.2").read_text() == "[global]\nfloatX = float64\n"
+    again = set_flag("floatX", "float16", str(rc))
+    assert (
+        again.backup == f"{rc}.bak.3"
+        and (tmp_path / "rc.bak.3").read_text() == "[global]\nfloatX = float32\n"
+    )
 
 
 # -- any value: read back as written, or refused with the file unchanged -----------------------
