@@ -1,4 +1,18 @@
-"""Run a user's script as ``python SCRIPT ARGS`` would, inside this process."""
+"""Run a user's script as ``python SCRIPT ARGS`` (or ``python -m MODULE ARGS``) would, inside
+this process.
+
+What ``python`` gives a script, it gets here (``tests/test_scripts_vs_python.py`` runs a corpus
+both ways and compares): ``sys.argv`` as typed (``--`` kept); ``__file__`` absolute;
+``sys.path[0]`` the directory of the script with its symbolic links resolved (the directory or
+zip file itself for one with a ``__main__.py``; the working directory for ``-m``); a module of
+its own as ``__main__`` that stays ``__main__`` after the body, so that a thread or an
+``atexit`` handler still pickles the script's classes; the code compiled as Python compiles a
+file (its encoding cookie, none of modecfg's ``__future__`` imports). ``os._exit`` ends the
+process at once, in any thread, as it does under ``python``, and a forked child's is its own
+(an earlier version raised ``SystemExit`` instead, which unwound a forked child through its
+parent's ``finally`` blocks); a command that reports on the script writes its report first.
+Exceptions propagate to the caller, which reports them as Python would (:func:`report`).
+"""
 
 from __future__ import annotations
 
@@ -6,49 +20,121 @@ import contextlib
 import os
 import runpy
 import sys
-from collections.abc import Iterator, Sequence
-from typing import TextIO
+import types
+import zipfile
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, NoReturn, TextIO
 
-__all__ = ["exit_status", "run_module", "run_script"]
+__all__ = ["exit_status", "report", "run_module", "run_script"]
+
+# runpy's own runner of a code object in a module's namespace (what `python -m` uses)
+_run_code: Any = getattr(runpy, "_run_code")  # noqa: B009 - private, unchanged since 3.4
+_run_module_as_main: Any = getattr(runpy, "_run_module_as_main")  # noqa: B009
 
 
-def run_script(path: str, args: Sequence[str] = ()) -> None:
+def run_script(
+    path: str,
+    args: Sequence[str] = (),
+    *,
+    keep_main: bool = False,
+    before_exit: Callable[[int], None] | None = None,
+) -> None:
     """Run ``path`` as ``__main__`` with ``sys.argv = [path, *args]``; its exceptions propagate.
 
-    ``os._exit(n)`` in the script is a ``SystemExit(n)`` here, so that the caller keeps what
-    it gathered (and ends the process itself); the working directory is restored.
-    """
-    with _as_python([path, *args], os.path.dirname(os.path.abspath(path))):
-        runpy.run_path(path, run_name="__main__")
+    ``keep_main``: the script's module stays ``sys.modules['__main__']`` after it returns (a
+    process that ends with the script); else the caller's is put back, with ``sys.argv``,
+    ``sys.path`` and the working directory. ``before_exit``: called with the status where the
+    script ends this process with ``os._exit`` (which still ends it, at once, as under
+    ``python``): a command's report of what ran is written first. A forked child's
+    ``os._exit`` is its own, untouched."""
+    argv = [path, *args]
+    with _reporting_exit(before_exit):
+        if os.path.isdir(path) or (os.path.isfile(path) and zipfile.is_zipfile(path)):
+            # `python DIR` / `python ZIP`: the path first on sys.path, and its __main__ module run
+            with _as_python(argv, path, keep_main):
+                _run_module_as_main("__main__", False)
+            return
+        with open(path, "rb") as f:
+            source = f.read()
+        where = os.path.abspath(path)
+        code = compile(source, where, "exec", dont_inherit=True)
+        with _as_python(argv, os.path.dirname(os.path.realpath(path)), keep_main) as main:
+            _run_code(code, main.__dict__, None, "__main__", None, None, where)
 
 
-def run_module(name: str, args: Sequence[str] = ()) -> None:
-    """Run module ``name`` as ``python -m NAME ARGS`` would (``sys.argv[0]`` its file), inside
-    this process; its exceptions propagate, ``os._exit`` is a ``SystemExit`` as for a script."""
-    with _as_python([name, *args], os.getcwd()):  # python -m puts the working directory first
-        runpy.run_module(name, run_name="__main__", alter_sys=True)
+_real_exit = os._exit
+_before_exit: list[tuple[int, Callable[[int], None]]] = []  # (the process it was set in, what to call)
+
+
+def _exit(status: int) -> NoReturn:
+    """``os._exit`` while a command reports on a script: its report first, in this process only."""
+    if _before_exit and _before_exit[-1][0] == os.getpid():
+        _, report_ = _before_exit.pop()
+        with contextlib.suppress(BaseException):
+            report_(status)
+    _real_exit(status)
 
 
 @contextlib.contextmanager
-def _as_python(argv: list[str], first_on_path: str) -> Iterator[None]:
-    """``sys.argv``, ``sys.path[0]`` and ``os._exit`` as ``python`` would have them, and all of
-    them, and the working directory, put back after."""
-    saved, saved_exit, cwd = sys.argv, os._exit, os.getcwd()
-    sys.argv = argv
-    sys.path.insert(0, first_on_path)
-    os._exit = _exit  # type: ignore[assignment]
+def _reporting_exit(before_exit: Callable[[int], None] | None) -> Iterator[None]:
+    if before_exit is None:
+        yield
+        return
+    _before_exit.append((os.getpid(), before_exit))
+    os._exit = _exit
     try:
         yield
     finally:
-        sys.argv = saved
-        sys.path.pop(0)
-        os._exit = saved_exit
-        with contextlib.suppress(OSError):
-            os.chdir(cwd)
+        os._exit = _real_exit
+        if _before_exit and _before_exit[-1][1] is before_exit:
+            _before_exit.pop()
 
 
-def _exit(code: int) -> None:
-    raise SystemExit(code)
+def run_module(name: str, args: Sequence[str] = (), *, keep_main: bool = False) -> None:
+    """Run module ``name`` as ``python -m NAME ARGS`` would (``sys.argv[0]`` its file), inside
+    this process; its exceptions propagate."""
+    with _as_python([name, *args], os.getcwd(), keep_main):  # python -m puts the working directory first
+        _run_module_as_main(name, True)
+
+
+@contextlib.contextmanager
+def _as_python(argv: list[str], first_on_path: str, keep_main: bool) -> Iterator[types.ModuleType]:
+    """``sys.argv``, ``sys.path[0]`` and a fresh ``__main__`` as ``python`` would have them."""
+    saved_argv, saved_main, cwd = sys.argv, sys.modules.get("__main__"), os.getcwd()
+    main = types.ModuleType("__main__")
+    main.__dict__["__builtins__"] = __builtins__
+    sys.modules["__main__"] = main
+    sys.argv = argv
+    sys.path.insert(0, first_on_path)
+    try:
+        yield main
+    finally:
+        if not keep_main:
+            sys.argv = saved_argv
+            with contextlib.suppress(ValueError):
+                sys.path.remove(first_on_path)
+            if saved_main is not None:
+                sys.modules["__main__"] = saved_main
+            with contextlib.suppress(OSError):
+                os.chdir(cwd)
+
+
+def report(exc: BaseException) -> None:
+    """What ``python`` does with an exception its script did not catch: ``sys.excepthook``,
+    called with the traceback from the script's own frames on (none of modecfg's or runpy's)."""
+    tb = exc.__traceback__
+    ours = (__file__, runpy.__file__, "<frozen runpy>")
+    while tb is not None and (
+        tb.tb_frame.f_code.co_filename in ours or _is_cli(tb.tb_frame.f_code.co_filename)
+    ):
+        tb = tb.tb_next
+    exc.__traceback__ = tb
+    sys.excepthook(type(exc), exc, tb)
+
+
+def _is_cli(filename: str) -> bool:
+    here = os.path.dirname(os.path.abspath(__file__))
+    return os.path.abspath(filename).startswith(os.path.join(here, "cli") + os.sep)
 
 
 def exit_status(exc: SystemExit, err: TextIO) -> int:

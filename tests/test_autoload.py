@@ -76,9 +76,11 @@ def test_modecfg_run_runs_a_module_as_python_m_does(tmp_path: Path) -> None:
 
 def test_modecfg_run_without_a_script_or_with_a_missing_one_says_so(tmp_path: Path) -> None:
     done = _run([sys.executable, "-m", "modecfg", "run"], tmp_path)
-    assert done.returncode == 2 and "name the script to run" in done.stderr
+    assert (
+        done.returncode == 2 and "usage: modecfg run SCRIPT [ARGS ...] | modecfg run -m MODULE" in done.stderr
+    )
     done = _run([sys.executable, "-m", "modecfg", "run", "nothere.py"], tmp_path)
-    assert done.returncode == 2 and "no script 'nothere.py'" in done.stderr
+    assert done.returncode == 2 and f"can't open file {str(tmp_path / 'nothere.py')!r}" in done.stderr
 
 
 def test_autoload_on_off_and_status_write_and_remove_one_file(tmp_path: Path) -> None:

@@ -66,10 +66,26 @@ def test_the_scripts_exit_status_and_message_are_passed_on(
     assert "Mul" in out and (command == "check-float32" or "Profile of function compiled at" in out)
 
 
-def test_os_exit_in_the_script_loses_no_finding(tmp_path: Path) -> None:
-    code, out, _ = _cli("check-float32", str(_script(tmp_path, "os._exit(0)")))
-    assert code == 1 and "float64 enters at 1 line(s)" in out
-    assert os._exit.__module__ in ("posix", "nt")  # the real one is back
+@pytest.mark.parametrize("command", ["check-float32", "profile", "compare"])
+def test_os_exit_in_the_script_loses_no_report_and_still_ends_the_process(
+    tmp_path: Path, command: str
+) -> None:
+    """os._exit ends the process at once, with its status, as under python (its finally blocks
+    do not run); the command's report of what ran is written first."""
+    import subprocess
+    import sys
+
+    script = _script(tmp_path, "try:\n    os._exit(7)\nfinally:\n    print('finally ran')")
+    done = subprocess.run([sys.executable, "-m", "modecfg", command, str(script)], capture_output=True,
+                          text=True, timeout=120, cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 7 and "finally ran" not in done.stdout
+    said = {"check-float32": "float64 enters at 1 line(s)", "profile": "Profile of", "compare": "compare: "}
+    assert said[command] in done.stdout, done.stdout + done.stderr
+
+
+def test_the_real_os_exit_is_back_after_a_command(tmp_path: Path) -> None:
+    _cli("check-float32", str(_script(tmp_path, "")))
+    assert os._exit.__module__ in ("posix", "nt")
 
 
 def test_output_paths_are_resolved_before_the_script_changes_directory(

@@ -26,7 +26,7 @@ from modecfg.cli.config import (
     cmd_validate,
 )
 from modecfg.cli.machine import cmd_autoload, cmd_demo, cmd_doctor, cmd_linkers, cmd_modes
-from modecfg.cli.running import cmd_check_float32, cmd_compare, cmd_profile, cmd_replay, cmd_run
+from modecfg.cli.running import cmd_check_float32, cmd_compare, cmd_profile, cmd_replay, cmd_run, run_command
 from modecfg.config.units import check_duration, check_size
 from modecfg.errors import ConfigErrors, ModecfgError
 from modecfg.terminal import Shown
@@ -267,6 +267,9 @@ def _quiet_stdout() -> None:
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words[:1] == ["run"]:  # the script's own, untouched: its output, warnings, words after it
+        return run_command(words[1:], keep_main=argv is None, err=err)
     err = err or sys.stderr or open(os.devnull, "w")
     if out is None and sys.stdout is None:  # `modecfg show >&-`
         err.write("error: standard output is closed: nothing can be shown\n")
@@ -298,6 +301,7 @@ def _main(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
         passthrough = words[words.index("--") + 1 :] if "--" in words else []
         args = parser.parse_args(words[: len(words) - len(passthrough) - 1] if "--" in words else words)
     args.passthrough = passthrough
+    args.keep_main = argv is None  # this process ends with a script it runs: its __main__ stays
     with warnings.catch_warnings():
         warnings.simplefilter("default")
 

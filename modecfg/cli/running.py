@@ -6,43 +6,67 @@ import argparse
 import contextlib
 import json
 import os
+import sys
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
 import modecfg
-from modecfg.cli.common import _Failed, script_arguments
+from modecfg.cli.common import script_arguments
 
-__all__ = ["cmd_check_float32", "cmd_compare", "cmd_profile", "cmd_replay", "cmd_run"]
+__all__ = ["cmd_check_float32", "cmd_compare", "cmd_profile", "cmd_replay", "cmd_run", "run_command"]
 
 
 def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    """Run a script (or ``-m MODULE``) with modecfg loaded, as ``python SCRIPT ARGS`` would:
-    THEANO_FLAGS, the rc files and modecfg's flags reach PyTensor. Its exit status is ours; an
-    exception it raises is printed from its own frames on, status 1."""
-    import runpy
-    import traceback
+    """``modecfg run`` reached through the parser (``main`` hands the command line to
+    :func:`run_command` before parsing it): the same, from the words the parser kept."""
+    words = ["-m", *args.module] if args.module else list(args.words)
+    if args.passthrough:
+        words += ["--", *args.passthrough]
+    return run_command(words, err=err)
 
-    from modecfg.scripts import exit_status, run_module, run_script
 
-    run: Callable[[str, Sequence[str]], None] = run_module
-    if args.module:
-        target, rest = args.module[0], args.module[1:]
-    elif args.words:
-        args.script, args.args = args.words[0], args.words[1:]
-        script_arguments(args, ())
-        target, rest, run = args.script, args.args, run_script
+def run_command(words: Sequence[str], *, keep_main: bool = False, err: TextIO | None = None) -> int:
+    """``modecfg run SCRIPT ARGS`` / ``modecfg run -m MODULE ARGS``: the script run with modecfg
+    loaded, as ``python SCRIPT ARGS`` runs it (:mod:`modecfg.scripts`): every word after the
+    script or module is its own (``--`` included), its warnings filtered as ``PYTHONWARNINGS``
+    and ``-W`` say, an exception it does not catch given to ``sys.excepthook`` (status 1), its
+    exit status the command's. ``keep_main``: this process ends with the script."""
+    from modecfg.scripts import exit_status, report, run_module, run_script
+
+    err = err or sys.stderr
+    words = list(words)
+    if words[:1] == ["--"]:
+        words = words[1:]
+    run: Callable[..., None] = run_script
+    if words[:1] == ["-m"] or (words and words[0].startswith("-m") and len(words[0]) > 2):
+        rest = words[1:] if words[0] == "-m" else [words[0][2:], *words[1:]]
+        if not rest:
+            err.write("error: -m needs a module name (modecfg run -m NAME ARGS)\n")
+            return 2
+        target, rest, run = rest[0], rest[1:], run_module
+    elif words and words[0] not in ("-h", "--help"):
+        target, rest = words[0], words[1:]
+        if not os.path.exists(target):  # as python says it, status 2
+            where = os.path.abspath(target)
+            err.write(f"error: can't open file {where!r}: no such file (modecfg run SCRIPT ARGS)\n")
+            return 2
     else:
-        raise _Failed("name the script to run (modecfg run train.py ARGS) or a module (modecfg run -m NAME)")
+        err.write(
+            "usage: modecfg run SCRIPT [ARGS ...] | modecfg run -m MODULE [ARGS ...]\n"
+            "Run SCRIPT (or -m MODULE) as python would, with modecfg loaded first: THEANO_FLAGS, the rc\n"
+            "files and modecfg's flags shape PyTensor although the script never imports modecfg. Every\n"
+            "word after SCRIPT is the script's; its exit status is the command's.\n"
+        )
+        return 0 if words else 2
     try:
-        run(target, rest)
+        run(target, rest, keep_main=keep_main)
     except SystemExit as exc:
         return exit_status(exc, err)
-    except Exception as exc:
-        frames = traceback.extract_tb(exc.__traceback__)
-        runpys = [i for i, frame in enumerate(frames) if frame.filename in (runpy.__file__, "<frozen runpy>")]
-        shown = traceback.TracebackException.from_exception(exc)
-        shown.stack = traceback.StackSummary.from_list(frames[runpys[-1] + 1 :] if runpys else frames)
-        err.write("".join(shown.format()))
+    except KeyboardInterrupt as exc:
+        report(exc)
+        return 130
+    except BaseException as exc:
+        report(exc)
         return 1
     return 0
 
@@ -53,8 +77,13 @@ def cmd_check_float32(args: argparse.Namespace, out: TextIO, err: TextIO) -> int
 
     script_arguments(args, ())
     status = 0
+
+    def before_exit(findings: list[modecfg.checks.Finding], code: int) -> None:  # the script's os._exit
+        _print_findings(findings, out)
+        out.flush()
+
     try:
-        findings = check_script(args.script, args.args)
+        findings = check_script(args.script, args.args, keep_main=args.keep_main, before_exit=before_exit)
     except SystemExit as exc:  # the script's own exit: keep what was found, and its status
         findings = getattr(exc, "findings", [])
         status = exit_status(exc, err)
@@ -111,10 +140,25 @@ def cmd_compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if getattr(args, name) is not None:
             wanted[f"CompareMode.{name}"] = getattr(args, name)
     calls, functions = counted.calls, counted.functions
+
+    def verdict(code: int) -> int:
+        compared, compiled = counted.calls - calls, counted.functions - functions
+        if not compared:
+            out.write("compare: no call was compared (did the script compile and call a function without "
+                      "a mode of its own?)\n")  # fmt: skip
+            return code or 1
+        backends = ", ".join(sorted(counted.backends))
+        out.write(f"compare: {compared} calls of {compiled} functions agree on {backends}\n")
+        out.flush()
+        return code
+
+    def verdict_at_exit(code: int) -> None:  # the script's os._exit: the verdict first
+        verdict(code)
+
     code = 0
     try:  # flags, not an override: the script's threads compare too
         with cfg.assigned(wanted, source="modecfg compare"):
-            run_script(args.script, args.args)
+            run_script(args.script, args.args, keep_main=args.keep_main, before_exit=verdict_at_exit)
     except CompareError as exc:
         out.write(f"{exc}\n")
         return 1
@@ -123,35 +167,40 @@ def cmd_compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except Exception as exc:
         err.write(f"error: {args.script} raised {type(exc).__name__}: {exc}\n")
         return 2
-    calls, functions = counted.calls - calls, counted.functions - functions
-    if not calls:
-        out.write("compare: no call was compared (did the script compile and call a function without "
-                  "a mode of its own?)\n")  # fmt: skip
-        return code or 1
-    backends = ", ".join(sorted(counted.backends))
-    out.write(f"compare: {calls} calls of {functions} functions agree on {backends}\n")
-    return code
+    return verdict(code)
 
 
 def cmd_profile(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from modecfg.profiles import ProfileReport
-    from modecfg.profiles.render import to_html, to_json, to_trace
-    from modecfg.profiles.session import all_stats, mark_printed, reports
+    from modecfg.profiles.session import all_stats
     from modecfg.scripts import exit_status, run_script
 
     script_arguments(args, ("--json", "--trace", "--html"))
     cfg = modecfg.config
     before = len(all_stats())  # report the script's functions only
     code = 0
+
+    def before_exit(status: int) -> None:  # the script's os._exit: the report of what ran first
+        _profile_report(args, before, status, out)
+        out.flush()
+
     try:  # the flag, not an override: threads the script starts compile profiled too; put back
         # after, as it was and where from, for a caller of main() whose process goes on (tests)
         with cfg.assigned({"profile": True}, source="modecfg profile"):
-            run_script(args.script, args.args)
+            run_script(args.script, args.args, keep_main=args.keep_main, before_exit=before_exit)
     except SystemExit as exc:
         code = exit_status(exc, err)
     except Exception as exc:
         err.write(f"error: {args.script} raised {type(exc).__name__}: {exc}\n")
         code = 2
+    return _profile_report(args, before, code, out)
+
+
+def _profile_report(args: argparse.Namespace, before: int, code: int, out: TextIO) -> int:
+    from modecfg.profiles import ProfileReport
+    from modecfg.profiles.render import to_html, to_json, to_trace
+    from modecfg.profiles.session import all_stats, mark_printed, reports
+
+    cfg = modecfg.config
     found = reports(since=before)
     mark_printed(all_stats()[before:])  # printed here: not again at exit
     if not found:
