@@ -26,7 +26,13 @@ if TYPE_CHECKING:  # only names: Python's start-up imports nothing more for this
 
 __all__ = ["Finder", "arm"]
 
-LINE = "import modecfg_autoload; modecfg_autoload.arm()\n"  # the .pth file's line
+LINE = "import modecfg_autoload; modecfg_autoload.arm()\n"  # the .pth file's line (before issue 58)
+
+
+def line(module_file: str) -> str:
+    """The ``.pth`` file's line: silent where this module is gone (``pip uninstall modecfg``
+    leaves a ``.pth`` file it did not install; Python would print an error at every start)."""
+    return f"import os; os.path.isfile({module_file!r}) and __import__('modecfg_autoload').arm()\n"
 
 
 class Finder:
@@ -43,12 +49,15 @@ class Finder:
             return None
         cls.done = True  # once: it stays in sys.meta_path (importlib is iterating it), inert
         try:
+            missing = _missing(NEEDS)  # modecfg imports them when first used: a compile would fail
+            if missing:
+                raise ImportError(f"{', '.join(missing)} cannot be found")
             import modecfg  # noqa: F401  (its import hook hands the configuration to PyTensor's)
         except Exception as exc:  # never the user's import: PyTensor runs without modecfg
             import logging
 
             logging.getLogger("modecfg").warning(
-                "modecfg autoload: modecfg could not be imported (%r); PyTensor runs without it", exc
+                "modecfg autoload: modecfg could not be imported (%s); PyTensor runs without it", exc
             )
             return None
         for finder in list(sys.meta_path):
@@ -60,10 +69,33 @@ class Finder:
         return None
 
 
+# what modecfg needs beside PyTensor and numpy, imported lazily (pyproject.toml's dependencies)
+NEEDS = ("pydantic", "pydantic_core", "tomlkit")
+
+
+def _missing(names: Sequence[str]) -> list[str]:
+    """Those of ``names`` that cannot be imported here (found without importing them)."""
+    from importlib.util import find_spec
+
+    gone = []
+    for name in names:
+        try:
+            if find_spec(name) is None:
+                gone.append(name)
+        except (ImportError, ValueError):  # None in sys.modules, a module without a spec
+            gone.append(name)
+    return gone
+
+
+def _off(value: str) -> bool:
+    """``MODECFG_AUTOLOAD``'s value says off: modecfg's false words (0, false, no, off), any case."""
+    return value.strip().lower() in ("0", "false", "no", "off")
+
+
 def arm() -> None:
     """Put :class:`Finder` first in ``sys.meta_path`` (once), unless ``MODECFG_AUTOLOAD=0`` or
     PyTensor is imported already."""
-    if os.environ.get("MODECFG_AUTOLOAD", "").strip() in ("0", "off", "false", "no"):
+    if _off(os.environ.get("MODECFG_AUTOLOAD", "")):
         return
     if Finder in sys.meta_path or "pytensor" in sys.modules:
         return

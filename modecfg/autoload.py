@@ -12,6 +12,7 @@ modecfg's own flags are not read at all. Two ways to have them anyway:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sysconfig
 from pathlib import Path
@@ -28,29 +29,44 @@ def pth_path() -> Path:
     return Path(sysconfig.get_paths()["purelib"]) / PTH_NAME
 
 
+def _line() -> str:
+    import modecfg_autoload
+
+    return modecfg_autoload.line(os.path.abspath(modecfg_autoload.__file__))
+
+
+def _ours(text: str) -> bool:
+    """Whether a ``.pth`` file's text is one ``modecfg autoload on`` writes (this version's line
+    for any install place, or the line of earlier versions)."""
+    from modecfg_autoload import LINE, line
+
+    head, _, tail = line("\0").partition(repr("\0"))
+    return text == LINE or (text.startswith(head) and text.endswith(tail) and "\n" not in text[:-1])
+
+
 def enabled(path: Path | None = None) -> bool:
     """Whether this environment loads modecfg with PyTensor (the file is there and is ours)."""
-    from modecfg_autoload import LINE
-
     path = pth_path() if path is None else path
     try:
-        return path.read_text(encoding="utf-8") == LINE
+        return _ours(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError):
         return False
 
 
 def enable(path: Path | None = None) -> Path:
-    """Write the ``.pth`` file (atomically); its path. A site-packages this user cannot write
-    (a system Python) is a ModecfgError saying so."""
-    from modecfg_autoload import LINE
-
+    """Write the ``.pth`` file (atomically); its path. A file of that name that is not ours is
+    left as it is (a ModecfgError says so); a site-packages this user cannot write (a system
+    Python) is a ModecfgError saying what to do."""
     path = pth_path() if path is None else path
+    if path.exists() and not enabled(path):
+        raise ModecfgError(f"{path} is there and is not the file `modecfg autoload on` writes: left as it is")
     temporary = path.with_name(f".{path.name}.{os.getpid()}")
     try:
-        temporary.write_text(LINE, encoding="utf-8")
+        temporary.write_text(_line(), encoding="utf-8")
         os.replace(temporary, path)
     except OSError as exc:
-        temporary.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            temporary.unlink(missing_ok=True)
         raise ModecfgError(
             f"cannot write {path} ({exc.strerror or exc}): autoload needs a Python environment you "
             "can write to (a virtual environment: python -m venv .venv, then .venv/bin/modecfg "

@@ -84,13 +84,15 @@ def test_modecfg_run_without_a_script_or_with_a_missing_one_says_so(tmp_path: Pa
 
 
 def test_autoload_on_off_and_status_write_and_remove_one_file(tmp_path: Path) -> None:
-    from modecfg_autoload import LINE
+    import modecfg_autoload
 
     path = tmp_path / autoload.PTH_NAME
     assert not autoload.enabled(path) and autoload.disable(path) is False
+    module = os.path.abspath(modecfg_autoload.__file__)
+    assert autoload.enable(path) == path
     assert (
-        autoload.enable(path) == path
-        and path.read_text() == LINE == "import modecfg_autoload; modecfg_autoload.arm()\n"
+        path.read_text()
+        == f"import os; os.path.isfile({module!r}) and __import__('modecfg_autoload').arm()\n"
     )
     assert autoload.enabled(path) and not list(tmp_path.glob(".*"))  # no temporary left
     assert autoload.enable(path) == path and autoload.enabled(path)  # twice: the same
@@ -182,3 +184,69 @@ def test_the_cli_says_autoload_on_off_and_status(tmp_path: Path, monkeypatch: py
         assert main(["autoload", action], out=out, err=io.StringIO()) == 0
         assert said in out.getvalue(), (action, out.getvalue())
     assert textwrap.dedent(SCRIPT)  # (the script above is what the end-to-end tests run)
+
+
+# -- autoload never breaks an environment (issue 58) -------------------------------------------
+
+
+def test_after_modecfg_is_uninstalled_its_pth_line_is_silent(tmp_path: Path) -> None:
+    """pip uninstall leaves the .pth file `autoload on` wrote: Python's start says nothing."""
+    import modecfg_autoload
+
+    site_dir = tmp_path / "site"
+    site_dir.mkdir()
+    gone = tmp_path / "gone" / "modecfg_autoload.py"  # where the module was
+    (site_dir / autoload.PTH_NAME).write_text(modecfg_autoload.line(str(gone)))
+    prologue = (
+        f"import site, sys; sys.modules['modecfg_autoload'] = None; site.addsitedir({str(site_dir)!r}); "
+    )
+    done = _run([sys.executable, "-c", prologue + "print('started')"], tmp_path)
+    assert done.returncode == 0 and done.stdout == "started\n" and done.stderr == "", done.stderr
+    old = site_dir / "old.pth"  # the line of earlier versions, for comparison: Python complains
+    old.write_text(modecfg_autoload.LINE)
+    done = _run([sys.executable, "-c", prologue + "print('started')"], tmp_path)
+    assert "Error processing line 1" in done.stderr
+
+
+def test_a_missing_dependency_never_fails_a_plain_compile(tmp_path: Path) -> None:
+    code = (
+        "sys.modules['pydantic'] = None; import numpy as np, pytensor, pytensor.tensor as pt; "
+        "x = pt.vector('x'); print(pytensor.function([x], x * 2)(np.ones(2)).sum(), 'modecfg' in sys.modules)"
+    )
+    done = _site(tmp_path, code)
+    assert done.returncode == 0 and done.stdout.split() == ["4.0", "False"], done.stderr
+    said = [line for line in done.stderr.splitlines() if "modecfg" in line]
+    assert said == ["modecfg autoload: modecfg could not be imported (pydantic cannot be found); "
+                    "PyTensor runs without it"], done.stderr  # fmt: skip
+
+
+def test_a_foreign_pth_file_of_that_name_is_never_overwritten(tmp_path: Path) -> None:
+    path = tmp_path / autoload.PTH_NAME
+    path.write_text("import their_own_thing\n")
+    with pytest.raises(ModecfgError, match="is not the file `modecfg autoload on` writes: left as it is"):
+        autoload.enable(path)
+    assert path.read_text() == "import their_own_thing\n"
+
+
+def test_an_earlier_versions_pth_file_is_ours_and_rewritten(tmp_path: Path) -> None:
+    from modecfg_autoload import LINE
+
+    path = tmp_path / autoload.PTH_NAME
+    path.write_text(LINE)
+    assert autoload.enabled(path) and autoload.enable(path) == path and path.read_text() != LINE
+
+
+@pytest.mark.parametrize("word", ["0", "off", "OFF", " False ", "No", "oFf"])
+def test_modecfg_autoload_takes_modecfgs_false_words_in_any_case(
+    word: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import modecfg_autoload
+
+    monkeypatch.setattr(sys, "meta_path", [f for f in sys.meta_path if f is not modecfg_autoload.Finder])
+    monkeypatch.delitem(sys.modules, "pytensor", raising=False)
+    monkeypatch.setenv("MODECFG_AUTOLOAD", word)
+    modecfg_autoload.arm()
+    assert modecfg_autoload.Finder not in sys.meta_path
+    monkeypatch.setenv("MODECFG_AUTOLOAD", "on")
+    modecfg_autoload.arm()
+    assert modecfg_autoload.Finder in sys.meta_path
