@@ -17,7 +17,12 @@ _CELL = "padding:2px 8px;border-bottom:1px solid #ddd;vertical-align:top"
 
 
 def escape(value: object) -> str:
-    return html.escape(str(value))
+    """``value`` as HTML text: markup escaped, and what would reorder or hide text (a
+    bidirectional override, a zero-width or control character) written as its escape, as on
+    the terminal (:func:`modecfg.terminal.shown`)."""
+    from modecfg.terminal import shown
+
+    return html.escape(shown(str(value)))
 
 
 def html_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], caption: str = "") -> str:

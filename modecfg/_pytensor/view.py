@@ -134,11 +134,13 @@ class FlagParam(ConfigParam):  # type: ignore[misc]
             return below
         if obj is None:
             return self
+        if _shares_table(obj, self):  # a shallow copy (copy.copy(pytensor.config)): its answers are ours
+            return self.__get__(self.target, objtype, delete_key)
         # another config object (PyTensor's tests make their own, an unpickled copy)
         return _own_param(obj, self.name).__get__(obj, objtype, delete_key)
 
     def __set__(self, obj: Any, value: Any) -> None:
-        if obj is not self.target:
+        if obj is not self.target and not _shares_table(obj, self):
             _own_param(obj, self.name).__set__(obj, value)
             return
         _config._assign_flag(self.spec, value, None)  # None: the user's line
@@ -221,6 +223,12 @@ def _param_holding(original: ConfigParam, value: Any) -> ConfigParam:
     vars(param).pop("__set__", None)
     param.val = value
     return param
+
+
+def _shares_table(obj: Any, param: FlagParam) -> bool:
+    """Whether config object ``obj`` holds ``param`` itself in its table: a shallow copy of
+    PyTensor's config shares its table, and PyTensor answers such a copy with the same values."""
+    return vars(obj).get("_config_var_dict", {}).get(param.name) is param
 
 
 def _own_param(obj: Any, name: str) -> Any:

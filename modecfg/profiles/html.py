@@ -3,9 +3,10 @@ report in a notebook cell (``ProfileReport._repr_html_``). Plain SVG and tables,
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
+
+from modecfg._html import escape
 
 if TYPE_CHECKING:
     from modecfg.profiles.report import ProfileReport
@@ -37,8 +38,8 @@ def _bar_chart(report: ProfileReport, n: int) -> str:
         y = i * bar_h + 5
         w = (width - label_w - 60) * row.share / top
         full, short = _label(row)
-        title = f"<title>{html.escape(full)}</title>"
-        parts.append(f'<text x="0" y="{y + 13}" font-size="12">{title}{html.escape(short)}</text>')
+        title = f"<title>{escape(full)}</title>"
+        parts.append(f'<text x="0" y="{y + 13}" font-size="12">{title}{escape(short)}</text>')
         parts.append(f'<rect x="{label_w}" y="{y}" width="{w:.1f}" height="{bar_h - 4}" fill="#4a7ebb"/>')
         parts.append(f'<text x="{label_w + w + 4:.1f}" y="{y + 13}" font-size="12">{row.share:.1%}</text>')
     parts.append("</svg>")
@@ -80,14 +81,12 @@ def _table(
     left: Sequence[int] = (),
     doubt: Sequence[bool] = (),
 ) -> str:
-    head = "".join(
-        f'<th class="{"l" if i in left else ""}">{html.escape(h)}</th>' for i, h in enumerate(headers)
-    )
+    head = "".join(f'<th class="{"l" if i in left else ""}">{escape(h)}</th>' for i, h in enumerate(headers))
     body = []
     for n, row in enumerate(rows):
         unsure = n < len(doubt) and doubt[n]
         cells = "".join(
-            f'<td class="{"l" if i in left else "doubt" if unsure else ""}">{html.escape(str(c))}</td>'
+            f'<td class="{"l" if i in left else "doubt" if unsure else ""}">{escape(str(c))}</td>'
             for i, c in enumerate(row)
         )
         body.append(f"<tr>{cells}</tr>")
@@ -106,17 +105,17 @@ def sections(shown: Sequence[ProfileReport], n_apply: int, n_ops: int) -> str:
         ]  # fmt: skip
         ops = [(duration(o.time), f"{o.share:.1%}", o.calls, o.nodes, o.op) for o in report.ops[:n_ops]]
         classes = [(duration(c.time), f"{c.share:.1%}", c.calls, c.nodes, c.op_class) for c in report.classes]
-        note = f'<p class="note">{html.escape(report.note)}</p>' if report.note else ""
+        note = f'<p class="note">{escape(report.note)}</p>' if report.note else ""
         flags = ", ".join(f"{name}={value} ({origin})" for name, value, origin in report.config)
         said = (f"linker {report.linker}" if report.linker else "") + (
             f"; compiled with {flags}" if flags else ""
         )
-        head = f'<p class="flags">{html.escape(said)}</p>' if said else ""
+        head = f'<p class="flags">{escape(said)}</p>' if said else ""
         if report.device is not None:
             from modecfg.profiles.device import device_lines
 
-            items = "".join(f"<li>{html.escape(line)}</li>" for line in device_lines(report.device))
-            sections.append(f"<h2>{html.escape(report.name)}</h2>{note}{head}<ul>{items}</ul>")
+            items = "".join(f"<li>{escape(line)}</li>" for line in device_lines(report.device))
+            sections.append(f"<h2>{escape(report.name)}</h2>{note}{head}<ul>{items}</ul>")
             continue
         legend = []
         if any(_doubtful(r) for r in rows):
@@ -130,7 +129,7 @@ def sections(shown: Sequence[ProfileReport], n_apply: int, n_ops: int) -> str:
                 "profile_memory flags both on during the calls)"
             )
         sections.append(
-            f"<h2>{html.escape(report.name)}</h2>"
+            f"<h2>{escape(report.name)}</h2>"
             f"<p>{report.calls} call(s); {duration(report.call_time)} in calls, "
             f"{duration(report.profiled_time)} in nodes; compile {duration(report.compile_time)} "
             f"(rewrites {duration(report.rewrite_time)})</p>{head}{note}"
@@ -142,7 +141,7 @@ def sections(shown: Sequence[ProfileReport], n_apply: int, n_ops: int) -> str:
                 left=(6, 7, 8),
                 doubt=[_doubtful(r) for r in rows],
             )
-            + "".join(f'<p class="legend">{html.escape(line)}</p>' for line in legend)
+            + "".join(f'<p class="legend">{escape(line)}</p>' for line in legend)
             + "<h3>Ops</h3>"
             + _table(["time", "share", "calls", "nodes", "op"], ops, left=(4,))
             + "<h3>Op classes</h3>"

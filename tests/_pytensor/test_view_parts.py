@@ -415,10 +415,9 @@ def test_a_config_object_without_the_flag_is_refused_as_pytensor_refuses_it() ->
     assert str(info.value) == message
     with pytest.raises(ConfigAccessViolation):
         floatx.__set__(half, "float32")
-    holding = _root()  # an object whose table holds the bridge's own parameter
+    holding = _root()  # an object whose table holds the bridge's own parameter (a shallow copy's)
     holding._config_var_dict["floatX"] = floatx
-    with pytest.raises(ConfigAccessViolation):
-        floatx.__get__(holding, type(holding))
+    assert floatx.__get__(holding, type(holding)) == config.floatX  # as PyTensor answers a copy
 
 
 def test_another_config_object_declaring_a_flag_modecfg_answers_keeps_its_own() -> None:
@@ -644,3 +643,20 @@ def test_a_block_of_change_flags_in_a_reinstalled_view_is_seen_from_its_users_li
 
     origin = decorated()  # the line of this call, not PyTensor's wrapper
     assert (origin.layer, origin.source) == (Layer.OVERRIDE, __file__)
+
+
+def test_a_shallow_copy_of_pytensors_config_answers_as_plain_pytensor_does() -> None:
+    """copy.copy(pytensor.config) shares its table: plain PyTensor reads and assigns through it
+    (round five: modecfg raised ConfigAccessViolation)."""
+    import copy
+
+    import pytensor
+
+    shallow = copy.copy(pytensor.config)
+    try:
+        assert shallow.floatX == pytensor.config.floatX == config.floatX
+        shallow.floatX = "float32"
+        assert pytensor.config.floatX == config.floatX == "float32"
+        assert config.explain("floatX").origin.layer is Layer.ASSIGNMENT
+    finally:
+        config.reset("floatX")

@@ -520,3 +520,14 @@ def test_a_statement_is_read_whole_and_innermost(tmp_path: Path) -> None:
     broken = tmp_path / "b.py"
     broken.write_text("x = (\n")
     assert statement(str(broken), 1) == "x = ("  # not Python: the line alone
+
+
+def test_the_html_report_never_writes_a_bidirectional_override_or_a_control_raw() -> None:
+    """A function or variable name is the user's text: in the page, what would reorder or hide
+    text is written as its escape, as the terminal shows it (round five: U+202E written raw)."""
+    x = pt.vector("x\u202eevil\x1b")
+    f = modecfg.function([x], pt.exp(x), profile=True, mode="FAST_RUN", name="step\u202e<b>")
+    f(np.ones(3))
+    page = to_html([report(f)], n_apply=10)
+    assert "\u202e" not in page and "\x1b" not in page and "<b>" not in page
+    assert "step\\u202e&lt;b&gt;" in page
