@@ -20,11 +20,13 @@ PyTensor's ``JITLinker.make_all`` builds a JAX function's single thunk; modecfg'
   variable, so two functions reading one dataset share one device copy. The variable's
   container keeps the host value, so every other linker reads it as before. A host array
   someone else may write is *not private*, and a JAX function then sends it at every call, as
-  plain PyTensor does: an array the user holds (``shared(a, borrow=True)`` with ``a`` kept,
-  ``set_value(a, borrow=True)``, a view of another array, found by reference count when it is
-  sent), one ``get_value(borrow=True)`` handed out (patch "shared values"), and a variable that
-  a function on another linker updates (cvm's updates change the array in place: the
-  "profiled compiles" patch tells :func:`host_updates` of every such function). Values a
+  plain PyTensor does: an array taken in by ``set_value(a, borrow=True)`` or handed out by
+  ``get_value(borrow=True)`` (patches "shared values", :func:`lent`), a view of another array,
+  and a variable that a function on another linker updates (cvm's updates change the array in
+  place: the "profiled compiles" patch tells :func:`host_updates` of every such function). One
+  alias cannot be seen: an array the user kept from before the first JAX function was linked
+  (``shared(a, borrow=True)`` with ``a`` changed in place later; Theano's GPU variables did
+  not see such a change either): ``set_value`` after the change sends it. Values a
   function *updates* come back from JAX as device arrays, as in plain PyTensor; ``get_value``
   turns them into numpy (patch "shared values").
 * **Device inputs without a copy.** An input passed as a JAX array of the input's dtype is
@@ -43,7 +45,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import gc
 import sys
 import threading
 import time
@@ -152,7 +153,7 @@ class _Copy:
     """A shared variable's value on one device: the host object it was made from, the copy,
     and whether the host object is private (no one else can change it in place)."""
 
-    __slots__ = ("device", "host", "on_device", "private", "sent", "sent_bytes", "x64")
+    __slots__ = ("device", "host", "lent", "on_device", "private", "sent", "sent_bytes", "x64")
 
     def __init__(self) -> None:
         self.host: Any = None
@@ -160,6 +161,7 @@ class _Copy:
         self.device: Any = None
         self.x64 = False  # made with x64 on (an int64 sent with it off is int32 there)
         self.private = False  # the copy may be reused: the host array is the container's alone
+        self.lent: Any = None  # a host array someone else holds too (see lent())
         self.sent = 0  # times a value was sent
         self.sent_bytes = 0
 
@@ -179,32 +181,29 @@ def _copy_of(container: Any) -> _Copy:
         return copy
 
 
-def _references(storage: list[Any]) -> int:
-    value = storage[0]
-    return sys.getrefcount(value)
-
-
-# What _references counts for an array that its storage list alone holds (this interpreter's
-# count of the call's own references included).
-_ALONE = _references([np.empty(0)])
-
-
-def _private(storage: list[Any], copy: _Copy, container: Any, held: int) -> bool:
+def _private(storage: list[Any], copy: _Copy, container: Any) -> bool:
     """Whether the host array in ``storage`` can change only through PyTensor's own doors
-    (``set_value``, a JAX function's update): it owns its data, nothing holds it but the
-    container, the copy made from it and the ``held`` references of the caller, and no function
-    on another linker updates it in place."""
-    if _references(storage) > _ALONE + held + (copy.host is storage[0]):
-        return False
-    return storage[0].base is None and container not in _host_updated
+    (``set_value``, a JAX function's update): it owns its data (a view's base may be written),
+    it was not handed out (``get_value(borrow=True)``) or taken in (``set_value(a, borrow=True)``)
+    as it is, and no function on another linker updates it in place. (Decided without reference
+    counts, whose meaning changes with the interpreter.)"""
+    value = storage[0]
+    return value.base is None and value is not copy.lent and container not in _host_updated
 
 
 def lent(container: Any) -> None:
-    """The container's host array was handed out (``get_value(borrow=True)``): whoever holds it
-    may change it in place, so its device copy is not reused (patch "shared values")."""
-    copy = _copies.get(container)
-    if copy is not None and copy.host is container.storage[0]:
-        copy.private = False
+    """The container's host array is someone else's too (handed out by ``get_value(borrow=True)``,
+    taken in by ``set_value(a, borrow=True)``): whoever holds it may change it in place, so a JAX
+    function sends it at every call, as plain PyTensor does, until the variable holds another
+    array (patches "shared values")."""
+    value = container.storage[0]
+    if not isinstance(value, np.ndarray):
+        return
+    copy = _copy_of(container)
+    with _lock:
+        copy.lent = value
+        if copy.host is value:
+            copy.private = False
 
 
 def host_updates(fn: Any) -> None:
@@ -278,7 +277,7 @@ class Resident:
             return self.copy.on_device
         if not isinstance(value, np.ndarray):
             return value  # a device array (an update), or what PyTensor passes on as it is
-        private = _private(self.storage, self.copy, self.container, held=1)  # value, above
+        private = _private(self.storage, self.copy, self.container)
         _keep([(self, value, _put(self.name, value, self.device, self.x64), private)])
         return self.copy.on_device
 
@@ -306,17 +305,10 @@ def _place_all(residents: list[Resident]) -> None:
     """Send every resident's host value now, all or none: a value that does not fit leaves
     the others where they were (their earlier copies, or none)."""
     placed = []
-    collected = False
     for resident in residents:
         if not isinstance(resident.storage[0], np.ndarray) or resident.current(resident.storage[0]):
             continue
-        private = _private(resident.storage, resident.copy, resident.container, held=0)
-        if not private and not collected:
-            # PyTensor's JAX conversion wraps shared values in JAX literals that live until a
-            # young-generation collection (under 1 ms): without them, the count is the holders'
-            gc.collect(1)
-            collected = True
-            private = _private(resident.storage, resident.copy, resident.container, held=0)
+        private = _private(resident.storage, resident.copy, resident.container)
         value = resident.storage[0]
         placed.append((resident, value, _put(resident.name, value, resident.device, resident.x64), private))
     _keep(placed)

@@ -586,6 +586,8 @@ def set_value(self: Any, set_: Any, new_value: Any, borrow: bool = False) -> Non
         return
     try:
         set_(self, new_value, borrow)
+        if borrow:
+            jaxlink.lent(self.container)  # the caller keeps it and may change it in place
     except (TypeError, ValueError) as exc:
         kind = self.type
         if not hasattr(kind, "dtype") or not hasattr(kind, "ndim"):
