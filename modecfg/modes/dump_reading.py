@@ -591,6 +591,7 @@ class Replayable(NamedTuple):
     values: list[Any]  # one per input
     flags: dict[str, str]
     versions: dict[str, str]  # what the dump was written with ({} for the older format)
+    linker: str = ""  # the linker the guarded call ran on, by its table name ('' where not known)
 
 
 def code_part(path: str | os.PathLike[str], *, trust: bool) -> Replayable:
@@ -632,8 +633,10 @@ def code_part(path: str | os.PathLike[str], *, trust: bool) -> Replayable:
 
     payload = _unpickle(dump._code, persistent, where)
     checked = _check_payload(where, payload, len(values))
+    ran_on = "" if dump.linker == "unknown" else dump.linker
     return Replayable(checked["inputs"], checked["outputs"], checked["n_outputs"],
-                      checked["target_indices"], values, dict(dump.flags), dict(dump.versions))  # fmt: skip
+                      checked["target_indices"], values, dict(dump.flags), dict(dump.versions),
+                      ran_on)  # fmt: skip
 
 
 def _unpickle(body: bytes, persistent: Callable[[Any], Any] | None, where: str) -> Any:

@@ -36,6 +36,9 @@ def replay(path: str | os.PathLike[str], *, dump: bool = False, trust: bool = Fa
     _say_versions(where, code.versions)
     flags: dict[str, Any] = {k: v for k, v in code.flags.items() if k in FLAGS and not FLAGS[k].fixed}
     flags["NanGuardMode.action"] = "raise"
+    if code.linker and code.linker in FLAGS["linker"].choices():
+        # the linker the call ran on (NanGuardMode(linker="cvm") under linker=numba): not the flag's
+        flags["linker"] = code.linker
     inputs, values = code.inputs, code.values
     try:
         explicit = [

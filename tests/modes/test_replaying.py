@@ -205,3 +205,28 @@ def test_a_call_that_fails_for_another_reason_is_a_dump_error_naming_it(tmp_path
         modecfg.replay(dump, trust=True)
     assert str(info.value).startswith(f"{dump}: the dump's call fails otherwise (TypeError: ")
     assert isinstance(info.value.__cause__, TypeError)
+
+
+def test_a_replay_runs_on_the_linker_the_call_ran_on_not_the_flags(tmp_path: Path) -> None:
+    """Round five: a dump made under NanGuardMode(linker="cvm") while the linker flag said numba
+    was replayed on numba. The dump records the linker the guard wrapped: the replay uses it."""
+    from modecfg.modes import replaying
+    from modecfg.modes.nanguard import NanGuardMode
+
+    x = pt.vector("x")
+    with modecfg.config.override(linker="py"):
+        fn = modecfg.function([x], pt.log(x), mode=NanGuardMode(linker="cvm"))
+        path = _dump_of(lambda: fn(np.array([-1.0])), tmp_path)
+    assert modecfg.load_dump(path).linker == "cvm"
+    seen: list[str] = []
+    real = replaying.function
+
+    def spying(*args: Any, **kwargs: Any) -> Any:
+        seen.append(str(modecfg.config.linker))
+        return real(*args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as mp, modecfg.config.override(linker="py"):
+        mp.setattr(replaying, "function", spying)
+        with pytest.raises(modecfg.NanGuardError) as again:
+            modecfg.replay(path)
+    assert seen == ["cvm"] and again.value.bad is not None
