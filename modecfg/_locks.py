@@ -47,17 +47,48 @@ def _renew() -> None:
 _importing = RLock()
 
 
+# Modules whose first use imports more (pydantic's names and internals are imported lazily, at
+# their first access): that use is made under the lock too, once, as the import is.
+_warmed: set[str] = set()
+
+
+def _warm_pydantic(pydantic: Any) -> None:
+    """Every name modecfg takes from pydantic, and the internals a first model, adapter and
+    validation error import (``from pydantic import AfterValidator`` alone imports a submodule)."""
+    for name in ("AfterValidator", "BaseModel", "BeforeValidator", "ByteSize", "ConfigDict", "Field",
+                 "TypeAdapter", "ValidationError", "create_model"):  # fmt: skip
+        getattr(pydantic, name)
+    adapter = pydantic.TypeAdapter(pydantic.ByteSize)
+    try:
+        adapter.validate_python("not a size")
+    except pydantic.ValidationError as exc:
+        exc.errors(include_url=False)
+    pydantic.create_model("_Warm", x=(int, pydantic.Field(default=0, ge=0)))
+
+
+_WARM: dict[str, Callable[[Any], None]] = {"pydantic": _warm_pydantic}
+
+
 def load(name: str) -> Any:
-    """The module ``name``, imported now if it is not yet: a fork waits while it is."""
+    """The module ``name``, imported now if it is not yet (and, for pydantic, what its first use
+    imports): a fork waits while it is, so a child never inherits an import lock held for good."""
     import sys
 
     module = sys.modules.get(name)
-    if module is not None and getattr(getattr(module, "__spec__", None), "_initializing", False) is False:
+    if (
+        module is not None
+        and getattr(getattr(module, "__spec__", None), "_initializing", False) is False
+        and (name in _warmed or name not in _WARM)
+    ):
         return module
     import importlib
 
     with _importing:
-        return importlib.import_module(name)
+        module = importlib.import_module(name)
+        if name in _WARM and name not in _warmed:
+            _WARM[name](module)
+            _warmed.add(name)
+        return module
 
 
 def _before_fork() -> None:

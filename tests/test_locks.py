@@ -29,3 +29,44 @@ def test_a_fork_while_another_thread_imports_a_module_on_first_use_waits_for_it(
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "child 0", done.stderr
+
+
+def test_a_fork_during_pydantics_first_use_never_leaves_the_child_waiting() -> None:
+    """Round six: the slow module above did not reproduce pydantic, whose names and internals
+    are imported at their first access (``from pydantic import AfterValidator`` imports a
+    submodule), outside the lock. Children are forked all through another thread's first
+    validation; each validates at once and must finish."""
+    script = textwrap.dedent(
+        """
+        import os, sys, threading, time
+        from modecfg.config.units import size_bytes
+        first = threading.Thread(target=size_bytes, args=("1GiB",))
+        children = []
+        first.start()
+        while first.is_alive() and len(children) < 200:
+            pid = os.fork()
+            if pid == 0:
+                os._exit(0 if size_bytes("2KiB") == 2048 else 3)
+            children.append(pid)
+            time.sleep(0.002)
+        first.join()
+        deadline = time.monotonic() + 20
+        hung, failed = 0, 0
+        for pid in children:
+            while True:
+                done, status = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    failed += os.waitstatus_to_exitcode(status) != 0
+                    break
+                if time.monotonic() > deadline:
+                    hung += 1
+                    os.kill(pid, 9)
+                    os.waitpid(pid, 0)
+                    break
+                time.sleep(0.01)
+        print(len(children), "children", hung, "hung", failed, "failed")
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    count, _, hung, _, failed, _ = done.stdout.split()
+    assert int(count) > 0 and (hung, failed) == ("0", "0"), done.stdout + done.stderr
