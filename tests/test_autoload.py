@@ -250,3 +250,51 @@ def test_modecfg_autoload_takes_modecfgs_false_words_in_any_case(
     monkeypatch.setenv("MODECFG_AUTOLOAD", "on")
     modecfg_autoload.arm()
     assert modecfg_autoload.Finder in sys.meta_path
+
+
+CHILDREN = """\
+import multiprocessing, subprocess, sys
+
+def child(queue):
+    import pytensor
+    queue.put(pytensor.config.floatX)
+
+if __name__ == "__main__":
+    import pytensor
+    seen = [pytensor.config.floatX]
+    for method in ("spawn", "forkserver"):
+        ctx = multiprocessing.get_context(method)
+        queue = ctx.Queue()
+        p = ctx.Process(target=child, args=(queue,))
+        p.start(); seen.append(queue.get(timeout=120)); p.join()
+    seen.append(subprocess.run([sys.executable, "-c", "import pytensor; print(pytensor.config.floatX)"],
+                               capture_output=True, text=True).stdout.strip())
+    print(*seen)
+"""
+
+
+def test_modecfg_run_gives_spawn_forkserver_and_subprocess_children_the_same_flags(tmp_path: Path) -> None:
+    """As autoload gives every Python of an environment: the Pythons a script started by
+    `modecfg run` starts load modecfg before PyTensor too (THEANO_FLAGS reaches them)."""
+    script = tmp_path / "children.py"
+    script.write_text(CHILDREN)
+    done = _run([sys.executable, "-m", "modecfg", "run", str(script)], tmp_path)
+    assert done.returncode == 0 and done.stdout.split() == ["float32"] * 4, done.stderr
+    plain = _run([sys.executable, str(script)], tmp_path)  # what python alone gives: PyTensor's flags
+    assert plain.stdout.split() == ["float64"] * 4, plain.stderr
+    off = _run([sys.executable, "-m", "modecfg", "run", str(script)], tmp_path, MODECFG_AUTOLOAD="0")
+    assert off.stdout.split() == ["float32", "float64", "float64", "float64"], off.stderr
+
+
+def test_the_environments_own_sitecustomize_still_runs_under_modecfg_run(tmp_path: Path) -> None:
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "sitecustomize.py").write_text("import builtins\nbuiltins.SITE_WAS_HERE = True\n")
+    script = tmp_path / "s.py"
+    script.write_text(
+        "import subprocess, sys\n"
+        "print(subprocess.run([sys.executable, '-c', 'print(SITE_WAS_HERE)'], capture_output=True, "
+        "text=True).stdout.strip())\n"
+    )
+    done = _run([sys.executable, "-m", "modecfg", "run", str(script)], tmp_path, PYTHONPATH=str(own))
+    assert done.stdout.strip() == "True", done.stderr

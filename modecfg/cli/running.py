@@ -58,6 +58,8 @@ def run_command(words: Sequence[str], *, keep_main: bool = False, err: TextIO | 
             "word after SCRIPT is the script's; its exit status is the command's.\n"
         )
         return 0 if words else 2
+    if keep_main:  # this process is the run: the Pythons the script starts load modecfg too
+        children_load_modecfg()
     try:
         run(target, rest, keep_main=keep_main)
     except SystemExit as exc:
@@ -69,6 +71,17 @@ def run_command(words: Sequence[str], *, keep_main: bool = False, err: TextIO | 
         report(exc)
         return 1
     return 0
+
+
+def children_load_modecfg() -> None:
+    """Every Python this process starts from now on (``multiprocessing``'s spawn and forkserver
+    children, ``subprocess.run([sys.executable, ...])``) loads modecfg just before PyTensor, as
+    ``modecfg autoload on`` would have it: a ``sitecustomize`` of modecfg's first on
+    ``PYTHONPATH`` (it runs the environment's own after it). ``MODECFG_AUTOLOAD=0`` turns it off."""
+    site = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "_site")
+    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if site not in paths:
+        os.environ["PYTHONPATH"] = os.pathsep.join([site, *paths])
 
 
 def cmd_check_float32(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
