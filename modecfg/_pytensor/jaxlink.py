@@ -99,20 +99,38 @@ def pinned(x64_on: bool, precision: str) -> Iterator[None]:
 
 
 _WIDE = frozenset(["float64", "complex128"])
+_WIDE_INTS = frozenset(["int64", "uint64"])
+_INT32 = (-(2**31), 2**31 - 1)
 
 
-def needs_x64(fgraph: Any) -> bool:
-    """Whether a graph computes in 64 bits: floatX=float64, or a float64 / complex128 variable,
+def _wide_data(var: Any) -> bool:
+    """Data from the host that JAX would truncate with x64 off: an input or shared variable of
+    64-bit integers (its values are not known when the function is made), a 64-bit integer
+    constant beyond int32's range (``2**33 + 5`` would become ``5``)."""
+    if getattr(var.type, "dtype", None) not in _WIDE_INTS:
+        return False
+    data = getattr(var, "data", None)
+    if data is None:  # an input, a shared variable
+        return var.owner is None
+    values = np.asarray(data)
+    return values.size > 0 and (int(values.min()) < _INT32[0] or int(values.max()) > _INT32[1])
+
+
+def needs_x64(fgraph: Any, inner: bool = False) -> bool:
+    """Whether a graph computes in 64 bits: floatX=float64, a float64 / complex128 variable,
     its own or one inside a fused elementwise operation (a Composite's scalar graph: its outer
-    variables may all be float32 while it computes a float64 in between)."""
+    variables may all be float32 while it computes a float64 in between), or 64-bit integers
+    from the host (:func:`_wide_data`)."""
     if config.floatX == "float64":
         return True
     if any(getattr(var.type, "dtype", None) in _WIDE for var in fgraph.variables):
         return True
+    if not inner and any(_wide_data(var) for var in fgraph.variables):  # (a Composite's inputs are not)
+        return True
     for node in fgraph.apply_nodes:
         scalar = getattr(node.op, "scalar_op", node.op)
-        inner = getattr(scalar, "fgraph", None)
-        if inner is not None and inner is not fgraph and needs_x64(inner):
+        graph = getattr(scalar, "fgraph", None)
+        if graph is not None and graph is not fgraph and needs_x64(graph, inner=True):
             return True
     return False
 

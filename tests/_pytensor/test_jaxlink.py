@@ -286,6 +286,42 @@ def test_outputs_come_back_in_the_dtypes_the_graph_declares() -> None:
     assert (narrow.dtype, wide.dtype) == (np.float32, np.float64)
 
 
+def test_outputs_keep_their_declared_dtypes_on_every_call_not_only_the_first() -> None:
+    x = pt.vector("x", dtype="float32")
+    with config.override(floatX="float32"):
+        f = _jax_function([x], [x.sum(), pt.cast(x, "float64").mean()])
+    for _ in range(3):
+        narrow, wide = f(np.ones(4, dtype="float32"))
+        assert (narrow.dtype, wide.dtype) == (np.float32, np.float64)
+
+
+def test_64_bit_integers_from_the_host_are_never_truncated() -> None:
+    """An int64 shared value beyond int32's range, read by a float32 graph and a float64 one: with
+    x64 off JAX would make it int32 (2**33 + 5 -> 5) silently; with x64 on, its copy placed for
+    one function is the right one for the other."""
+    big = 2**33 + 5
+    s = pytensor.shared(np.array([big], dtype="int64"), name="count")
+    with config.override(floatX="float32"):
+        narrow = _jax_function([], s.astype("float32").sum())
+        constant = _jax_function([], pt.constant(np.array([big], dtype="int64")).astype("float32").sum())
+    with config.override(floatX="float64"):
+        wide = _jax_function([], s.astype("float64").sum())
+    assert narrow.vm.x64 is True and float(narrow()) == np.float32(big)
+    assert float(wide()) == float(big) and float(narrow()) == np.float32(big)
+    assert float(constant()) == np.float32(big)  # (folded on the host at compile: no int64 left)
+    small = _jax_function([], pt.constant(np.array([5], dtype="int64")).astype("float32").sum())
+    assert small.vm.x64 is False  # a constant that fits int32 needs no x64
+
+
+def test_set_value_of_a_device_array_of_another_static_shape_is_a_shared_value_error() -> None:
+    v = pytensor.shared(np.zeros(3, dtype="float32"), shape=(3,), name="fixed")
+    f = _jax_function([], v.sum())
+    f()
+    with pytest.raises(modecfg.SharedValueError, match=r"'fixed'.*shape \(3,\).*shape \(4,\)"):
+        v.set_value(jax.device_put(np.zeros(4, dtype="float32")))
+    assert v.get_value().shape == (3,) and float(f()) == 0.0
+
+
 @pytest.mark.parametrize(
     ("flag", "lowered"), [("highest", "HIGHEST"), ("high", "HIGH"), ("default", "DEFAULT")]
 )
