@@ -194,3 +194,18 @@ def test_the_pytensor_spelling_of_a_moved_name_is_rewritten_too_and_pytensors_ow
     assert rewrite("from pytensor import tensor, function\nimport pytensor.tensor as pt\n")[1] == []
     text, _ = rewrite("import pytensor.compile.nanguardmode\nf = pytensor.function\n")
     assert text == "import modecfg\nimport pytensor\nf = pytensor.function\n"  # pytensor stays bound
+
+
+def test_an_import_split_over_lines_in_parentheses_then_a_rewritten_use() -> None:
+    source = "from theano import (tensor,\n    function)\nx = tensor.nnet.sigmoid(1)\nf = function\n"
+    text, renames = rewrite(source)
+    assert text == "from pytensor import (tensor,\n    function)\nx = tensor.sigmoid(1)\nf = function\n"
+    assert [(r.line, r.column) for r in renames] == [(1, 1), (3, 5)]
+
+
+def test_a_name_whose_text_does_not_change_is_no_rename() -> None:
+    """`T.dot` under `import theano.tensor as T` still reads `T.dot` once the import is
+    rewritten: only the import is a rename."""
+    text, renames = rewrite("import theano.tensor as T\ny = T.dot(1, 2)\nz = T.nnet.sigmoid(y)\n")
+    assert text == "import pytensor.tensor as T\ny = T.dot(1, 2)\nz = T.sigmoid(y)\n"
+    assert [r.written for r in renames] == ["theano.tensor as T", "T.nnet.sigmoid"]

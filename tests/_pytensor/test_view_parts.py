@@ -660,3 +660,17 @@ def test_a_shallow_copy_of_pytensors_config_answers_as_plain_pytensor_does() -> 
         assert config.explain("floatX").origin.layer is Layer.ASSIGNMENT
     finally:
         config.reset("floatX")
+
+
+def test_a_default_worked_out_from_another_flag_follows_it_after_a_first_read() -> None:
+    """DebugMode.check_c's default is whether there is a C compiler (cxx): read once, then read
+    inside change_flags(cxx=""), it follows (the memo never keeps a lazy default; issue 59)."""
+    import pytensor
+
+    if not config.cxx:
+        pytest.skip("no C compiler here: cxx is '' already")
+    assert pytensor.config.DebugMode__check_c is True  # the first read
+    with pytensor.config.change_flags(cxx=""):
+        assert pytensor.config.DebugMode__check_c is False
+        assert config.DebugMode.check_c is False
+    assert pytensor.config.DebugMode__check_c is True

@@ -71,3 +71,20 @@ def test_a_percent_meant_literally_is_doubled_in_ini_only(tmp_path: Path) -> Non
     path.write_text(migration.render("ini"))
     cfg = modecfg.load(env={"HOME": str(tmp_path)}, rc_files=[str(path)])
     assert str(cfg.base_compiledir) == "/data/100%_mine" and cfg.compiledir_format == "x_%(platform)s"
+
+
+def test_per_user_interpolation_in_any_section_still_reads_per_user(tmp_path: Path) -> None:
+    """Not only [global]: a section's value with %(user)s stays interpolation in INI (issue 59)."""
+    original = tmp_path / "theanorc"
+    original.write_text("[global]\nfloatX = float32\n[NanGuardMode]\ndump_dir = /scratch/%(user)s/dumps\n")
+    migration = migrate_file(original)
+    ini = tmp_path / "new.ini"
+    ini.write_text(migration.render("ini"))
+    assert "dump_dir = /scratch/%(user)s/dumps" in ini.read_text()
+    for user in ("alice", "bob"):
+        cfg = modecfg.load(env={"USER": user, "HOME": str(tmp_path)}, rc_files=[str(ini)])
+        assert str(cfg["NanGuardMode.dump_dir"]) == f"/scratch/{user}/dumps"
+    for fmt in ("toml", "flags"):
+        (refused,) = migration.refused(fmt)
+        assert refused.origin.line == 4 and "NanGuardMode.dump_dir" in str(refused)
+        assert "dump_dir" not in migration.render(fmt)

@@ -23,6 +23,9 @@ def test_the_table_has_every_layer_once_and_layers_compare_by_their_row() -> Non
         assert low.layer < high.layer and high.layer > low.layer and low.layer <= high.layer
         assert not low.layer >= high.layer and low.layer.rank == i and high.layer.rank == j
         assert rung(low.layer) is low
+    for layer in Layer:  # a layer against itself, and against its own name (issue 59)
+        assert layer >= layer and layer <= layer and not layer < layer and not layer > layer
+        assert layer >= layer.value and layer <= layer.value and not layer > layer.value
     assert precedence_line() == (
         "defaults < rc files < THEANO_FLAGS < AESARA_FLAGS < PYTENSOR_FLAGS < MODECFG_FLAGS"
         " < assignments < overrides"
