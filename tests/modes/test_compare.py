@@ -187,6 +187,29 @@ def test_stabilising_rewrites_are_not_reported() -> None:
     assert everyones(np.array([1000.0])).tolist() == [1000.0]
 
 
+def test_a_backend_that_cannot_run_the_graph_as_written_is_not_a_difference(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """numba's rewrites make exp(x)/exp(x) 1 where the references say NaN; where numba cannot run
+    the graph as written, it cannot be told whether its rewrites did it: not a difference, and
+    the log says so (issue 59)."""
+    from modecfg._pytensor import compare as pytensor_compare
+
+    real = pytensor_compare.compile_on
+
+    def as_written_fails_on_numba(inputs: Any, outputs: Any, linker: str, rewrites: Any = None) -> Any:
+        if linker == "numba" and rewrites is None:
+            raise NotImplementedError("planted: numba cannot compile this graph as written")
+        return real(inputs, outputs, linker, rewrites=rewrites)
+
+    monkeypatch.setattr(pytensor_compare, "compile_on", as_written_fails_on_numba)
+    x = pt.vector("x")
+    f = pytensor.function([x], planted.unstable(x), mode=_mode())
+    with caplog.at_level("INFO", logger="modecfg"):
+        assert f(np.array([1000.0, 1.0])).tolist() == [1.0, 1.0]  # no CompareError
+    assert any("numba's rewrites stabilise" in r.getMessage() for r in caplog.records)
+
+
 @_numba
 def test_a_finite_value_numba_makes_where_the_others_keep_a_nan_is_numbas_own() -> None:
     """PyTensor 3.0.7's numba Max skips NaN (numpy's, C's and Python's keep it): no rewrite made

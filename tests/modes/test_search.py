@@ -255,11 +255,23 @@ def test_a_step_that_differs_as_a_whole_only_is_said_so(monkeypatch: pytest.Monk
     )
 
 
-@pytest.mark.parametrize("kind", ["taps", "until"])
+@pytest.mark.parametrize("kind", ["taps", "until", "random"])
 def test_loops_the_search_does_not_cover_are_said_so(kind: str) -> None:
     if kind == "taps":
         _, loop = _loop(lambda row, a, b: a + b + planted.wrong_in_c(row),
                             outputs_info=[{"initial": pt.ones((2, 3)), "taps": [-2, -1]}])  # fmt: skip
+    elif kind == "random":  # a generator carried from step to step: an untraced state (issue 59)
+        from pytensor.graph.traversal import ancestors
+
+        rng = pytensor.shared(np.random.default_rng(0))
+
+        def step(row: Any, gen: Any) -> Any:
+            next_gen, draw = pt.random.normal(size=(3,), rng=gen).owner.outputs
+            return next_gen, planted.wrong_in_c(row) + draw
+
+        outs = pytensor.scan(step, sequences=[pt.matrix("x")], outputs_info=[rng, None], return_updates=False)
+        (loop,) = {v.owner for v in ancestors([outs[-1]]) if v.owner and type(v.owner.op).__name__ == "Scan"}
+        assert loop.op.info.n_untraced_sit_sot == 1
     else:
         from pytensor.scan.utils import until
 
