@@ -21,6 +21,33 @@ def _compile_in_thread() -> tuple[str, list[str]]:
     return str(x.dtype), [str(w.message) for w in seen if issubclass(w.category, modecfg.Float64Warning)]
 
 
+def _compile_float32_in_thread() -> list[str]:
+    import pytensor
+    import pytensor.tensor as pt
+
+    x = pt.vector("x", dtype="float32")
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        pytensor.function([x], x * pt.constant(2, dtype="float32"), mode="FAST_COMPILE")
+    return [str(w.message) for w in seen if issubclass(w.category, modecfg.Float64Warning)]
+
+
+def test_a_pool_thread_is_told_only_for_a_graph_that_has_a_float64(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A graph with no float64 compiled in the pool while the block holds float32 elsewhere is
+    what the user meant: nothing said, and the one note of the process is kept (issue 59)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import pytensor
+
+    from modecfg.checks import enforce as enforcing
+
+    monkeypatch.setattr(enforcing, "_SAID_SCOPE", [])
+    with ThreadPoolExecutor(1) as pool, pytensor.config.change_flags(floatX="float32"):
+        assert pool.submit(_compile_float32_in_thread).result() == []
+        dtype, said = pool.submit(_compile_in_thread).result()
+        assert dtype == "float64" and len(said) == 1
+
+
 def test_a_pool_thread_that_does_not_see_the_float32_block_it_started_in_is_told(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -531,3 +531,27 @@ def test_the_html_report_never_writes_a_bidirectional_override_or_a_control_raw(
     page = to_html([report(f)], n_apply=10)
     assert "\u202e" not in page and "\x1b" not in page and "<b>" not in page
     assert "step\\u202e&lt;b&gt;" in page
+
+
+def test_a_row_of_few_calls_is_marked_however_long_its_calls_and_a_short_one_however_many() -> None:
+    """'≈ and grey': fewer than FEW_CALLS calls *or* under SHORT_CALL a call (issue 59)."""
+    from types import SimpleNamespace
+
+    from modecfg.profiles.html import FEW_CALLS, SHORT_CALL, _doubtful
+
+    assert _doubtful(SimpleNamespace(calls=FEW_CALLS - 1, per_call=1.0))  # few calls of a second each
+    assert _doubtful(SimpleNamespace(calls=10 * FEW_CALLS, per_call=SHORT_CALL / 2))
+    assert not _doubtful(SimpleNamespace(calls=FEW_CALLS, per_call=SHORT_CALL))
+    assert not _doubtful(SimpleNamespace(calls=10 * FEW_CALLS, per_call=1.0))
+
+
+def test_a_merged_row_without_a_source_still_names_its_function() -> None:
+    from types import SimpleNamespace
+
+    from modecfg.profiles.html import _where
+
+    rows = (SimpleNamespace(function="step", source=None), SimpleNamespace(function="loss", source="t.py:3"))
+    merged = SimpleNamespace(applies=rows)
+    assert _where(rows[0], merged) == "step: " and _where(rows[1], merged) == "loss: t.py:3"
+    alone = SimpleNamespace(applies=rows[1:])
+    assert _where(rows[1], alone) == "t.py:3"
