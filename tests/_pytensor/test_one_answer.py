@@ -17,9 +17,9 @@ import pytest
 
 pytest.importorskip("pytensor")
 
-from modecfg.config.flags import FLAGS, Flag  # noqa: E402
-from modecfg.config.flagstring import format_flags  # noqa: E402
-from modecfg._pytensor.version import pytensor_version  # noqa: E402
+from modecfg._pytensor.version import pytensor_version
+from modecfg.config.flags import FLAGS, Flag
+from modecfg.config.flagstring import format_flags
 
 # values other than the default for the flags whose type says none (free text, worked-out defaults)
 TEXT = {
@@ -84,7 +84,8 @@ def answers():
     for name in flags:
         spec = FLAGS[name]
         through_pytensor = getattr(pytensor.config, spec.pytensor_name)
-        found[name] = [str(through_pytensor), str(modecfg.config[name]), str(modecfg.config.explain(name).value)]
+        explained = modecfg.config.explain(name).value
+        found[name] = [str(through_pytensor), str(modecfg.config[name]), str(explained)]
     return found
 
 if layer == "assignment":
