@@ -67,6 +67,8 @@ MODULES = {
     "compare": "modecfg/modes/compare.py",
     "judging": "modecfg/modes/judging.py",
     "search": "modecfg/modes/search.py",
+    "theano_names": "modecfg/theano_names.py",
+    "migrate": "modecfg/config/migrate.py",
 }
 
 # mutmut's exit codes (mutmut.stats.status_by_exit_code) as this report counts them.
