@@ -170,7 +170,9 @@ SHARED_VALUES = Patch(
     on_demand=True,
     replacement=replacements.get_value,
     why="get_value of a shared variable a JAX function updated on the device returns numpy, as on "
-    "the CPU (its device array with return_internal_type=True); on once a JAX function is linked",
+    "the CPU (its device array with return_internal_type=True); an array handed out with borrow=True "
+    "is sent to the device again at each JAX call (whoever holds it may change it); on once a JAX "
+    "function is linked",
 )
 
 
@@ -182,7 +184,8 @@ SHARED_VALUES_SET = Patch(
     on_demand=True,
     replacement=replacements.set_value,
     why="set_value keeps a JAX array on its device, and a value of the wrong dtype or dimensions is a "
-    "SharedValueError naming the variable; on once a JAX function is linked",
+    "SharedValueError naming the variable; an array taken in with borrow=True is sent to the device "
+    "again at each JAX call; on once a JAX function is linked",
 )
 
 
@@ -226,7 +229,8 @@ PATCHES: tuple[Patch, ...] = (
         replacement=replacements.function,
         why="a profiled pytensor.function (profile=True or the flag) on numba, c|py, py or c, "
         "which cannot time nodes, is compiled with cvm (or vm) and says so, not empty tables (jax is "
-        "timed on its device)",
+        "timed on its device); the shared variables a function on another linker updates (in place) "
+        "are read by JAX functions from the host at every call",
     ),
     REGISTER_MODE,
     Patch(
