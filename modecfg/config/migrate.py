@@ -8,7 +8,10 @@ A value keeps its meaning in the format written, or the flag is refused with the
 keeps its ``~`` (every format expands it when read, for whoever reads it); a value with INI
 interpolation that differs by user or process (``%(user)s``, ``%(tmpdir)s``, ...) is written to
 INI only, since a TOML file or a flag string would hold one literal value for everyone; a ``%``
-meant literally is written ``%%`` in INI.
+meant literally is written ``%%`` in INI. The keys of ``compiledir_format`` (``%(platform)s``,
+``%(hostname)s``, modecfg's ``%(cpu_features)s`` and ``%(job)s``) are kept as written in every
+format: PyTensor and modecfg fill them when the flag is read, on the reader's host and job
+(never the values of the machine that migrated the file).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from modecfg.config.flags import FLAGS
 from modecfg.config.flagstring import format_flags
 from modecfg.config.flagstring import parse as parse_flag_string
 from modecfg.config.origin import Layer, Setting
+from modecfg.config.partition import filled_when_read
 from modecfg.config.resolve import Note, candidate
 from modecfg.config.sources import RcFile, interpolation_defaults, read_ini, read_text, read_toml
 from modecfg.errors import ConfigError, RcFileError
@@ -128,11 +132,13 @@ def _migrate(settings: Iterable[Setting], migration: Migration) -> Migration:
                 Note(spec.name, f"{setting.name} is now spelled {spec.name}", setting.origin)
             )
         raw = setting.raw
-        if not notes and isinstance(raw, str) and isinstance(cand.value, str) and cand.value != raw.strip():
-            migration.changed.append(
-                Note(spec.name, f"{spec.name}={raw} is now written {spec.name}={cand.value}", setting.origin)
-            )
         value = cand.value
+        if isinstance(raw, str) and isinstance(value, str) and filled_when_read(raw):
+            value = raw.strip()  # %(cpu_features)s, %(job)s: filled for whoever reads it, on their host
+        if not notes and isinstance(raw, str) and isinstance(value, str) and value != raw.strip():
+            migration.changed.append(
+                Note(spec.name, f"{spec.name}={raw} is now written {spec.name}={value}", setting.origin)
+            )
         if isinstance(value, Path) and isinstance(raw, str):
             value = raw.strip()  # as written: '~' is expanded when read, for whoever reads it
         migration.flags[spec.name] = value  # a later duplicate wins

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import re
 
-__all__ = ["OWN_KEYS", "PYTENSOR_KEYS", "check_compiledir_format", "cpu_features", "job"]
+__all__ = ["OWN_KEYS", "PYTENSOR_KEYS", "check_compiledir_format", "cpu_features", "filled_when_read", "job"]
 
 PYTENSOR_KEYS = (
     "platform",
@@ -79,3 +79,9 @@ def check_compiledir_format(value: str) -> str:
     if "%(job)s" in value:
         value = value.replace("%(job)s", job())
     return value
+
+
+def filled_when_read(text: str) -> bool:
+    """Whether ``text`` holds a key modecfg fills when the flag is read (``%(cpu_features)s``,
+    ``%(job)s``): its value then is this host's, this job's (``modecfg migrate`` keeps the key)."""
+    return any(f"%({key})s" in text for key in OWN_KEYS)

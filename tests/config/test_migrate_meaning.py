@@ -9,6 +9,7 @@ import pytest
 
 import modecfg
 from modecfg.config.migrate import migrate_file, migrate_flags
+from modecfg.config.partition import OWN_KEYS, PYTENSOR_KEYS
 from modecfg.errors import RcFileError
 
 ORIGINAL = """\
@@ -88,3 +89,32 @@ def test_per_user_interpolation_in_any_section_still_reads_per_user(tmp_path: Pa
         (refused,) = migration.refused(fmt)
         assert refused.origin.line == 4 and "NanGuardMode.dump_dir" in str(refused)
         assert "dump_dir" not in migration.render(fmt)
+
+
+@pytest.mark.parametrize("key", [*PYTENSOR_KEYS, *OWN_KEYS])
+@pytest.mark.parametrize("fmt", ["ini", "toml", "flags"])
+def test_a_compiledir_format_key_is_kept_for_the_reader_to_fill(
+    tmp_path: Path, key: str, fmt: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 60: %(cpu_features)s became this host's hash and %(job)s 'nojob' in every format.
+    Each key is kept as written: whoever reads the file fills it, on their host and job."""
+    original = tmp_path / "theanorc"
+    original.write_text(f"[global]\ncompiledir_format = cache_%({key})s\n")
+    migration = migrate_file(original)
+    assert migration.errors == [] and migration.refused(fmt) == [] and migration.changed == []
+    text = migration.render(fmt)
+    assert f"%({key})s" in text.replace("%%", "%")
+    if fmt == "flags":
+
+        def read(path: Path) -> object:
+            return modecfg.load(env={"THEANO_FLAGS": text.strip()}, rc_files=[])["compiledir_format"]
+    else:
+        migrated = tmp_path / f"new.{fmt}"
+        migrated.write_text(text)
+
+        def read(path: Path) -> object:
+            return modecfg.load(env={}, rc_files=[str(path)])["compiledir_format"]
+
+    for job in ("101", "202"):  # two jobs of a cluster read the same file
+        monkeypatch.setenv("SLURM_JOB_ID", job)
+        assert read(tmp_path / f"new.{fmt}") == read(original)
