@@ -138,15 +138,30 @@ def configured_directory(configured: str, name: str) -> str:
     return user_cache_dir(name)
 
 
+def creatable(directory: str) -> str:
+    """Why ``directory``, which does not exist, could not be made ('' if it could), leaving
+    nothing behind: its nearest existing parent must be a directory one can write in, and a
+    directory made there (then removed at once) must be possible. The try is what tells: root
+    may write everywhere by the permission bits, and still cannot make one in ``/proc``."""
+    parent = directory
+    while not os.path.exists(parent) and os.path.dirname(parent) != parent:
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
+        return f"it cannot be created ({parent} cannot be written)"
+    import tempfile
+
+    try:
+        probe = tempfile.mkdtemp(prefix=".modecfg-probe-", dir=parent)
+    except OSError as exc:
+        return f"it cannot be created (making a directory in {parent}: {exc.strerror or exc})"
+    os.rmdir(probe)
+    return ""
+
+
 def directory_problem(directory: str) -> str:
     """Why dumps could not be written privately to ``directory`` ('' if they could), creating nothing."""
     if not os.path.lexists(directory):
-        parent = directory
-        while not os.path.exists(parent) and os.path.dirname(parent) != parent:
-            parent = os.path.dirname(parent)
-        if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
-            return f"it cannot be created ({parent} cannot be written)"
-        return ""
+        return creatable(directory)
     return _ownership_problem(directory) or (
         "" if os.access(directory, os.W_OK | os.X_OK) else f"{directory} cannot be written"
     )

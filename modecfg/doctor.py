@@ -13,12 +13,13 @@ import shutil
 import subprocess
 import sys
 from importlib import metadata
+from typing import NamedTuple
 
 from modecfg.config import Config, config
 from modecfg.errors import ModecfgError
 from modecfg.linkers import resolve_linker, table
 
-__all__ = ["diagnose_machine", "preflight", "verdict"]
+__all__ = ["Assessment", "assess", "diagnose_machine", "preflight", "verdict"]
 
 INTEGRATION = "integration with PyTensor"
 
@@ -95,8 +96,10 @@ def _integration(verbose: bool = True) -> list[tuple[str, str]]:
     found = [*status(), *contacts()]
     if not verbose:
         counts = {state: sum(row.state == state for row in found) for state in ("on", "waiting", "off")}
+        failed = sum(_failed(row.state, row.reason) for row in found)
+        off = f"{counts['off'] - failed} off as not needed here" + (f", {failed} off" if failed else "")
         rows.append(("contacts", f"{counts['on']} on, {counts['waiting']} waiting until needed, "
-                     f"{counts['off']} off (modecfg doctor --verbose lists each)"))  # fmt: skip
+                     f"{off} (modecfg doctor --verbose lists each)"))  # fmt: skip
         found = [row for row in found if _failed(row.state, row.reason)]
     for row in found:
         rows.append((row.patch.name, f"{row.state}: {row.patch.target} - {row.reason}"))
@@ -176,43 +179,133 @@ def diagnose_machine(verbose: bool = True) -> Report:
         ("who can write it", f"others too: {unsafe}: whoever writes it runs code in your process"
          if unsafe else "only you (and root)"),
     ]  # fmt: skip
-    return report
+    return report if verbose else _short(report)
 
 
-def verdict(cfg: Config, report: Report) -> list[str]:
-    """The first line ``modecfg doctor`` prints, what this configuration cannot do here: ready, or
-    the problems to fix (each on a line of its own), then what costs speed and how to get it back."""
+def _short(report: Report) -> Report:
+    """The report in under 30 lines (``modecfg doctor`` without ``--verbose``): a section's rows
+    that say one thing joined on one line, the linkers by what they can do here."""
+    rows = {section: dict(items) for section, items in report.items()}
+    short: Report = dict(report)
+    python = rows["python"]
+    short["python"] = [("python", f"{python['version']} ({python['executable']})")]
+    cxx = rows["C++ compiler"]
+    short["C++ compiler"] = [("cxx", f"{cxx['cxx']}: {cxx['version']}")]
+    blas = rows["BLAS"]
+    short["BLAS"] = [("PyTensor links", blas["PyTensor links"]), ("numpy uses", blas["numpy uses"])]
+    backends = rows["backends"]
+    short["backends"] = [("versions", ", ".join(f"{k} {v}" for k, v in backends.items() if k != "jax GPUs")),
+                         ("jax GPUs", backends["jax GPUs"])]  # fmt: skip
+    linkers = report["linkers"]
+    usable = [name for name, said in linkers if said == "usable"]
+    partly = [f"{name} ({said.removeprefix('partly usable: ').split(':')[0]})" for name, said in linkers
+              if said.startswith("partly usable")]  # fmt: skip
+    not_usable = [name for name, said in linkers if said.startswith("not usable")]
+    short["linkers"] = [
+        ("usable", ", ".join(usable) or "none"),
+        *([("partly usable", "; ".join(partly))] if partly else []),
+        *([("not usable", ", ".join(not_usable) + " (modecfg linkers says why)")] if not_usable else []),
+        ("auto", rows["linkers"]["auto"]),
+    ]
+    devices = rows["devices"]
+    short["devices"] = [("cpu, cuda", f"{devices['cpu']}, {devices['cuda']}"),
+                        ("device flag", devices["device flag"]),
+                        ("matmul_precision", devices["matmul_precision"].split(":", 1)[0])]  # fmt: skip
+    return short
+
+
+class Assessment(NamedTuple):
+    """What this configuration cannot do here (``problems``: fix them before it runs) and what it
+    does otherwise than it says, or slower (``notes``): the one verdict ``modecfg doctor`` and
+    ``modecfg validate`` both give."""
+
+    problems: list[str]
+    notes: list[str]
+    running: str  # the linker and device it runs on, in words
+
+
+def assess(cfg: Config, *, pytensor: bool = True) -> Assessment:
+    """The verdict on ``cfg`` here: :func:`preflight`'s problems, PyTensor failing to start or
+    outside the tested range, and the integration points off for a reason other than not being
+    needed (``pytensor``: PyTensor is loaded to ask); notes: a compile cache shared between
+    machines without a partition, a GPU device that falls back to the CPU, matrix products
+    without BLAS."""
     problems = preflight(cfg)
-    shared = shared_cache_warning(cfg)
-    if shared:
-        problems.append(shared)
-    rows = dict(report.get(INTEGRATION, []))
-    if "fails to start" in rows.get("PyTensor", "") or "outside" in rows.get("PyTensor", ""):
-        problems.append(f"PyTensor {rows['PyTensor']}")
-    problems += [f"integration point {name}: {text}" for name, text in report.get(INTEGRATION, [])
-                 if name not in ("PyTensor", "contacts") and text.startswith("off:")]  # fmt: skip
-    notes = []
+    if pytensor:
+        problems += _integration_problems()
+    shared = shared_cache_warning(cfg)  # it runs here; another host may crash on its modules
+    notes = [shared] if shared else []
+    device = str(cfg.device)
+    if device.startswith(("gpu", "cuda")) and not _strict_device(cfg):
+        from modecfg.modes.device import why_no_gpu
+
+        why = why_no_gpu(device)
+        if why:
+            notes.append(
+                f"graphs run on the CPU, not the GPU device={device} asks for (from "
+                f"{cfg.origin('device')}): {why}; force_device=True makes this an error"
+            )
     try:
         linker = resolve_linker(str(cfg.linker), str(cfg.cxx))
     except ModecfgError:  # a linker this machine cannot run: one of the problems above
         linker = str(cfg.linker)
-    no_blas = dict(report.get("BLAS", [])).get("PyTensor links", "").startswith("nothing")
-    if no_blas and linker.startswith(("cvm", "c|py", "c")) and not linker.startswith("cvm_"):
+    if (
+        _pytensor_blas().startswith("nothing")
+        and linker.startswith(("cvm", "c|py", "c"))
+        and not linker.startswith("cvm_")
+    ):
         notes.append(
             f"no BLAS for PyTensor's C code: linker {linker} does matrix products through numpy (slower); "
             "apt install libopenblas-dev, then blas.ldflags=-lopenblas, or linker=per_graph (numba for them)"
         )
     running = (
-        f"linker {cfg.linker}"
-        + (f": {linker}" if linker != str(cfg.linker) else "")
-        + f", device {cfg.device}"
+        f"linker {cfg.linker}" + (f": {linker}" if linker != str(cfg.linker) else "") + f", device {device}"
     )
-    if not problems:
-        head = f"modecfg doctor: ready: this configuration runs here ({running})"
+    return Assessment(problems, notes, running)
+
+
+def _strict_device(cfg: Config) -> bool:
+    """Whether a GPU device that cannot be had is an error (else: the CPU, said once)."""
+    device = str(cfg.device)
+    return (device.startswith("cuda") and not cfg.fallback_to_cpu) or (
+        device.startswith("gpu") and bool(cfg.force_device)
+    )
+
+
+def _integration_problems() -> list[str]:
+    """PyTensor failing to start or outside the tested range, and each integration point off for
+    a reason other than not being needed here."""
+    import warnings
+
+    from modecfg._pytensor.load import load_pytensor as load
+    from modecfg._pytensor.patches import contacts, status, version_problem
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # what is off is said here
+            load()
+    except Exception as exc:
+        return [f"PyTensor fails to start with this configuration ({type(exc).__name__}: {exc})"]
+    problems = [f"PyTensor {version_problem()}"] if version_problem() else []
+    for row in (*status(), *contacts()):
+        if _failed(row.state, row.reason):
+            problems.append(
+                f"integration point {row.patch.name}: {row.state}: {row.patch.target} - {row.reason}"
+            )
+    return problems
+
+
+def verdict(cfg: Config, report: Report | None = None) -> list[str]:
+    """The first lines ``modecfg doctor`` prints: ready, or the problems to fix (each on a line of
+    its own), then the notes (:func:`assess`: the same verdict as ``modecfg validate``, however
+    much of ``report`` is shown)."""
+    found = assess(cfg)
+    if not found.problems:
+        head = f"modecfg doctor: ready: this configuration runs here ({found.running})"
     else:
-        count = f"{len(problems)} problem{'s' if len(problems) > 1 else ''}"
-        head = f"modecfg doctor: {count} to fix before this configuration runs here ({running})"
-    return [head, *(f"  problem: {p}" for p in problems), *(f"  note: {n}" for n in notes)]
+        count = f"{len(found.problems)} problem{'s' if len(found.problems) > 1 else ''}"
+        head = f"modecfg doctor: {count} to fix before this configuration runs here ({found.running})"
+    return [head, *(f"  problem: {p}" for p in found.problems), *(f"  note: {n}" for n in found.notes)]
 
 
 def _library_missing(flags: str) -> list[str]:
@@ -336,10 +429,7 @@ def preflight(cfg: Config) -> list[str]:
         if why:
             problems.append(f"mode={cfg.mode} (from {cfg.origin('mode')}): {why}")
     device = str(cfg.device)
-    strict = (device.startswith("cuda") and not cfg.fallback_to_cpu) or (
-        device.startswith("gpu") and cfg.force_device
-    )
-    if strict:
+    if _strict_device(cfg):
         why = why_no_gpu(device)
         if why:
             problems.append(f"device={device} (from {cfg.origin('device')}): {why}")
@@ -375,13 +465,19 @@ def preflight(cfg: Config) -> list[str]:
     unsafe = unsafe_cache(base, cfg.origin("base_compiledir"))
     if unsafe:
         problems.append(unsafe)
-    existing = base
-    while not os.path.exists(existing) and os.path.dirname(existing) != existing:
-        existing = os.path.dirname(existing)
-    if not os.path.isdir(existing) or not os.access(existing, os.W_OK | os.X_OK):
+    from modecfg._files import creatable
+
+    why = (
+        creatable(base)
+        if not os.path.exists(base)
+        else (
+            "" if os.path.isdir(base) and os.access(base, os.W_OK | os.X_OK) else f"{base} cannot be written"
+        )
+    )
+    if why:
         problems.append(
-            f"base_compiledir={base} (from {cfg.origin('base_compiledir')}): {existing} cannot be written, "
-            "so PyTensor cannot keep its compiled code there"
+            f"base_compiledir={base} (from {cfg.origin('base_compiledir')}): {why}, so PyTensor cannot "
+            "keep its compiled code there"
         )
     return problems
 

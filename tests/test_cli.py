@@ -103,7 +103,7 @@ def test_validate_ok(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     code, out, _ = _cli("validate", "--rc", str(rc))
     assert code == 0
     assert f"read {rc}" in out and "read THEANO_FLAGS" in out
-    assert out.endswith("configuration OK, and this machine can run it\n")
+    assert out.splitlines()[-1].startswith("configuration OK, and this machine can run it (linker ")
 
 
 def test_validate_with_nothing_set(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -519,3 +519,37 @@ def test_what_a_value_holds_is_shown_never_run_by_the_terminal(
     assert not any(c in out for c in "\x1b\x07\r\u202e")
     assert "/tmp/out\\x1b[2J\\x1b]8;;http://x\\x07\\x0d\\u202egnp.x" in out
     assert "\n" in out
+
+
+# -- one verdict: doctor, doctor --verbose and validate (issue 60) ------------------------------
+
+
+@pytest.mark.parametrize(
+    "flags",
+    ["", "linker=mlx", "device=gpu", "device=cuda", "base_compiledir=/proc/nonexistent/cache", "floatX=float32"],
+)
+def test_doctor_its_verbose_form_and_validate_give_one_verdict(flags: str, tmp_path: Path) -> None:
+    """doctor said ready where --verbose said 1 problem (an integration point off as not needed);
+    device=gpu without a GPU was ready in both though the run falls back to the CPU; a compile
+    directory root cannot make in /proc passed. One function decides for both; --verbose adds
+    detail, never another verdict; doctor fits 30 lines."""
+    env = {"THEANO_FLAGS": flags, "HOME": str(tmp_path)}
+    doctor = _modecfg("doctor", **env)
+    verbose = _modecfg("doctor --verbose", **env)
+    validate = _modecfg("validate", **env)
+    head = doctor.stdout.split("\n\n", 1)[0].splitlines()
+    assert head == verbose.stdout.split("\n\n", 1)[0].splitlines(), verbose.stdout
+    said = [line.strip() for line in head[1:]]
+    problems = [line.removeprefix("problem: ") for line in said if line.startswith("problem: ")]
+    notes = [line.removeprefix("note: ") for line in said if line.startswith("note: ")]
+    lines = validate.stdout.splitlines()
+    assert [x.removeprefix("error: ") for x in lines if x.startswith("error: ")] == problems
+    assert [x.removeprefix("note: ") for x in lines if x.startswith("note: ")] == notes
+    assert (validate.returncode == 0) == (not problems) == head[0].startswith("modecfg doctor: ready")
+    assert len(doctor.stdout.splitlines()) <= 30, doctor.stdout
+    if flags == "device=gpu":
+        assert any(n.startswith("graphs run on the CPU, not the GPU device=gpu asks for") for n in notes)
+    if flags.startswith("base_compiledir"):
+        assert problems and "it cannot be created" in problems[0]
+    if flags in ("linker=mlx", "device=cuda"):
+        assert problems

@@ -88,23 +88,24 @@ def cmd_validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(f"read {source}\n")
     if not report.sources and not report.errors:
         out.write("no flag variables or rc files are set: everything is at its default\n")
-    for note in report.notes:
-        out.write(f"warning: {note}\n")
+    for warned in report.notes:
+        out.write(f"warning: {warned}\n")
     problems = [str(p) for p in report.errors]
-    if report.ok:  # then what the values ask of this machine: found now, not at the first compile
-        from modecfg.doctor import preflight, shared_cache_warning
+    notes: list[str] = []
+    running = ""
+    if report.ok:  # then what the values ask of this machine (modecfg doctor's verdict, the same)
+        from modecfg.doctor import assess
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the notes were written above
-            checked = modecfg.load(rc_files=args.rc or None)
-            problems = preflight(checked)
-            shared = shared_cache_warning(checked)
-        if shared:
-            out.write(f"warning: {shared}\n")
+            found = assess(modecfg.load(rc_files=args.rc or None))
+        problems, notes, running = found.problems, found.notes, f" ({found.running})"
     for problem in problems:
         out.write(f"error: {problem}\n")
+    for note in notes:
+        out.write(f"note: {note}\n")
     if not problems:
-        out.write("configuration OK, and this machine can run it\n")
+        out.write(f"configuration OK, and this machine can run it{running}\n")
         return 0
     out.write(f"{len(problems)} problem(s) found\n")
     return 1
