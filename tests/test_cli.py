@@ -526,7 +526,7 @@ def test_what_a_value_holds_is_shown_never_run_by_the_terminal(
 
 @pytest.mark.parametrize(
     "flags",
-    ["", "linker=mlx", "device=gpu", "device=cuda", "base_compiledir=/proc/nonexistent/cache", "floatX=float32"],
+    ["", "linker=mlx", "device=gpu", "device=cuda", "base_compiledir=/proc/nonexist/c", "floatX=float32"],
 )
 def test_doctor_its_verbose_form_and_validate_give_one_verdict(flags: str, tmp_path: Path) -> None:
     """doctor said ready where --verbose said 1 problem (an integration point off as not needed);
