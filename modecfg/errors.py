@@ -13,6 +13,7 @@ Every error names what was wrong, where it came from and what is valid::
     │   ├── LinkerUnavailableError           a linker this machine cannot run (and why)
     │   ├── DeviceUnavailableError           a device this machine cannot use (and why)
     │   └── ConfigErrors                     several of the above at once (``.errors``)
+    │       └── RcFileErrors (RcFileError)   several problems of one rc file, all found in one pass
     ├── Float64Error                         float64 in a float32 graph
     ├── SharedValueError (TypeError)         a shared variable's value its type or the device cannot hold
     ├── DeviceMemoryError (MemoryError)      a shared variable that does not fit in the GPU's memory
@@ -79,6 +80,7 @@ __all__ = [
     "ProfileError",
     "PyTensorIntegrationWarning",
     "RcFileError",
+    "RcFileErrors",
     "ReadOnlyFlagError",
     "SharedValueError",
     "TestValueError",
@@ -192,6 +194,15 @@ class ConfigErrors(ConfigError):
         if len(self.errors) > _LISTED:  # all of them stay in .errors
             lines.append(f"  ... and {len(self.errors) - _LISTED} more (every one is in .errors)")
         super().__init__("\n".join(lines))
+
+
+class RcFileErrors(ConfigErrors, RcFileError):
+    """Several problems of one rc file, found in one pass; each is in ``errors`` (``origin``: the
+    first one's)."""
+
+    def __init__(self, errors: Sequence[ConfigError]) -> None:
+        super().__init__(errors)
+        self.origin = self.errors[0].origin if self.errors else None
 
 
 class Float64Error(ModecfgError, TypeError):

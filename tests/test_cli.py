@@ -93,7 +93,8 @@ def test_validate_reports_every_problem_with_file_and_line(
     assert "error: unknown flag 'optimizer_incuding' (from THEANO_FLAGS)" in out
     assert "warning: lib.cnmem is obsolete" in out
     assert "device" not in out  # Theano's gpu spelling is valid
-    assert "2 problem(s) found" in out
+    assert f"error: floatX='float33' (from {rc}:2)" in out  # the file's readable values are checked too
+    assert "3 problem(s) found" in out
 
 
 def test_validate_ok(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -553,3 +554,27 @@ def test_doctor_its_verbose_form_and_validate_give_one_verdict(flags: str, tmp_p
         assert problems and "it cannot be created" in problems[0]
     if flags in ("linker=mlx", "device=cuda"):
         assert problems
+
+
+def test_validate_reports_every_problem_of_a_file_unreadable_lines_included(tmp_path: Path) -> None:
+    """Issue 60: one error for the first unreadable line, the others seen only after fixing it."""
+    rc = tmp_path / "rc"
+    rc.write_text(
+        "[global]\nfloatX = float32\nthis line has no equals\nfloatX2 = 1\ndevice = banana\n"
+        "[broken\nmode = FAST_RUNN\n[NanGuardMode]\nnan_is_error = maybe\n= no name\n"
+    )
+    done = _modecfg(f"validate --rc {rc}", HOME=str(tmp_path))
+    errors = [line for line in done.stdout.splitlines() if line.startswith("error: ")]
+    assert done.returncode == 1 and done.stdout.endswith(f"{len(errors)} problem(s) found\n")
+    assert [e for e in errors if e.startswith(f"error: {rc}:")] == [
+        f"error: {rc}:3: cannot read 'this line has no equals'; expected 'name = value', a [section] "
+        "header or a # comment",
+        f"error: {rc}:6: malformed section header '[broken'",
+        f"error: {rc}:10: cannot read '= no name'; expected 'name = value', a [section] header "
+        "or a # comment",
+    ]
+    said = "\n".join(errors)
+    assert (
+        "unknown flag 'floatX2'" in said and "device='banana'" in said and "NanGuardMode.nan_is_error" in said
+    )
+    assert "FAST_RUNN" not in said  # under a header that could not be read: its section is unknown

@@ -72,8 +72,9 @@ def gather(
         try:
             settings.extend(found())
             read.append(name)
-        except ConfigError as exc:
-            errors.append(exc)
+        except ConfigError as exc:  # an rc file's every problem, and its readable values to check too
+            errors.extend(getattr(exc, "errors", None) or [exc])
+            settings.extend(getattr(exc, "settings", ()))
 
     for row in PRECEDENCE:  # defaults, assignments and overrides read no outside place
         if row.layer is Layer.RC:

@@ -21,7 +21,7 @@ from modecfg._files import NotReadable, read_regular_file
 from modecfg.config.flagstring import parse as parse_flag_string
 from modecfg.config.flagstring import unwrap_quotes
 from modecfg.config.origin import Layer, Origin, Setting, rung
-from modecfg.errors import RcFileError
+from modecfg.errors import ConfigError, RcFileError, RcFileErrors
 
 __all__ = [
     "DEFAULT_RC_FILES",
@@ -206,12 +206,16 @@ def read_ini(text: str, path: str, defaults: Mapping[str, str] | None = None) ->
     Comments (``#`` / ``;`` lines and inline `` # ...``), quoted values, continuation
     lines and ``%(user)s``-style interpolation are handled as Theano users expect. A
     line that is none of comment, header, ``name = value`` or continuation, an option
-    before any header, and a repeated option or section are errors.
+    before any header, and a repeated option or section are errors. Every one of the file's
+    problems is found in one pass: one is raised as an RcFileError, several as RcFileErrors;
+    either holds the file's readable settings as ``settings`` (their values are checked too).
     """
     entries: list[tuple[str, str, list[str], int]] = []  # section, key, value parts, line
+    problems: list[ConfigError] = []
     seen_sections: dict[str, int] = {}
     seen_keys: dict[tuple[str, str], int] = {}
     section: str | None = None
+    broken = False  # under a header that could not be read: its options belong nowhere known
     open_indent = -1  # indentation of the option that may still continue
     for lineno, line in enumerate(text.splitlines(), 1):
         stripped = line.strip()
@@ -228,6 +232,7 @@ def read_ini(text: str, path: str, defaults: Mapping[str, str] | None = None) ->
             continue
         where = f"{path}:{lineno}"
         origin = Origin(Layer.RC, path, lineno)
+        open_indent = -1
         if stripped.startswith("["):
             header = _strip_comment(stripped)
             m = re.fullmatch(_HEADER, header)
@@ -236,36 +241,45 @@ def read_ini(text: str, path: str, defaults: Mapping[str, str] | None = None) ->
                 bad = re.fullmatch(r"\[\s*([^\]]+?)\s*\]\s*[=:]\s*(.*)", header)
                 if bad:
                     hint = f"; did you mean '{bad.group(1)} = {bad.group(2)}' under [global]?"
-                raise RcFileError(f"{where}: malformed section header {stripped!r}{hint}", origin=origin)
-            section = m.group("name")
+                problems.append(
+                    RcFileError(f"{where}: malformed section header {stripped!r}{hint}", origin=origin)
+                )
+                broken = True
+                continue
+            section, broken = m.group("name"), False
             if section in seen_sections:
-                raise RcFileError(
+                problems.append(RcFileError(
                     f"{where}: section [{section}] appears again (first at line "
                     f"{seen_sections[section]}); merge the two",
                     origin=origin,
-                )
+                ))  # fmt: skip
+                continue
             seen_sections[section] = lineno
-            open_indent = -1
+            continue
+        if broken:
             continue
         m = re.fullmatch(_OPTION, stripped)
         if m is None or not m.group("key"):
-            raise RcFileError(
+            problems.append(RcFileError(
                 f"{where}: cannot read {stripped!r}; expected 'name = value', a [section] "
                 "header or a # comment",
                 origin=origin,
-            )
+            ))  # fmt: skip
+            continue
         key = m.group("key")
         if section is None:
-            raise RcFileError(
+            problems.append(RcFileError(
                 f"{where}: {key!r} comes before any [section] header; put it under [global]",
                 origin=origin,
-            )
+            ))  # fmt: skip
+            continue
         folded = (section, key.lower())
         if folded in seen_keys:
-            raise RcFileError(
+            problems.append(RcFileError(
                 f"{where}: {key!r} is set twice in [{section}] (first at line {seen_keys[folded]}); keep one",
                 origin=origin,
-            )
+            ))  # fmt: skip
+            continue
         seen_keys[folded] = lineno
         entries.append((section, key, [_strip_comment(m.group("value")).strip()], lineno))
         open_indent = indent
@@ -282,12 +296,17 @@ def read_ini(text: str, path: str, defaults: Mapping[str, str] | None = None) ->
             except _Unfilled:
                 pass  # kept as written, as Theano did (compiledir_format's %(platform)s is PyTensor's)
             except _TooLarge as exc:
-                raise RcFileError(
+                problems.append(RcFileError(
                     f"{path}:{lineno}: {key} {exc}; interpolation (%(name)s) stops at "
                     f"{INTERPOLATION_DEPTH} levels and {INTERPOLATED_SIZE:,} characters",
                     origin=Origin(Layer.RC, path, lineno),
-                ) from None
+                ))  # fmt: skip
+                continue
         settings.append(Setting(key, unwrap_quotes(value), Origin(Layer.RC, path, lineno), section=section))
+    if problems:
+        error: ConfigError = problems[0] if len(problems) == 1 else RcFileErrors(problems)
+        error.settings = settings  # type: ignore[attr-defined]
+        raise error
     return settings
 
 
