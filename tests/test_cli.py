@@ -578,3 +578,27 @@ def test_validate_reports_every_problem_of_a_file_unreadable_lines_included(tmp_
         "unknown flag 'floatX2'" in said and "device='banana'" in said and "NanGuardMode.nan_is_error" in said
     )
     assert "FAST_RUNN" not in said  # under a header that could not be read: its section is unknown
+
+
+@pytest.mark.parametrize(
+    "command", ["cache show", "cache show --json", "doctor", "validate", "explain compiledir"]
+)
+def test_a_command_that_shows_creates_nothing(tmp_path: Path, command: str) -> None:
+    """Issue 60: `cache show` on a fresh base_compiledir made the compile directory (with an
+    __init__.py) and said the lock could not be read where there was none."""
+    base = tmp_path / "fresh" / "cache"
+    done = _modecfg(command, THEANO_FLAGS=f"base_compiledir={base}", HOME=str(tmp_path))
+    assert done.returncode in (0, 1) and "Traceback" not in done.stderr, done.stderr
+    assert not (tmp_path / "fresh").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # nothing in HOME either
+    if command == "cache show":
+        assert "not created yet" in done.stdout and "cannot say" not in done.stdout
+
+
+def test_cache_show_says_a_lock_no_one_has_made_is_free(tmp_path: Path) -> None:
+    base = tmp_path / "cache"
+    done = _modecfg("cache show", THEANO_FLAGS=f"base_compiledir={base}", HOME=str(tmp_path))
+    compiledir = done.stdout.split()[2].rstrip(":")  # the directory PyTensor would make
+    Path(compiledir).mkdir(parents=True)
+    done = _modecfg("cache show", THEANO_FLAGS=f"base_compiledir={base}", HOME=str(tmp_path))
+    assert "lock .lock: free" in done.stdout and "cannot say" not in done.stdout, done.stdout

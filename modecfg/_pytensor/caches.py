@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from modecfg._pytensor.load import load_pytensor as load
+from modecfg.config import config
 
 __all__ = ["LOCK_NAME", "SUPPORT_MODULES", "c_cache_dir", "layout_problem", "numba_cache_dir", "signature"]
 
@@ -28,11 +29,20 @@ SUPPORT_MODULES = ("cutils_ext", "lazylinker_ext", "scan_perform")  # ModuleCach
 
 
 def c_cache_dir() -> Path:
-    """The directory of this process's C modules (imports PyTensor, which works it out)."""
+    """The directory of this process's C modules (imports PyTensor, which works it out). Asking
+    makes nothing: PyTensor's first read of its ``compiledir`` creates the directory (with an
+    ``__init__.py``), so where it has not been read, the path is worked out as PyTensor would."""
     load()
     import pytensor
 
-    return Path(pytensor.config.compiledir)
+    param = type(pytensor.config).__dict__.get("compiledir")
+    if param is None or hasattr(param, "val") or config.compiledir is not None:
+        return Path(pytensor.config.compiledir)  # read already (the directory is there), or named
+    try:
+        from pytensor.configdefaults import _default_compiledir
+    except ImportError:  # pragma: no cover - a PyTensor without it: its own read
+        return Path(pytensor.config.compiledir)
+    return Path(_default_compiledir()).expanduser().resolve()
 
 
 def numba_cache_dir() -> Path:

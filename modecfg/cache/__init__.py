@@ -104,7 +104,11 @@ def show(*, now: float | None = None) -> Status:
     """The caches of this process's configuration, their lock's holders, what the bounds take."""
     found = caches()
     now = time.time() if now is None else now
-    who = tuple(holders(c.lock) if c.lock is not None and c.exists else None for c in found)
+    # a lock file not made yet is held by nobody (never "this system cannot say")
+    who = tuple(
+        (holders(c.lock) if c.lock.exists() else []) if c.lock is not None and c.exists else None
+        for c in found
+    )
     limits = bounds()
     return Status(found, who, limits, plan(found, limits, now=now, in_use=loaded(found)), now)
 
