@@ -245,6 +245,16 @@ PATCHES: tuple[Patch, ...] = (
         "modes; PyTensor's other entries stay",
     ),
     Patch(
+        name="linker table",
+        module="pytensor.compile.mode",
+        attr="predefined_linkers",
+        holders=("pytensor.compile",),
+        kind=dict,
+        replacement=replacements.linker_table,
+        why="Mode(linker='per_graph') is the linker the per_graph flag gives (a linker chosen for each "
+        "graph); PyTensor's entries stay",
+    ),
+    Patch(
         name="compile hook",
         module="pytensor.compile.maker",
         attr="FunctionMaker.prepare_fgraph",

@@ -23,7 +23,7 @@ from modecfg._locks import RLock, fork_safe
 from modecfg._pytensor import blas, gradients, jaxlink, locate, marks
 from modecfg._pytensor.hooks import hooks
 from modecfg._pytensor.kinds import linker_name
-from modecfg._pytensor.modetable import ModeTable
+from modecfg._pytensor.modetable import LinkerTable, ModeTable
 from modecfg._pytensor.state import originals as _originals
 from modecfg._source import calling_line
 from modecfg.config import config
@@ -243,6 +243,10 @@ def function(
 
 def mode_table(table: dict[Any, Any]) -> ModeTable:
     return ModeTable(table)
+
+
+def linker_table(table: dict[Any, Any]) -> LinkerTable:
+    return LinkerTable(table)
 
 
 def register_mode_unless_taken(_original: Any, name: str, mode: Any) -> None:

@@ -92,3 +92,23 @@ def test_pytensors_register_mode_still_registers_and_refuses_its_own_duplicates(
             ptmode.register_mode("MODECFG_TEST_PY", mode)
     finally:
         dict.pop(ptmode.predefined_modes, "MODECFG_TEST_PY")
+
+
+def test_per_graph_is_a_linker_name_wherever_pytensor_takes_one() -> None:
+    """Issue 60: Mode(linker="per_graph") was a KeyError though the flag takes it."""
+    import numpy as np
+    import pytensor
+    import pytensor.tensor as pt
+    from pytensor.compile.mode import Mode, get_mode, predefined_linkers
+
+    from modecfg._pytensor import marks
+
+    assert "per_graph" in predefined_linkers and "cvm" in predefined_linkers
+    mode = Mode(linker="per_graph")
+    assert getattr(mode.linker, marks.AUTO, False) is True
+    x = pt.vector("x")
+    f = pytensor.function([x], x * 2, mode=mode)
+    assert f(np.ones(2)).tolist() == [2.0, 2.0]
+    assert get_mode(mode) is mode and getattr(predefined_linkers["cvm"], marks.AUTO, False) is False
+    with pytest.raises(ValueError, match="already taken"):
+        pytensor.compile.mode.register_linker("per_graph", predefined_linkers["cvm"])
