@@ -165,8 +165,8 @@ class FlagParam(ConfigParam):  # type: ignore[misc]
         if original is None or (spec.objects is not None and spec.objects(value)):
             shown = value
         elif not pytensor_accepts(spec, value):
-            # a mode PyTensor's filter does not know (CompareMode, MonitorMode, ProfileMode) is one
-            # its get_mode finds all the same (the "mode table" patch): shown by its name
+            # a mode or linker PyTensor's filter does not know (CompareMode, per_graph) is one its
+            # get_mode and Mode find all the same: shown by its name
             shown = (
                 value if spec.name in _NAMES_PYTENSOR_FINDS and isinstance(value, str) else self.pytensors()
             )
@@ -229,8 +229,9 @@ def _param_holding(original: ConfigParam, value: Any) -> ConfigParam:
     return param
 
 
-# flags whose every name PyTensor's own code reaches through a table modecfg answers
-_NAMES_PYTENSOR_FINDS = frozenset(["mode"])
+# flags whose every name PyTensor's own code reaches through a table modecfg answers (the
+# "mode table" and "linker table" patches): shown by their names
+_NAMES_PYTENSOR_FINDS = frozenset(["mode", "linker"])
 
 
 def _shares_table(obj: Any, param: FlagParam) -> bool:
@@ -563,6 +564,23 @@ class _View:
         self.taking_turns = self._turns()
         self.adopt_pytensor_state()
         self.hand_late()
+        self.read_through()
+
+    def read_through(self) -> None:
+        """Every flag PyTensor declares and modecfg does not (``gcc_version_str``) is read and
+        set through ``modecfg.config`` too, as PyTensor's own parameter (issue 60: one
+        configuration, every flag readable from both)."""
+        from modecfg.config.compat import lookup
+        from modecfg.config.live import Config
+
+        self.through: list[str] = []
+        for name in list(self.params):
+            if name.startswith("_") or name in self.answered or hasattr(Config, name):
+                continue
+            if lookup(name).flag is not None:  # modecfg's, under another spelling
+                continue
+            setattr(Config, name, PyTensorsFlag(name))
+            self.through.append(name)
 
     def hand_late(self) -> None:
         """The settings of PyTensor's own flags (modecfg declares none of them) reach PyTensor at
@@ -587,6 +605,11 @@ class _View:
 
     def detach(self) -> None:
         """PyTensor's parameters back, each holding the value in effect below the overrides."""
+        from modecfg.config.live import Config
+
+        for name in getattr(self, "through", ()):
+            if isinstance(Config.__dict__.get(name), PyTensorsFlag):
+                delattr(Config, name)
         for unsubscribe in self.unsubscribe:
             unsubscribe()
         if PyTensorConfigParser.__dict__.get("__setattr__") is _setattr:
@@ -609,6 +632,26 @@ class _View:
             turns = PyTensorConfigParser.__dict__.get(name)
             if isinstance(turns, _TakingTurns):
                 setattr(PyTensorConfigParser, name, turns.param)
+
+
+class PyTensorsFlag:
+    """On modecfg's ``Config`` class, for a flag PyTensor declares and modecfg does not: reads and
+    sets PyTensor's own parameter (``modecfg.config.gcc_version_str``)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        if obj is None:
+            return self
+        import pytensor
+
+        return getattr(pytensor.config, self.name)
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        import pytensor
+
+        setattr(pytensor.config, self.name, value)
 
 
 _VIEW: _View | None = None

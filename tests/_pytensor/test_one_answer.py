@@ -34,7 +34,7 @@ TEXT = {
     "vm.lazy": True,
 }
 # linkers a fresh process may lack, or that change what every compile in it does
-NOT_PICKED = ("pytorch", "mlx", "jax", "per_graph", "numba")
+NOT_PICKED = ("pytorch", "mlx", "jax", "numba")
 # a default PyTensor works out itself: modecfg says None ("worked out"), PyTensor what it found
 WORKED_OUT = {"blas.ldflags", "compiledir"}
 # The one flag PyTensor's door shows otherwise, on purpose: under floatX=float32 (or on a GPU),
@@ -69,6 +69,7 @@ def _flags() -> dict[str, Any]:
             if value is not None and name != "mode":
                 chosen[name] = value
     chosen["mode"] = "CompareMode"  # the report's case: a mode PyTensor's own filter does not know
+    chosen["linker"] = "per_graph"  # a linker it does not know
     return chosen
 
 
@@ -125,3 +126,18 @@ def test_every_flag_reads_the_same_through_every_door(tmp_path: Path, layer: str
     assert differ == {}, differ
     assert found["mode"] == ["CompareMode"] * 3
     assert len(found) > 50  # (every flag set, not a few)
+
+
+def test_every_flag_of_the_installed_pytensor_is_readable_through_modecfg_config() -> None:
+    """Issue 60: modecfg.config.gcc_version_str (a flag of PyTensor's that modecfg does not
+    declare) was an AttributeError. Each such flag reads (and sets) PyTensor's own parameter."""
+    import pytensor
+
+    import modecfg
+    from modecfg._pytensor import view
+
+    for name in list(pytensor.config._config_var_dict):
+        if name.replace("__", ".") not in WORKED_OUT:
+            assert str(getattr(modecfg.config, name)) == str(getattr(pytensor.config, name)), name
+    through = view.view().through
+    assert "gcc_version_str" in through and "floatX" not in through
