@@ -314,7 +314,28 @@ def _analyse(source: str) -> tuple[list[Rename], list[_Span], set[str]]:
         written = source[at(node)[0] : at(node)[1]]
         if text != written:
             said(node, written, old, text, why)
+    said_lines: set[int] = set()
+    for node in nodes:  # the tutorial's "CPU or GPU?": op class names tested (Gemv, GpuGemm, ...)
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and (node.value in _CPU_OPS or _GPU_OP.fullmatch(node.value))
+            and node.lineno not in said_lines
+        ):
+            said_lines.add(node.lineno)
+            said(node, repr(node.value), node.value, "", WHERE_IT_RAN)
     return renames, spans, needed
+
+
+# Op class names Theano scripts test to tell whether a function ran on the CPU or the GPU: the
+# GPU ones are gone, and PyTensor's CPU ones depend on the linker (numba has no Gemv node)
+_CPU_OPS = frozenset(["Gemv", "CGemv", "Gemm", "CGemm", "Dot22", "Dot22Scalar"])
+_GPU_OP = re.compile(r"Gpu[A-Z]\w*|HostFromGpu")
+WHERE_IT_RAN = (
+    "op class names no longer tell CPU from GPU (the GPU ops are gone; which CPU ops a graph "
+    "holds depends on the linker): modecfg.ran_on(f) says where f runs ('cpu through numba', "
+    "'cuda:0 through jax')"
+)
 
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
