@@ -121,3 +121,16 @@ def test_reports_of_a_script_in_a_directory_named_in_no_utf8_are_written_whole(t
     page = (tmp_path / "p.html").read_text(encoding="utf-8")
     assert page.endswith("</html>\n") and "caf\\udce9" in page
     assert not list(tmp_path.glob(".modecfg-*.tmp"))
+
+
+def test_check_float32_says_floatx_first(tmp_path: Path) -> None:
+    """Issue 60: under floatX=float64 it listed findings without saying floatX was float64."""
+    script = tmp_path / "plain.py"
+    script.write_text(
+        "import pytensor, pytensor.tensor as pt\nx = pt.vector('x')\npytensor.function([x], x * 2)\n"
+    )
+    code, out, _ = _cli("check-float32", str(script))
+    assert code == 1 and out.startswith("floatX=float64 (from ") and "every float64 the graphs take" in out
+    with modecfg.config.override(floatX="float32"):
+        code, out, _ = _cli("check-float32", str(script))
+    assert code == 0 and out.startswith("float32 check: no float64")

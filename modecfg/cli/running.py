@@ -90,6 +90,13 @@ def cmd_check_float32(args: argparse.Namespace, out: TextIO, err: TextIO) -> int
 
     script_arguments(args, ())
     status = 0
+    cfg = modecfg.config
+    if cfg.floatX != "float32":  # first: under float64, every float64 of the graphs is a finding
+        out.write(
+            f"floatX={cfg.floatX} (from {cfg.origin('floatX')}): float64 is this configuration's own "
+            "dtype, so every float64 the graphs take is listed; a GPU run has floatX=float32 "
+            "(THEANO_FLAGS=floatX=float32 modecfg check-float32 SCRIPT)\n"
+        )
 
     def before_exit(findings: list[modecfg.checks.Finding], code: int) -> None:  # the script's os._exit
         _print_findings(findings, out)
