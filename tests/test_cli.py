@@ -602,3 +602,17 @@ def test_cache_show_says_a_lock_no_one_has_made_is_free(tmp_path: Path) -> None:
     Path(compiledir).mkdir(parents=True)
     done = _modecfg("cache show", THEANO_FLAGS=f"base_compiledir={base}", HOME=str(tmp_path))
     assert "lock .lock: free" in done.stdout and "cannot say" not in done.stdout, done.stdout
+
+
+def test_validate_summarises_a_long_list_of_problems_and_lists_all_when_asked(tmp_path: Path) -> None:
+    """Issue 60: an rc file of 50,000 unknown names printed 3.7 MB of errors."""
+    rc = tmp_path / "rc"
+    rc.write_text("[global]\n" + "".join(f"unknown_name_{i} = 1\n" for i in range(250)))
+    code, out, _ = _cli("validate", "--rc", str(rc))
+    errors = [line for line in out.splitlines() if line.startswith("error: ")]
+    assert code == 1 and len(errors) == 100
+    assert "... and 150 more: modecfg validate --all lists every one\n250 problem(s) found\n" in out
+    code, out, _ = _cli("validate", "--rc", str(rc), "--all")
+    assert (
+        len([line for line in out.splitlines() if line.startswith("error: ")]) == 250 and "more:" not in out
+    )

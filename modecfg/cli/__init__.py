@@ -17,6 +17,7 @@ import modecfg
 from modecfg.cli.cache import cmd_cache
 from modecfg.cli.common import _Failed, _Usage
 from modecfg.cli.config import (
+    LISTED_PROBLEMS,
     cmd_explain,
     cmd_migrate,
     cmd_schema,
@@ -76,6 +77,11 @@ def _parser() -> argparse.ArgumentParser:
     s = sub.add_parser("validate", help="check the environment and rc files; non-zero exit on problems")
     s.set_defaults(handler=cmd_validate)
     s.add_argument("--rc", action="append", metavar="FILE", help="check this rc file instead (repeatable)")
+    s.add_argument(
+        "--all",
+        action="store_true",
+        help=f"every problem (without it: the first {LISTED_PROBLEMS}, and how many)",
+    )
 
     s = sub.add_parser(
         "migrate", help="a legacy .theanorc or flag string in the modern form; a script's moved Theano names",
