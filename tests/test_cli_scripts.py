@@ -134,3 +134,25 @@ def test_check_float32_says_floatx_first(tmp_path: Path) -> None:
     with modecfg.config.override(floatX="float32"):
         code, out, _ = _cli("check-float32", str(script))
     assert code == 0 and out.startswith("float32 check: no float64")
+
+
+def test_comparemode_by_flag_under_modecfg_run_ends_with_its_verdict(tmp_path: Path) -> None:
+    """Issue 60: THEANO_FLAGS=mode=CompareMode modecfg run train.py ended with no verdict."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import numpy as np, pytensor, pytensor.tensor as pt\n"
+        "x = pt.vector('x')\nf = pytensor.function([x], pt.exp(x) * 2)\n"
+        "for _ in range(3):\n    f(np.ones(2))\n"
+    )
+    env = {k: v for k, v in __import__("os").environ.items() if not k.endswith(("_FLAGS", "RC"))}
+    env["THEANO_FLAGS"] = "mode=CompareMode,CompareMode.linkers=py"
+    done = subprocess.run([sys.executable, "-m", "modecfg", "run", str(script)], capture_output=True,
+                          text=True, timeout=300, env=env, cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines()[-1].startswith("compare: 3 calls of 1 functions agree on "), done.stderr
+    plain = subprocess.run([sys.executable, "-m", "modecfg", "run", str(script)], capture_output=True,
+                           text=True, timeout=300, cwd=tmp_path)  # fmt: skip
+    assert "compare:" not in plain.stderr

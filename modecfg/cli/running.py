@@ -63,14 +63,32 @@ def run_command(words: Sequence[str], *, keep_main: bool = False, err: TextIO | 
     try:
         run(target, rest, keep_main=keep_main)
     except SystemExit as exc:
-        return exit_status(exc, err)
+        status = exit_status(exc, err)
     except KeyboardInterrupt as exc:
         report(exc)
-        return 130
+        status = 130
     except BaseException as exc:
         report(exc)
-        return 1
-    return 0
+        status = 1
+    else:
+        status = 0
+    _compare_verdict(err)
+    return status
+
+
+def _compare_verdict(err: TextIO) -> None:
+    """CompareMode's one line, where the script compared calls (mode=CompareMode by flag, or its
+    own): what ``modecfg compare`` says at its end."""
+    compare = sys.modules.get("modecfg.modes.compare")
+    counted = getattr(compare, "counted", None)
+    if counted is None or not counted.calls:
+        return
+    backends = ", ".join(sorted(counted.backends))
+    if counted.differences:
+        err.write(f"compare: {counted.differences} of {counted.calls} calls of {counted.functions} "
+                  f"functions differ (above); the others agree on {backends}\n")  # fmt: skip
+    else:
+        err.write(f"compare: {counted.calls} calls of {counted.functions} functions agree on {backends}\n")
 
 
 def children_load_modecfg() -> None:
