@@ -228,7 +228,12 @@ def function(
     ):  # fmt: skip
         mode, kwargs["profile"] = hooks.profiled_mode(mode, kwargs.get("name"))
     try:
-        fn = original(inputs, outputs, mode, *args, **kwargs)
+        if config.compute_test_value == "off":
+            fn = original(inputs, outputs, mode, *args, **kwargs)
+        else:  # the nodes rewrites make get none (Theano's compute_test_value_opt=off): each
+            # failing node of the graph as written was said once, at the user's line, already
+            with config.override(compute_test_value="off"):
+                fn = original(inputs, outputs, mode, *args, **kwargs)
     except NotImplementedError as exc:  # linker=c and an op without C code here: say why, and what runs
         error = blas.no_c_code(exc, mode)
         if error is None:

@@ -69,6 +69,22 @@ def test_warn_warns_with_the_same_and_carries_on() -> None:
         assert not hasattr(g.tag, "test_value")
 
 
+@pytest.mark.parametrize("mode", ["DebugMode", "FAST_RUN"])
+def test_one_failing_node_is_one_warning_whatever_the_compile_makes_of_it(mode: str) -> None:
+    """Issue 60: the tutorial's example compiled under DebugMode printed 21 TestValueWarnings for
+    one failing node (20 without a line): the nodes the rewrites make got test values too. A
+    compile computes none (Theano's compute_test_value_opt=off); the graph's own were said."""
+    with modecfg.config.override(compute_test_value="warn"):
+        z, y = _mismatch()
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            f = z + y  # mismatch
+            cost = (pt.exp(f) * 2 + pt.log(f)).sum() + (f**2).mean()
+            pytensor.function([z.owner.inputs[0], y], cost, mode=mode)
+    said = [w for w in seen if issubclass(w.category, TestValueWarning)]
+    assert len(said) == 1 and said[0].filename == __file__, [str(w.message)[:80] for w in said]
+
+
 def test_ignore_carries_on_silently() -> None:
     with modecfg.config.override(compute_test_value="ignore"), warnings.catch_warnings():
         warnings.simplefilter("error")
