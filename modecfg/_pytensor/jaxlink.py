@@ -315,6 +315,8 @@ def _keep(placed: list[tuple[Resident, np.ndarray, Any, bool]]) -> None:
             copy = resident.copy
             copy.host, copy.on_device, copy.device, copy.x64 = value, on_device, resident.device, resident.x64
             copy.private = private and resident.container not in _host_updated
+            if copy.lent is not value:
+                copy.lent = None  # (no reference kept to an array the variable no longer holds)
             copy.sent += 1
             copy.sent_bytes += value.nbytes
 

@@ -459,14 +459,26 @@ def _keep_aside(path: str, data: bytes, directory: str, info: os.stat_result) ->
                 os.link(tmp, backup)  # fails where the name was taken meanwhile: never replaces
             except FileExistsError:
                 continue
-            except OSError:  # a file system without hard links: checked just above
-                os.replace(tmp, backup)
+            except OSError:  # a file system without hard links: made new, never over a file
+                try:
+                    _write_new(backup, data, info)
+                except FileExistsError:
+                    continue
         finally:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
         _fsync_directory(directory)
         return backup
     raise OSError(errno.EEXIST, f"{path}.bak and 9,999 more backup names are taken")
+
+
+def _write_new(path: str, data: bytes, info: os.stat_result) -> None:
+    """``data`` as a file ``path`` that does not exist yet (FileExistsError where it does)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, stat.S_IMODE(info.st_mode))
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
 
 
 def _replace(path: str, data: bytes, directory: str, info: os.stat_result | None) -> None:

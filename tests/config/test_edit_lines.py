@@ -516,3 +516,19 @@ def test_any_value_reads_back_as_written_or_is_refused_with_the_file_unchanged(
         assert line_break or "#" in value or value != value.strip(), value  # INI's limits, no others
         return
     assert _read(rc, "gcc.cxxflags") == value
+
+
+def test_without_hard_links_a_backup_is_still_never_written_over_a_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rc = _rc(tmp_path, "[global]\nfloatX = float64\n")
+    (tmp_path / "rc.bak").write_text("mine\n")
+
+    def no_links(src: str, dst: str) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(edit.os, "link", no_links)
+    done = set_flag("floatX", "float32", str(rc))
+    assert done.backup == f"{rc}.bak.1" and (tmp_path / "rc.bak").read_text() == "mine\n"
+    assert (tmp_path / "rc.bak.1").read_text() == "[global]\nfloatX = float64\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rc", "rc.bak", "rc.bak.1"]
