@@ -89,6 +89,14 @@ def _contexts() -> tuple[Callable[..., Any], Callable[..., Any]]:
     return x64, jax.default_matmul_precision
 
 
+@functools.cache
+def _config() -> Any:
+    """JAX's configuration object (its ``jax_enable_x64`` is this thread's value)."""
+    import jax
+
+    return jax.config
+
+
 @contextlib.contextmanager
 def pinned(x64_on: bool, precision: str) -> Iterator[None]:
     """x64 as ``x64_on`` and ``precision`` for matmuls and convolutions, in this thread, for
@@ -380,15 +388,21 @@ class DeviceThunk:
 
     def __call__(self) -> Any:
         x64, matmul = _contexts()
-        with x64(self.x64), matmul(PRECISIONS[self.precision]):
-            if self.stats["first_call"] is None:
-                result = self._first()
-            elif self.profiled:
-                result = self._timed()
-            else:
-                result = self.thunk()
-            for storage, dtype in self.casts:
-                storage[0] = storage[0].astype(dtype)
+        with matmul(PRECISIONS[self.precision]):
+            if _config().jax_enable_x64 is self.x64:  # JAX's x64 is the function's already: the
+                return self._run()  # same trace and cache entry, without a context to enter
+            with x64(self.x64):
+                return self._run()
+
+    def _run(self) -> Any:
+        if self.stats["first_call"] is None:
+            result = self._first()
+        elif self.profiled:
+            result = self._timed()
+        else:
+            result = self.thunk()
+        for storage, dtype in self.casts:
+            storage[0] = storage[0].astype(dtype)
         return result
 
     def _finish(self) -> int:

@@ -515,3 +515,26 @@ def test_comparemode_attributes_a_lowered_gpu_precision_to_its_flag(monkeypatch:
 def test_a_matmul_precision_no_backend_has_is_a_clear_error() -> None:
     with pytest.raises(modecfg.FlagValueError, match=r"'bfloat16'.*highest, high, default"):
         modecfg.load(env={"MODECFG_FLAGS": "matmul_precision=bfloat16"})
+
+
+@pytest.mark.parametrize("floatX", ["float32", "float64"])
+@pytest.mark.parametrize("precision", ["highest", "high", "default"])
+def test_a_steady_call_hits_one_jit_cache_entry_whatever_jaxs_own_x64(floatX: str, precision: str) -> None:
+    """Issue 62: the x64 context is entered only where JAX's own x64 differs from the function's
+    (a context costs ~0.4 us a call); the trace and its cache entry are the same either way."""
+    x = pt.vector("x", dtype="float32")
+    with config.override(floatX=floatX, matmul_precision=precision):
+        f = _jax_function([x], (x * 2).sum())
+    a = np.ones(8, dtype="float32")
+    first = f(a)
+    before = bool(jax.config.jax_enable_x64)
+    try:
+        for wanted in (True, False, True, False):
+            jax.config.update("jax_enable_x64", wanted)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # JAX's float32 accumulator note
+                results = [f(a) for _ in range(3)]
+            assert all(np.array_equal(r, first) and r.dtype == first.dtype for r in results)
+    finally:
+        jax.config.update("jax_enable_x64", before)
+    assert f.vm.thunk.jit_fn._cache_size() == 1  # no second trace, no recompile
