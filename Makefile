@@ -40,8 +40,8 @@ $(VENV)/.dev: $(STAMP)
 	@touch $(VENV)/.dev
 
 lint: $(VENV)/.dev
-	$(BIN)/ruff check modecfg modecfg_autoload.py tests bench tools
-	$(BIN)/ruff format --check modecfg modecfg_autoload.py tests bench tools
+	$(BIN)/ruff check modecfg modecfg_autoload.py modecfg_pytest.py tests bench tools
+	$(BIN)/ruff format --check modecfg modecfg_autoload.py modecfg_pytest.py tests bench tools
 	$(BIN)/mypy
 
 # PyMC 6 with modecfg: PyMC 6 needs Python 3.12+ (and PyTensor 3.3), so its environment is

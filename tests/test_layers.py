@@ -24,7 +24,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("modecfg.modes", "modecfg.linkers", "modecfg.checks", "modecfg.profiles", "modecfg.debug",
      "modecfg.cache"),
     ("modecfg", "modecfg.__main__", "modecfg.cli", "modecfg.demo", "modecfg.doctor",
-     "modecfg._wiring", "modecfg.pytest_plugin", "modecfg.workers", "modecfg.autoload",
+     "modecfg._wiring", "modecfg.workers", "modecfg.autoload",
      "modecfg.theano_names"),
 )  # fmt: skip
 

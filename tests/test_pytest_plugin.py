@@ -82,7 +82,12 @@ def test_marks_hold_from_setup_to_teardown_and_go_with_the_test(
     bad = next(n for n, text in enumerate(written, 1) if text.endswith("# mark-bad"))
     where = f"@pytest.mark.modecfg of *test_marks.py:{bad})"
     result.stdout.fnmatch_lines([f"*FlagValueError: floatX='float33' (from override at {where}*"])
-    # the header: every flag not at its default, with its origin
+    # no header: the header comes before the marks, and nothing imported modecfg by then
+    assert "modecfg: " not in result.stdout.str().split("collected", 1)[0]
+    # a project that imports modecfg itself (its conftest): the header, every flag not at its
+    # default, with its origin
+    pytester.makeconftest("import modecfg\n")
+    result = pytester.runpytest_subprocess("-v")
     result.stdout.fnmatch_lines(["modecfg: *exception_verbosity='high' (THEANO_FLAGS)*"])
 
 
@@ -108,3 +113,40 @@ def test_the_plugin_can_be_turned_off(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess("-p", "no:modecfg")
     result.assert_outcomes(passed=1)
     assert "modecfg:" not in result.stdout.str()
+
+
+def test_a_project_that_never_names_modecfg_runs_with_pytensor_as_it_is(pytester: pytest.Pytester) -> None:
+    """Issue 61: the plugin was a module of the package, so any pytest session of any project in
+    an environment with modecfg installed imported modecfg and patched PyTensor."""
+    pytester.makepyfile(
+        test_theirs="""
+        import sys
+
+        def test_it():
+            import pytensor
+            from pytensor.configparser import PyTensorConfigParser
+            assert "modecfg" not in sys.modules
+            assert type(pytensor.config._config_var_dict) is dict  # PyTensor's own table
+            assert "__setattr__" not in vars(PyTensorConfigParser)
+            assert not [k for k in sys.modules if k == "modecfg" or k.startswith("modecfg.")]
+        """
+    )
+    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    assert "modecfg" not in result.stdout.str()
+
+
+def test_a_mark_invites_modecfg(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_marked="""
+        import sys
+        import pytest
+
+        @pytest.mark.modecfg(floatX="float32")
+        def test_it():
+            import modecfg
+            assert modecfg.config.floatX == "float32"
+        """
+    )
+    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)

@@ -12,8 +12,12 @@
   defaults; no environment, no rc files), for tests of code that takes a Config.
 * the report header names every flag not at its default and where it came from.
 
-Importing modecfg is left to the hooks that need it, so the plugin costs nothing where
-neither mark nor option is used but the header; ``-p no:modecfg`` turns it off.
+Invited only: this is a top-level module, not part of the ``modecfg`` package, because pytest
+loads every installed plugin in every session, and importing anything of the package runs its
+``__init__``, which makes PyTensor's configuration modecfg's. So a project that never names
+modecfg runs its tests with PyTensor as it is: modecfg is imported only by a mark, the option,
+the fixture, or a project that imports it itself (then the header names the flags set).
+``-p no:modecfg`` turns the plugin off.
 """
 
 from __future__ import annotations
@@ -62,6 +66,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
+    import sys
+
+    if "modecfg" not in sys.modules:  # not invited (yet): nothing imported, nothing said
+        return []
     try:
         import modecfg
 
