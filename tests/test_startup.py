@@ -97,3 +97,27 @@ def test_an_unknown_name_is_still_an_attribute_error() -> None:
     config_pkg = importlib.import_module("modecfg.config")
     with pytest.raises(AttributeError, match="no attribute 'Snapshots'"):
         config_pkg.Snapshots  # noqa: B018
+
+
+def test_a_fast_run_compile_loads_none_of_the_features_it_does_not_use() -> None:
+    """Issue 61: compiling one FAST_RUN function loaded CompareMode, dumps, cache export and the
+    JAX path. A fresh process that compiles (and calls) FAST_RUN functions, one with updates,
+    loads none of them."""
+    from tests.fresh import run_json
+
+    out = run_json(
+        """
+        import json, sys
+        import numpy as np, modecfg, pytensor, pytensor.tensor as pt
+        x = pt.vector("x")
+        pytensor.function([x], x * 2, mode="FAST_RUN")(np.ones(2))
+        u = pytensor.shared(np.zeros(2))
+        pytensor.function([], [], updates={u: u + 1}, mode="FAST_RUN")()
+        print(json.dumps({"loaded": sorted(m for m in sys.modules if m.startswith("modecfg"))}))
+        """
+    )
+    unused = ("modecfg.modes.compare", "modecfg.modes.judging", "modecfg.modes.search", "modecfg.modes.repro",
+              "modecfg.modes.dump", "modecfg.modes.dump_reading", "modecfg.cache.travel",
+              "modecfg.profiles.html", "modecfg._pytensor.jaxlink")  # fmt: skip
+    assert [m for m in out["loaded"] if m in unused] == []
+    assert "modecfg._pytensor.hostwrites" in out["loaded"]  # (what it updates is recorded all the same)

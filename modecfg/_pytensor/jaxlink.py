@@ -23,7 +23,7 @@ PyTensor's ``JITLinker.make_all`` builds a JAX function's single thunk; modecfg'
   plain PyTensor does: an array taken in by ``set_value(a, borrow=True)`` or handed out by
   ``get_value(borrow=True)`` (patches "shared values", :func:`lent`), a view of another array,
   and a variable that a function on another linker updates (cvm's updates change the array in
-  place: the "profiled compiles" patch tells :func:`host_updates` of every such function). One
+  place: the "profiled compiles" patch records every such function in :mod:`.hostwrites`). One
   alias cannot be seen: an array the user kept from before the first JAX function was linked
   (``shared(a, borrow=True)`` with ``a`` changed in place later; Theano's GPU variables did
   not see such a change either): ``set_value`` after the change sends it. Values a
@@ -54,7 +54,7 @@ from typing import Any
 
 import numpy as np
 
-from modecfg._pytensor import marks
+from modecfg._pytensor import hostwrites, marks
 from modecfg._pytensor.hooks import hooks
 from modecfg.config import config
 from modecfg.errors import DeviceMemoryError, SharedValueError
@@ -196,7 +196,7 @@ _lock = threading.Lock()
 # a shared variable's container -> its device copy (weak: the copy goes with the variable)
 _copies: weakref.WeakKeyDictionary[Any, _Copy] = weakref.WeakKeyDictionary()
 # containers a function on another linker updates: their host arrays change in place
-_host_updated: weakref.WeakSet[Any] = weakref.WeakSet()
+_host_updated = hostwrites.host_updated
 
 
 def _copy_of(container: Any) -> _Copy:
@@ -232,25 +232,13 @@ def lent(container: Any) -> None:
             copy.private = False
 
 
-def host_updates(fn: Any) -> None:
-    """A compiled function's updates, where it is not a JAX function: the shared variables it
-    updates change on the host (in place, on cvm), so a JAX function reads them from there at
-    each call, as plain PyTensor does (patch "profiled compiles")."""
-    if isinstance(getattr(fn, "vm", None), DeviceThunk):
-        return
-    maker = getattr(fn, "maker", None)
-    expanded = getattr(maker, "expanded_inputs", None)
-    if expanded is None:
-        return
-    for given in expanded:
-        # the shared variable's own container: the function's is another one around the same list
-        container = getattr(getattr(given, "variable", None), "container", None)
-        if getattr(given, "update", None) is not None and container is not None:
-            with _lock:
-                _host_updated.add(container)
-                copy = _copies.get(container)
-                if copy is not None:
-                    copy.private = False
+def not_private(containers: list[Any]) -> None:
+    """Their host arrays change in place from now on (:mod:`.hostwrites`): copies not reused."""
+    with _lock:
+        for container in containers:
+            copy = _copies.get(container)
+            if copy is not None:
+                copy.private = False
 
 
 def _put(name: str, value: np.ndarray, device: Any, x64_on: bool) -> Any:

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from modecfg._locks import RLock, fork_safe
-from modecfg._pytensor import blas, gradients, jaxlink, locate, marks
+from modecfg._pytensor import blas, gradients, hostwrites, locate, marks
 from modecfg._pytensor.hooks import hooks
 from modecfg._pytensor.kinds import linker_name
 from modecfg._pytensor.modetable import LinkerTable, ModeTable
@@ -239,7 +239,7 @@ def function(
         if error is None:
             raise
         raise error from None
-    jaxlink.host_updates(fn)  # what it updates on the host, a JAX function reads from there
+    hostwrites.host_updates(fn)  # what it updates on the host, a JAX function reads from there
     return fn
 
 
@@ -568,13 +568,21 @@ def jit_make_all(self: Any, make_all: Any, *args: Any, **kwargs: Any) -> Any:
     reads its shared variables from the device, and is timed there; numba's is PyTensor's."""
     if linker_name(self) != "jax":
         return make_all(self, *args, **kwargs)
+    from modecfg._pytensor import jaxlink  # the JAX path, loaded at its first link
+
     return jaxlink.link(self, make_all, *args, **kwargs)
+
+
+def _jaxlink() -> Any:
+    """The JAX path (these patches go on at its first link: it is loaded then)."""
+    return sys.modules["modecfg._pytensor.jaxlink"]
 
 
 def get_value(self: Any, get: Any, borrow: bool = False, return_internal_type: bool = False) -> Any:
     """``SharedVariable.get_value``: a value a JAX function left on the device comes back as numpy
     (with ``borrow``, a read-only view of its host copy), its device array with
     ``return_internal_type=True`` (Theano's GPU variables answered so too)."""
+    jaxlink = _jaxlink()
     raw = self.container.storage[0]
     if type(raw) is _ndarray or return_internal_type or not jaxlink.is_device_array(raw):
         if borrow and isinstance(raw, _ndarray):
@@ -586,6 +594,7 @@ def get_value(self: Any, get: Any, borrow: bool = False, return_internal_type: b
 def set_value(self: Any, set_: Any, new_value: Any, borrow: bool = False) -> None:
     """``SharedVariable.set_value``: a JAX array of the variable's type is kept on its device as it
     is; a value the type refuses is a SharedValueError naming the variable (its value kept)."""
+    jaxlink = _jaxlink()
     if (
         type(new_value) is not _ndarray
         and jaxlink.is_device_array(new_value)

@@ -13,18 +13,23 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from modecfg._holders import Holder, holders
+from modecfg._lazy import attach as _attach
 from modecfg.cache.entries import Cache, Entry, caches
-from modecfg.cache.travel import Exported, Imported, export_cache, import_cache
 from modecfg.cache.trim import Bounds, CleanReport, Plan, bounds, loaded, plan
 from modecfg.cache.trim import clean as _clean
 from modecfg.config.units import human_duration, human_size
 
+if TYPE_CHECKING:  # handed out on first use (modecfg._lazy): a compile never exports a cache
+    from modecfg.cache.travel import Exported as Exported
+    from modecfg.cache.travel import Imported as Imported
+    from modecfg.cache.travel import export_cache as export_cache
+    from modecfg.cache.travel import import_cache as import_cache
+
 __all__ = [
-    "Bounds", "Cache", "CleanReport", "Entry", "Exported", "Holder", "Imported", "Plan", "Status", "caches",
-    "clean", "export_cache", "import_cache", "show",
+    "Bounds", "Cache", "CleanReport", "Entry", "Holder", "Plan", "Status", "caches", "clean", "show",
 ]  # fmt: skip
 
 
@@ -125,3 +130,8 @@ def clean(
     each left out means its flag, ``cache.max_age`` / ``cache.max_size``), safe while other
     processes compile: see :mod:`modecfg.cache.trim`."""
     return _clean(caches(), bounds(older_than, max_size), dry_run=dry_run, wait=wait, on_wait=on_wait)
+
+
+__getattr__, _lazy_names = _attach(__name__, __file__)
+__all__ += _lazy_names
+__dir__ = __getattr__.dir

@@ -1,0 +1,45 @@
+"""Which shared variables a function on a host linker (cvm, py, numba, ...) updates.
+
+cvm writes a shared variable's update into its array in place, so a JAX function's device copy
+of that array would go stale (issue 58). Every compiled function's updates are recorded here,
+from the first compile on, by the "profiled compiles" replacement: a module this small so that
+a process that never uses JAX does not load the JAX path (:mod:`modecfg._pytensor.jaxlink`
+reads this record, and is told of functions compiled after its copies were made).
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import weakref
+from typing import Any
+
+__all__ = ["host_updated", "host_updates"]
+
+_lock = threading.Lock()
+# containers of the shared variables a function on another linker than JAX updates
+host_updated: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def host_updates(fn: Any) -> None:
+    """Record the shared variables ``fn`` updates, where ``fn`` is not a JAX function; a device
+    copy of one already made is not reused from now on."""
+    if type(getattr(fn, "vm", None)).__name__ == "DeviceThunk":  # a JAX function: its updates stay there
+        return
+    expanded = getattr(getattr(fn, "maker", None), "expanded_inputs", None)
+    if expanded is None:
+        return
+    # the shared variable's own container (the function's is another one around the same list)
+    updated = [
+        container
+        for given in expanded
+        if getattr(given, "update", None) is not None
+        and (container := getattr(getattr(given, "variable", None), "container", None)) is not None
+    ]
+    if not updated:
+        return
+    with _lock:
+        host_updated.update(updated)
+    jaxlink = sys.modules.get("modecfg._pytensor.jaxlink")
+    if jaxlink is not None:
+        jaxlink.not_private(updated)
