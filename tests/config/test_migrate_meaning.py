@@ -118,3 +118,85 @@ def test_a_compiledir_format_key_is_kept_for_the_reader_to_fill(
     for job in ("101", "202"):  # two jobs of a cluster read the same file
         monkeypatch.setenv("SLURM_JOB_ID", job)
         assert read(tmp_path / f"new.{fmt}") == read(original)
+
+
+# -- each format's text, exactly (make mutate: the survivors of config/migrate) ----------------
+
+
+def test_toml_and_ini_write_each_kind_of_value_as_their_readers_take_it(tmp_path: Path) -> None:
+    import tomllib
+
+    migration = migrate_flags(
+        "optdb.position_cutoff=inf,NanGuardMode.nan_is_error=False,"
+        "print_global_stats=True,optdb.max_use_ratio=2.5,traceback.limit=12"
+    )
+    assert migration.errors == []
+    toml = migration.render("toml")
+    assert not toml.startswith("\n") and toml.endswith("\n") and not toml.endswith("\n\n")
+    assert "position_cutoff = inf\n" in toml and "max_use_ratio = 2.5\n" in toml
+    assert "nan_is_error = false\n" in toml and "print_global_stats = true\n" in toml
+    assert "limit = 12\n" in toml
+    read = tomllib.loads(toml)
+    assert read["print_global_stats"] is True and read["NanGuardMode"]["nan_is_error"] is False
+    assert read["optdb"]["position_cutoff"] == float("inf") and read["optdb"]["max_use_ratio"] == 2.5
+    below = migrate_flags("optdb.position_cutoff=-inf").render("toml")
+    assert (
+        below == "[optdb]\nposition_cutoff = -inf\n" and tomllib.loads(below)["optdb"]["position_cutoff"] < 0
+    )
+    ini = migration.render("ini")
+    assert (
+        ini.startswith("[global]\n")
+        and "nan_is_error = False\n" in ini
+        and "print_global_stats = True\n" in ini
+    )
+    path = tmp_path / "new.ini"
+    path.write_text(ini)
+    cfg = modecfg.load(env={}, rc_files=[str(path)])
+    assert cfg.print_global_stats is True and cfg["NanGuardMode.nan_is_error"] is False
+
+
+def test_global_comes_first_however_the_flags_are_declared() -> None:
+    from modecfg.config.flags import FLAGS
+
+    names = list(FLAGS)
+    sectioned = next(n for n in names if "." in n)
+    late_global = [n for n in names if "." not in n and names.index(n) > names.index(sectioned)][-1]
+    assert names.index(late_global) > names.index(sectioned)  # (the case this test is about)
+    value = FLAGS[late_global].choices()[-1] if FLAGS[late_global].choices() else "1"
+    migration = migrate_flags(f"{sectioned}=100,{late_global}={value}")
+    assert migration.errors == []
+    assert migration.render("ini").startswith("[global]\n")
+    assert migration.render("toml").startswith(f"{late_global} = ")
+
+
+def test_a_section_only_toml_starts_with_its_header(tmp_path: Path) -> None:
+    toml = migrate_flags("NanGuardMode.big=1e5").render("toml")
+    assert toml == "[NanGuardMode]\nbig = 100000.0\n"
+
+
+def test_the_refusal_says_all_of_why_and_where(tmp_path: Path) -> None:
+    original = tmp_path / "theanorc"
+    original.write_text("[global]\nbase_compiledir = /scratch/%(user)s/theano\n")
+    (refused,) = migrate_file(original).refused("toml")
+    assert str(refused) == (
+        f"{original}:2: base_compiledir = /scratch/%(user)s/theano: %(user)s is INI interpolation, "
+        "filled when the file is read (each user's or process's own value); a TOML file or a flag "
+        "string has none, so it would be one literal value for everyone: left out. Keep it in an INI "
+        "rc file (modecfg migrate FILE --to ini), or write the value it should be"
+    )
+
+
+def test_a_missing_file_says_who_named_it_and_a_toml_file_is_read_as_toml(tmp_path: Path) -> None:
+    (error,) = migrate_file(tmp_path / "gone").errors
+    assert str(error) == f"rc file {tmp_path / 'gone'} (named by the command line) does not exist"
+    toml = tmp_path / "rc.toml"
+    toml.write_text('floatX = "float32"\n[NanGuardMode]\nbig = 1e5\n')
+    migration = migrate_file(toml)
+    assert migration.errors == [] and migration.flags == {"floatX": "float32", "NanGuardMode.big": 1e5}
+
+
+def test_a_flag_string_is_read_as_the_variable_it_names() -> None:
+    (note,) = migrate_flags("lib.cnmem=.8").dropped
+    assert note.origin.source == "THEANO_FLAGS" and note.origin.layer is modecfg.Layer.ENV
+    (note,) = migrate_flags("lib.cnmem=.8", source="--flags").dropped
+    assert note.origin.source == "--flags"
