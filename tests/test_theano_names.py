@@ -228,3 +228,76 @@ def test_a_script_telling_cpu_from_gpu_by_op_class_names_is_told_of_ran_on() -> 
     hand = [r for r in rewrite(source)[1] if not r.new]
     assert [(r.line, r.written) for r in hand] == [(2, "'Gemv'"), (4, "'GpuGemm'")]
     assert all("modecfg.ran_on(f)" in r.why for r in hand)
+
+
+# -- each kind of statement, exactly (make mutate: the survivors of theano_names) -------------
+
+EXACT = [
+    # a module path whose new home is no module of pytensor: by hand, the import kept
+    ("import theano.compile.nanguardmode.NanGuardMode\n", "import theano.compile.nanguardmode.NanGuardMode\n", 1),  # noqa: E501
+    # `import theano.tensor` binds `pytensor` once rewritten: no second import for pytensor.shared
+    ("import theano.tensor\nx = theano.shared(1)\n", "import pytensor.tensor\nx = pytensor.shared(1)\n", 0),
+    # PyTensor's own from-import is left, and what follows it is still looked at
+    ("from pytensor import function\nimport theano\nx = theano.shared\n",
+     "from pytensor import function\nimport pytensor\nx = pytensor.shared\n", 0),
+    ("from pytensor.tensor import exp\nfrom theano.tensor.nnet import sigmoid\n",
+     "from pytensor.tensor import exp\nfrom pytensor.tensor import sigmoid\n", 0),
+    # other modules in the same import statement
+    ("import numpy, theano\nx = theano.shared(1)\n", "import numpy, pytensor\nx = pytensor.shared(1)\n", 0),
+    ("import pytensor, theano\nx = theano.shared(1)\n", "import pytensor, pytensor\nx = pytensor.shared(1)\n", 0),  # noqa: E501
+    # a chain through PyTensor under another name: PyTensor's own names stay
+    ("import pytensor as P\ny = P.tensor.nnet.sigmoid(x)\n", "import pytensor as P\ny = P.tensor.nnet.sigmoid(x)\n", 0),  # noqa: E501
+    # an assignment of a name that is not the module's: the module's uses are rewritten
+    ("import theano\nT = theano.tensor\nok = theano.shared\n",
+     "import pytensor\nT = pytensor.tensor\nok = pytensor.shared\n", 0),
+    # flags: an obsolete one by hand, a method of the config object rewritten
+    ("import theano\nx = theano.config.lib.cnmem\ny = theano.config.change_flags\n",
+     "import pytensor\nx = theano.config.lib.cnmem\ny = pytensor.config.change_flags\n", 1),
+    ("import theano\ntheano.sandbox.cuda.use('gpu')\n", "import pytensor\ntheano.sandbox.cuda.use('gpu')\n", 1),  # noqa: E501
+    # decorators, defaults, annotations and the return annotation are the enclosing scope's
+    ("import theano.tensor as T\n@T.nnet.sigmoid\ndef f(x: T.nnet.softplus = T.nnet.sigmoid, T=1) -> T.nnet.softplus:\n"  # noqa: E501
+     "    return T\n",
+     "import pytensor.tensor as T\n@T.sigmoid\ndef f(x: T.softplus = T.sigmoid, T=1) -> T.softplus:\n    return T\n", 0),  # noqa: E501
+    # a comprehension's own variable, used by its second loop
+    ("import theano.tensor as T\nys = [1 for T in range(3) for y in T.nnet.sigmoid(x)]\n",
+     "import pytensor.tensor as T\nys = [1 for T in range(3) for y in T.nnet.sigmoid(x)]\n", 0),
+    # a from-import over lines (a backslash), with a comment: the module alone is rewritten
+    ("from theano import tensor, \\\n    function\nx = tensor.nnet.sigmoid\n",
+     "from pytensor import tensor, \\\n    function\nx = tensor.sigmoid\n", 0),
+    ("from theano import function  # compile\nf = function\n", "from pytensor import function  # compile\nf = function\n", 0),  # noqa: E501
+    # a from-import whose names moved to two modules: one statement each, at its indentation
+    ("if True:\n    from theano.tensor.nnet import sigmoid, softmax\n",
+     "if True:\n    from pytensor.tensor import sigmoid\n    from pytensor.tensor.special import softmax\n", 0),  # noqa: E501
+    # no import at all, a comment first, a shebang and comments: the import after them
+    ("x = theano.tensor.nnet.sigmoid(1)\n", "import pytensor\nx = pytensor.tensor.sigmoid(1)\n", 0),
+    ("  # indented comment\nx = theano.tensor.nnet.sigmoid(1)\n",
+     "  # indented comment\nimport pytensor\nx = pytensor.tensor.sigmoid(1)\n", 0),
+    ("#!/usr/bin/env python\n# one\n# two\nx = theano.tensor.nnet.sigmoid(1)\n",
+     "#!/usr/bin/env python\n# one\n# two\nimport pytensor\nx = pytensor.tensor.sigmoid(1)\n", 0),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("source", "expected", "by_hand"), EXACT)
+def test_each_kind_of_statement_is_rewritten_exactly(source: str, expected: str, by_hand: int) -> None:
+    text, renames = rewrite(source)
+    assert text == expected
+    assert len([r for r in renames if not r.new]) == by_hand
+    assert rewrite(text)[0] == text
+
+
+def test_what_is_said_of_a_name_by_hand() -> None:
+    (hand,) = [r for r in rewrite("import theano.compile.nanguardmode.NanGuardMode\n")[1] if not r.new]
+    assert hand.why == "NanGuardMode is modecfg's (import it under its new name by hand)"
+    assert hand.written == "theano.compile.nanguardmode.NanGuardMode"
+    (gone,) = [r for r in rewrite("import theano\ntheano.sandbox.cuda.use('gpu')\n")[1] if not r.new]
+    assert (gone.written, gone.line, gone.column) == ("theano.sandbox.cuda.use", 2, 1)
+    assert gone.why == "the old GPU backend is gone: device=cuda runs graphs through JAX"
+    (mixed,) = rewrite("from theano.tensor.nnet import sigmoid, conv2d\n")[1]
+    assert mixed.new == "" and mixed.why == (
+        "theano.tensor.nnet was removed; convolutions: pytensor.tensor.conv.abstract_conv.conv2d: "
+        "sigmoid -> pytensor.tensor.sigmoid, conv2d -> (gone)"
+    )
+    (flag,) = [r for r in rewrite("import theano\nx = theano.config.lib.cnmem\n")[1] if not r.new]
+    assert (
+        flag.why.startswith("the flag lib.cnmem is obsolete: ") and flag.written == "theano.config.lib.cnmem"
+    )
