@@ -570,15 +570,16 @@ class _View:
         """Every flag PyTensor declares and modecfg does not (``gcc_version_str``) is read and
         set through ``modecfg.config`` too, as PyTensor's own parameter (issue 60: one
         configuration, every flag readable from both)."""
-        from modecfg.config.compat import lookup
+        from modecfg.config.compat import canonical
+        from modecfg.config.flags import FLAGS
         from modecfg.config.live import Config
 
         self.through: list[str] = []
         for name in list(self.params):
             if name.startswith("_") or name in self.answered or hasattr(Config, name):
                 continue
-            if lookup(name).flag is not None:  # modecfg's, under another spelling
-                continue
+            if canonical(name) in FLAGS:  # modecfg's, under PyTensor's spelling (no lookup: its
+                continue  # did-you-mean for an unknown name reads PyTensor's source, 60 ms)
             setattr(Config, name, PyTensorsFlag(name))
             self.through.append(name)
 
