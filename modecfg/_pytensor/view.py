@@ -165,8 +165,8 @@ class FlagParam(ConfigParam):  # type: ignore[misc]
         if original is None or (spec.objects is not None and spec.objects(value)):
             shown = value
         elif not pytensor_accepts(spec, value):
-            # a mode or linker PyTensor's filter does not know (CompareMode, per_graph) is one its
-            # get_mode and Mode find all the same: shown by its name
+            # a mode PyTensor's filter does not know (CompareMode, MonitorMode, ProfileMode) is one
+            # its get_mode finds all the same (the "mode table" patch): shown by its name
             shown = (
                 value if spec.name in _NAMES_PYTENSOR_FINDS and isinstance(value, str) else self.pytensors()
             )
@@ -230,8 +230,9 @@ def _param_holding(original: ConfigParam, value: Any) -> ConfigParam:
 
 
 # flags whose every name PyTensor's own code reaches through a table modecfg answers (the
-# "mode table" and "linker table" patches): shown by their names
-_NAMES_PYTENSOR_FINDS = frozenset(["mode", "linker"])
+# "mode table" patch): shown by their names. (linker=per_graph stays "auto" to PyTensor: its
+# get_mode("FAST_RUN") path and runtime-mode cache key on the linker name without the table.)
+_NAMES_PYTENSOR_FINDS = frozenset(["mode"])
 
 
 def _shares_table(obj: Any, param: FlagParam) -> bool:
