@@ -446,22 +446,18 @@ def _keep_aside(path: str, data: bytes, directory: str, info: os.stat_result) ->
         backup = f"{path}.bak" + (f".{n}" if n else "")
         if os.path.lexists(backup):
             continue
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
+        tmp = _temporary(path, data, directory, info)
         try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.chmod(tmp, stat.S_IMODE(info.st_mode))
-            with contextlib.suppress(OSError):  # only root may give a file away
-                os.chown(tmp, info.st_uid, info.st_gid)
             try:
                 os.link(tmp, backup)  # fails where the name was taken meanwhile: never replaces
             except FileExistsError:
                 continue
             except OSError:  # a file system without hard links: made new, never over a file
                 try:
-                    _write_new(backup, data, info)
+                    _write(
+                        os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL, stat.S_IMODE(info.st_mode)),
+                        data,
+                    )
                 except FileExistsError:
                     continue
         finally:
@@ -472,32 +468,39 @@ def _keep_aside(path: str, data: bytes, directory: str, info: os.stat_result) ->
     raise OSError(errno.EEXIST, f"{path}.bak and 9,999 more backup names are taken")
 
 
-def _write_new(path: str, data: bytes, info: os.stat_result) -> None:
-    """``data`` as a file ``path`` that does not exist yet (FileExistsError where it does)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, stat.S_IMODE(info.st_mode))
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-
-
 def _replace(path: str, data: bytes, directory: str, info: os.stat_result | None) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
+    tmp = _temporary(path, data, directory, info)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if info is not None:
-            os.chmod(tmp, stat.S_IMODE(info.st_mode))
-            with contextlib.suppress(OSError):  # only root may give a file away
-                os.chown(tmp, info.st_uid, info.st_gid)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
     _fsync_directory(directory)
+
+
+def _temporary(path: str, data: bytes, directory: str, info: os.stat_result | None) -> str:
+    """``data`` in a new temporary file beside ``path``, with ``info``'s mode and owner: its name."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
+    try:
+        _write(fd, data)
+        if info is not None:
+            os.chmod(tmp, stat.S_IMODE(info.st_mode))
+            with contextlib.suppress(OSError):  # only root may give a file away
+                os.chown(tmp, info.st_uid, info.st_gid)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return tmp
+
+
+def _write(fd: int, data: bytes) -> None:
+    """``data`` into the open file ``fd``, on the disk before it is closed."""
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
 
 
 def _fsync_directory(directory: str) -> None:
