@@ -342,18 +342,23 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ListComp, ast.
            ast.GeneratorExp)  # fmt: skip
 
 
+def _parameters(a: ast.arguments) -> list[ast.arg]:
+    return [arg for arg in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if arg]
+
+
+def _body(function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> list[ast.AST]:
+    return [*function.body] if isinstance(function.body, list) else [function.body]
+
+
 def _stored(scope: ast.AST) -> tuple[set[str], set[str]]:
     """The names ``scope`` binds itself other than by an import (parameters, assignments, loop
     and ``with`` targets, ...), and those it declares global or nonlocal; nested scopes apart."""
     bound: set[str] = set()
     declared: set[str] = set()
-    if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-        a = scope.args
-        bound |= {arg.arg for arg in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if arg}
     todo = list(ast.iter_child_nodes(scope))
     if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-        # decorators, defaults and annotations belong to the enclosing scope
-        todo = list(scope.body) if isinstance(scope.body, list) else [scope.body]
+        bound |= {arg.arg for arg in _parameters(scope.args)}
+        todo = _body(scope)  # decorators, defaults and annotations belong to the enclosing scope
     elif isinstance(scope, ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp):
         todo = [scope.elt] if not isinstance(scope, ast.DictComp) else [scope.key, scope.value]
         for comp in scope.generators:
@@ -403,11 +408,9 @@ def _bindings(tree: ast.Module, names: set[str]) -> tuple[set[int], set[int]]:
                     outer = [*a.defaults, *(d for d in a.kw_defaults if d is not None)]
                     if not isinstance(node, ast.Lambda):
                         outer += [*node.decorator_list, *([node.returns] if node.returns else [])]
-                        every = [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg]
-                        outer += [arg.annotation for arg in every if arg and arg.annotation]
+                        outer += [arg.annotation for arg in _parameters(a) if arg.annotation]
                     todo += outer
-                    body: list[ast.AST] = [*node.body] if isinstance(node.body, list) else [node.body]
-                    visit(body, inner)
+                    visit(_body(node), inner)
                 else:  # a comprehension: its first iterable is the enclosing scope's
                     todo.append(node.generators[0].iter)
                     rest = [*node.generators[0].ifs, node.generators[0].target, *node.generators[1:]]
