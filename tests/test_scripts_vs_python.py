@@ -17,7 +17,9 @@ import subprocess
 import sys
 import textwrap
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -106,6 +108,7 @@ SCRIPTS: dict[str, str] = {
 }
 
 ARGS = ["a", "--", "-x", "--flag=1", ""]
+SIDES = (("python", [sys.executable]), ("modecfg", [sys.executable, "-m", "modecfg", "run"]))
 
 
 def _normal(text: str, tmp: Path) -> str:
@@ -126,10 +129,7 @@ def _both(
     tmp_path: Path, name: str, body: str, how: list[str], args: list[str], env: dict[str, str] | None = None
 ) -> None:
     results = []
-    for side, command in (
-        ("python", [sys.executable]),
-        ("modecfg", [sys.executable, "-m", "modecfg", "run"]),
-    ):
+    for side, command in SIDES:
         place = tmp_path / side / "work"
         place.mkdir(parents=True)
         if body.startswith("# -*-"):
@@ -152,67 +152,66 @@ def test_pythonwarnings_is_honoured(tmp_path: Path, filters: str) -> None:
     _both(tmp_path, "warnings", SCRIPTS["warnings"], ["SCRIPT"], [], env)
 
 
-def test_a_module_keeps_every_argument(tmp_path: Path) -> None:
+def _side_by_side(tmp_path: Path, lay_out: Callable[[Path], list[str]]) -> tuple[Any, Any]:
+    """``lay_out`` makes the files in a fresh folder of each side and gives the words after the
+    command; each side runs there: python's result, modecfg's."""
     results = []
-    for side, command in (
-        ("python", [sys.executable]),
-        ("modecfg", [sys.executable, "-m", "modecfg", "run"]),
-    ):
+    for side, command in SIDES:
         place = tmp_path / side / "work"
-        (place / "pkg").mkdir(parents=True)
+        place.mkdir(parents=True)
+        results.append(_run([*command, *lay_out(place)], place))
+    return results[0], results[1]
+
+
+def test_a_module_keeps_every_argument(tmp_path: Path) -> None:
+    def lay_out(place: Path) -> list[str]:
+        (place / "pkg").mkdir()
         (place / "pkg" / "__init__.py").write_text("")
         (place / "pkg" / "tool.py").write_text(
             "import os, sys\n"
             "print(os.path.basename(sys.argv[0]), sys.argv[1:], sys.path[0] == os.getcwd(), __name__)\n"
         )
-        results.append(_run([*command, "-m", "pkg.tool", "x", "--", "y", "-m"], place))
-    assert results[0] == results[1]
-    assert "['x', '--', 'y', '-m']" in results[0][1]
+        return ["-m", "pkg.tool", "x", "--", "y", "-m"]
+
+    python, ours = _side_by_side(tmp_path, lay_out)
+    assert python == ours and "['x', '--', 'y', '-m']" in python[1]
 
 
 def test_a_symlinked_script_sees_its_real_directory_first(tmp_path: Path) -> None:
-    results = []
-    for side, command in (
-        ("python", [sys.executable]),
-        ("modecfg", [sys.executable, "-m", "modecfg", "run"]),
-    ):
-        place = tmp_path / side / "work"
-        (place / "real").mkdir(parents=True)
+    def lay_out(place: Path) -> list[str]:
+        (place / "real").mkdir()
         (place / "real" / "helper.py").write_text("WHERE = 'real'\n")
         (place / "real" / "s.py").write_text(
             "import os, sys, helper\n"
             "print(helper.WHERE, os.path.basename(sys.path[0]), __file__.endswith('s.py'))\n"
         )
         (place / "link.py").symlink_to(place / "real" / "s.py")
-        results.append(_run([*command, "link.py"], place))
-    assert results[0] == results[1]
-    assert results[0][1] == "real real False"  # __file__ is the link's path, sys.path[0] its target's
+        return ["link.py"]
+
+    python, ours = _side_by_side(tmp_path, lay_out)
+    assert python == ours
+    assert python[1] == "real real False"  # __file__ is the link's path, sys.path[0] its target's
 
 
 @pytest.mark.parametrize("kind", ["directory", "zip"])
 def test_a_directory_or_zip_with_a_main_runs_it(tmp_path: Path, kind: str) -> None:
-    results = []
-    for side, command in (
-        ("python", [sys.executable]),
-        ("modecfg", [sys.executable, "-m", "modecfg", "run"]),
-    ):
-        place = tmp_path / side / "work"
+    def lay_out(place: Path) -> list[str]:
         app = place / "app"
-        app.mkdir(parents=True)
+        app.mkdir()
         (app / "__main__.py").write_text(
             "import sys, helper\nprint('main of', helper.NAME, sys.argv[1:], __name__)\n"
         )
         (app / "helper.py").write_text("NAME = 'app'\n")
-        target = "app"
-        if kind == "zip":
-            with zipfile.ZipFile(place / "app.zip", "w") as z:
-                z.write(app / "__main__.py", "__main__.py")
-                z.write(app / "helper.py", "helper.py")
-            shutil.rmtree(app)
-            target = "app.zip"
-        results.append(_run([*command, target, "1", "--", "2"], place))
-    assert results[0] == results[1]
-    assert "main of app ['1', '--', '2'] __main__" in results[0][1]
+        if kind == "directory":
+            return ["app", "1", "--", "2"]
+        with zipfile.ZipFile(place / "app.zip", "w") as z:
+            z.write(app / "__main__.py", "__main__.py")
+            z.write(app / "helper.py", "helper.py")
+        shutil.rmtree(app)
+        return ["app.zip", "1", "--", "2"]
+
+    python, ours = _side_by_side(tmp_path, lay_out)
+    assert python == ours and "main of app ['1', '--', '2'] __main__" in python[1]
 
 
 def test_a_forked_childs_exit_leaves_the_parents_files(tmp_path: Path) -> None:
