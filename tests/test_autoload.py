@@ -299,3 +299,10 @@ def test_the_environments_own_sitecustomize_still_runs_under_modecfg_run(tmp_pat
     )
     done = _run([sys.executable, "-m", "modecfg", "run", str(script)], tmp_path, PYTHONPATH=str(own))
     assert done.stdout.strip() == "True", done.stderr
+
+
+def test_modecfg_run_dash_m_without_a_module_says_so(tmp_path: Path) -> None:
+    done = _run([sys.executable, "-m", "modecfg", "run", "-m"], tmp_path)
+    assert (
+        done.returncode == 2 and done.stderr == "error: -m needs a module name (modecfg run -m NAME ARGS)\n"
+    )

@@ -237,3 +237,16 @@ def test_non_ascii_text_before_a_name_on_its_line(name: str) -> None:
     source = f'label = "{name}"; f = theano.function\nimport theano\n'
     text, _ = rewrite(source)
     assert text == f'label = "{name}"; f = pytensor.function\nimport pytensor\n'
+
+
+def test_a_script_python_cannot_read_is_a_clear_error_and_stays_as_it_is(tmp_path: Path) -> None:
+    path = tmp_path / "bad.py"
+    raw = b"# -*- coding: no-such-codec -*-\nimport theano\n"
+    path.write_bytes(raw)
+    code, _, err = _migrate(str(path), "--write")
+    assert code == 2 and err.startswith(f"error: cannot read {path}: ") and "no-such-codec" in err
+    latin = tmp_path / "latin.py"
+    latin.write_bytes(b"name = '\xe9'\nimport theano\n")  # no cookie: not UTF-8, as Python refuses it
+    code, _, err = _migrate(str(latin), "--write")
+    assert code == 2 and err.startswith(f"error: cannot read {latin}: ")
+    assert path.read_bytes() == raw and not list(tmp_path.glob("*.bak*"))
