@@ -249,4 +249,8 @@ def test_a_script_python_cannot_read_is_a_clear_error_and_stays_as_it_is(tmp_pat
     latin.write_bytes(b"name = '\xe9'\nimport theano\n")  # no cookie: not UTF-8, as Python refuses it
     code, _, err = _migrate(str(latin), "--write")
     assert code == 2 and err.startswith(f"error: cannot read {latin}: ")
+    nul = tmp_path / "nul.py"
+    nul.write_bytes(b'import theano\nx = "\0"\n')
+    code, _, err = _migrate(str(nul), "--write")
+    assert code == 2 and err.startswith(f"error: {nul}: not Python 3 (") and ":None" not in err
     assert path.read_bytes() == raw and not list(tmp_path.glob("*.bak*"))

@@ -190,7 +190,8 @@ def _migrate_script(path: str, write: bool, out: TextIO, err: TextIO) -> int:
     try:
         text, renames = rewrite(source)
     except SyntaxError as exc:
-        raise _Failed(f"{path}:{exc.lineno}: not Python 3 ({exc.msg}): nothing to migrate") from None
+        where = f"{path}:{exc.lineno}" if exc.lineno else path
+        raise _Failed(f"{where}: not Python 3 ({exc.msg}): nothing to migrate") from None
     if not renames:
         out.write(f"{path}: no Theano or Aesara name to change\n")
         return 0
