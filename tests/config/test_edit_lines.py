@@ -532,3 +532,56 @@ def test_without_hard_links_a_backup_is_still_never_written_over_a_file(
     assert done.backup == f"{rc}.bak.1" and (tmp_path / "rc.bak").read_text() == "mine\n"
     assert (tmp_path / "rc.bak.1").read_text() == "[global]\nfloatX = float64\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["rc", "rc.bak", "rc.bak.1"]
+
+
+def test_a_backup_name_taken_meanwhile_moves_on_to_the_next(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another writer takes rc.bak between the look and the link: the next name is used."""
+    rc = _rc(tmp_path, "[global]\nfloatX = float64\n")
+    real_link = os.link
+
+    def taken_once(src: str, dst: str) -> None:
+        if dst.endswith(".bak"):
+            Path(dst).write_text("theirs\n")
+            raise FileExistsError(dst)
+        real_link(src, dst)
+
+    monkeypatch.setattr(edit.os, "link", taken_once)
+    done = set_flag("floatX", "float32", str(rc))
+    assert done.backup == f"{rc}.bak.1" and (tmp_path / "rc.bak").read_text() == "theirs\n"
+
+
+def test_without_hard_links_the_backup_keeps_the_files_mode_and_a_race_moves_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rc = _rc(tmp_path, "[global]\nfloatX = float64\n")
+    rc.chmod(0o640)
+    real_open = os.open
+
+    def no_links(src: str, dst: str) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    def taken_once(path: str, flags: int, mode: int = 0o777) -> int:
+        if str(path).endswith(".bak") and flags & os.O_EXCL:
+            Path(path).write_text("theirs\n")
+            raise FileExistsError(path)
+        return real_open(path, flags, mode)
+
+    monkeypatch.setattr(edit.os, "link", no_links)
+    monkeypatch.setattr(edit.os, "open", taken_once)
+    done = set_flag("floatX", "float32", str(rc))
+    assert done.backup == f"{rc}.bak.1" and (tmp_path / "rc.bak").read_text() == "theirs\n"
+    assert ((tmp_path / "rc.bak.1").stat().st_mode & 0o777) == 0o640
+
+
+def test_when_every_backup_name_is_taken_nothing_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rc = _rc(tmp_path, "[global]\nfloatX = float64\n")
+    monkeypatch.setattr(edit.os.path, "lexists", lambda path: True)
+    with pytest.raises(
+        modecfg.RcFileError, match=r"cannot write .*rc \(.*9,999 more backup names are taken\)"
+    ):
+        set_flag("floatX", "float32", str(rc))
+    assert rc.read_text() == "[global]\nfloatX = float64\n"
