@@ -9,7 +9,6 @@ that no test directs elsewhere go there too.
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,18 +19,6 @@ ROOT = Path(__file__).resolve().parent.parent
 # `make mutate` runs the suite from a copy of the tree (mutants/): it shares the real tree's caches.
 CACHE = Path(os.environ.get("MODECFG_TEST_CACHE", ROOT / ".cache"))
 COMPILEDIR = CACHE / "pytensor"
-if "MUTANT_UNDER_TEST" in os.environ:
-    # mutmut forks each mutant's run from the process that ran the whole suite; the threads
-    # that JAX's runtime and Dask's event loop started there do not survive a fork (a forked
-    # call waits for them forever). Under `make mutate` both count as not installed, and the
-    # tests that need them skip.
-    for _module in ("jax", "distributed"):
-        sys.modules.setdefault(_module, None)  # type: ignore[arg-type]
-if os.environ.get("MUTANT_UNDER_TEST") == "stats":
-    # mutmut's test-to-function mapping run: a Python started by a test would try to record its
-    # calls too and fail outside the tree; it runs the code as written (mutants it does see).
-    del os.environ["MUTANT_UNDER_TEST"]
-
 for _var in (*ENV_FLAG_VARS, *RC_PATH_VARS):
     os.environ.pop(_var, None)
 os.environ["MODECFGRC"] = ""  # set but empty: no rc files at all, not even ~/.theanorc
@@ -46,6 +33,15 @@ os.environ.setdefault("NUMBA_CACHE_DIR", str(CACHE / "numba"))
 os.environ["XDG_CACHE_HOME"] = str(CACHE / "xdg")
 # The dump key that signs the suite's dumps: the repository's, not the developer's ~/.config.
 os.environ["XDG_CONFIG_HOME"] = str(CACHE / "xdg-config")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """mutmut's test-to-function mapping run: a Python started by a test would try to record its
+    calls too and fail outside the tree; it runs the code as written (the mutants it does see).
+    The mapping itself reads mutmut's own copy of the name. A hook, not import-time code: under
+    mutmut's fork server this module was imported before the run began."""
+    if os.environ.get("MUTANT_UNDER_TEST") == "stats":
+        del os.environ["MUTANT_UNDER_TEST"]
 
 
 @pytest.fixture(autouse=True)

@@ -21,7 +21,7 @@ def test_mutmut_mutates_exactly_the_modules_the_report_scores() -> None:
 
 def test_every_equivalent_mutant_is_named_quoted_and_explained() -> None:
     entries = mutate.read_equivalents()
-    prefixes = tuple(mutate.dotted(path) + "." for path in mutate.MODULES.values())
+    prefixes = tuple(mutate.names_of(path) for path in mutate.MODULES.values())
     assert all(name.startswith(prefixes) and "__mutmut_" in name for name in entries)
     assert all(len(entry.why.split()) >= 4 for entry in entries.values())  # a reason, not a shrug
 
@@ -217,5 +217,14 @@ def test_the_modules_asked_run_in_one_mutmut_run(monkeypatch: pytest.MonkeyPatch
     mutate.run(["auto", "store"], 2, {"auto": None, "store": ["modecfg.config.store.x_a__mutmut_1"]})
     (args,) = calls
     assert args[args.index("run") + 1 :] == [
-        "--max-children", "2", "modecfg.linkers.auto.*", "modecfg.config.store.x_a__mutmut_1",
+        "--max-children", "2", "modecfg.linkers.auto.x*", "modecfg.config.store.x_a__mutmut_1",
     ]  # fmt: skip
+
+
+def test_a_package_s_own_mutants_are_told_from_its_submodules() -> None:
+    own, sub = "modecfg.cli.x_main__mutmut_1", "modecfg.cli.cache.x_show__mutmut_1"
+    assert mutate.dotted("modecfg/cli/__init__.py") == "modecfg.cli"
+    assert own.startswith(mutate.names_of("modecfg/cli/__init__.py"))
+    assert not sub.startswith(mutate.names_of("modecfg/cli/__init__.py"))
+    assert sub.startswith(mutate.names_of("modecfg/cli/cache.py"))
+    assert "modecfg_autoload.xǁA·ǁb__mutmut_2".startswith(mutate.names_of("modecfg_autoload.py"))

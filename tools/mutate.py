@@ -69,6 +69,18 @@ MODULES = {
     "search": "modecfg/modes/search.py",
     "theano_names": "modecfg/theano_names.py",
     "migrate": "modecfg/config/migrate.py",
+    "cli": "modecfg/cli/__init__.py",
+    "cli_cache": "modecfg/cli/cache.py",
+    "cli_common": "modecfg/cli/common.py",
+    "cli_config": "modecfg/cli/config.py",
+    "cli_machine": "modecfg/cli/machine.py",
+    "running": "modecfg/cli/running.py",
+    "scripts": "modecfg/scripts.py",
+    "autoload": "modecfg/autoload.py",
+    "autoload_pth": "modecfg_autoload.py",
+    "html": "modecfg/profiles/html.py",
+    "report": "modecfg/profiles/report.py",
+    "enforce": "modecfg/checks/enforce.py",
 }
 
 # mutmut's exit codes (mutmut.stats.status_by_exit_code) as this report counts them.
@@ -78,7 +90,14 @@ TYPE_CHECKED = 37
 
 
 def dotted(path: str) -> str:
-    return path.removesuffix(".py").replace("/", ".")
+    """The module's name as mutmut's mutant names start (a package's ``__init__`` is the package)."""
+    return path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+
+
+def names_of(path: str) -> str:
+    """The beginning of every mutant name of the module at ``path``, and of no other module's: a
+    package's submodules share its name, but its own functions are ``x_...`` or ``xǁ...``."""
+    return dotted(path) + ".x"
 
 
 @dataclass(frozen=True)
@@ -174,7 +193,7 @@ def score(module: str, equivalents: dict[str, Equivalent], problems: list[str]) 
             result.untested.append(name)
         else:
             result.survivors.append(name)
-    prefix = dotted(MODULES[module]) + "."
+    prefix = names_of(MODULES[module])
     problems += [f"{name}: listed as equivalent, no such mutant" for name in equivalents
                  if name.startswith(prefix) and name not in codes]  # fmt: skip
     return result
@@ -288,7 +307,7 @@ def run(modules: list[str], jobs: int, names: dict[str, list[str] | None]) -> fl
     subprocess.run(
         [sys.executable, "-m", "mutmut", "run", "--max-children", str(jobs),
          *(name for module in modules
-           for name in (names[module] or [dotted(MODULES[module]) + ".*"]))],
+           for name in (names[module] or [names_of(MODULES[module]) + "*"]))],
         cwd=ROOT,
         env=env,
         check=True,
