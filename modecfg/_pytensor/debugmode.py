@@ -17,6 +17,14 @@ DebugMode compares float32 (and complex64) results with PyTensor's own "sloppy" 
 tolerances (atol 1e-4, rtol 1e-3; looser ones if ``tensor.cmp_sloppy`` set them), through
 the per-variable ``tag.values_eq_approx`` that DebugMode honours; float64 is unchanged.
 
+In-place operations that allocate: DebugMode logs ``Optimization Warning: input idx 0 marked as
+destroyed was not changed for node 'Gemv{inplace}(...)'`` where an operation declared to overwrite
+an input wrote its result to new memory instead (PyTensor's Python ``Gemv``, through scipy's
+``gemv``, does so). Plain PyTensor's DebugMode prints the same lines; the values are checked all the
+same. modecfg's DebugMode says once a process, on the ``modecfg.debugmode`` logger, what the
+lines mean and how to turn them off; PyTensor's lines are kept as they are. (Where the numpy 2 fix
+is not needed, PyTensor's ``make_all`` runs as it is, without the note.)
+
 Stabilising rewrites: PyTensor rewrites ``log1p(-sigmoid(x))`` into ``-softplus(x)`` so that
 the result is finite where the expression as written overflows to ``-inf``. DebugMode
 compared the two and called the better value a ``BadOptimization``: the tutorial's
@@ -159,17 +167,54 @@ def rename_attribute(code: types.CodeType, old: str, new: str) -> tuple[types.Co
     return code.replace(co_consts=tuple(consts), co_names=names), changed
 
 
+NOT_REUSED = (
+    "the 'Optimization Warning: input idx N marked as destroyed was not changed' lines are PyTensor's "
+    "DebugMode noting that an operation declared in place (%s) wrote its result to new memory in its "
+    "%s implementation instead of overwriting its input. Its values are checked all the same, and "
+    "plain PyTensor's DebugMode prints the same lines: it costs memory, not correctness. "
+    "DebugMode__warn_input_not_reused=False turns them off. (Said once.)"
+)
+_EXPLAINED: list[bool] = []  # [True] once NOT_REUSED has been said in this process
+
+
+def _new_memory(node: Any, storage_map: Any) -> bool:
+    """Whether PyTensor's ``_check_inputs`` will say of ``node`` that an input marked as destroyed
+    was not changed (the output it declares in place is not that input's storage)."""
+    if isinstance(node.op, _dm.OutputGuard):
+        return False
+    return any(
+        storage_map[node.outputs[out]][0] is not storage_map[node.inputs[ins[0]]][0]
+        for out, ins in node.op.destroy_map.items()
+    )
+
+
+def check_inputs(node: Any, storage_map: Any, *args: Any, **kwargs: Any) -> Any:
+    """PyTensor's ``_check_inputs`` as DebugMode's linker calls it, followed, the first time it
+    says an in-place input was not changed, by what that means (:data:`NOT_REUSED`)."""
+    explain = not _EXPLAINED and kwargs.get("warn_input_not_reused", True) and _new_memory(node, storage_map)
+    result = _dm._check_inputs(node, storage_map, *args, **kwargs)
+    if explain:
+        import logging
+
+        _EXPLAINED.append(True)
+        where = "Python" if kwargs.get("perform") == "py" else "compiled"
+        logging.getLogger("modecfg.debugmode").warning(NOT_REUSED, node.op, where)
+    return result
+
+
 def _fixed_make_all() -> Any:
-    """PyTensor's ``_Linker.make_all`` reading ``fill`` for ``itemset``, or None if not needed."""
+    """PyTensor's ``_Linker.make_all`` reading ``fill`` for ``itemset`` and calling
+    :func:`check_inputs`, or None if not needed."""
     if hasattr(np.ndarray, "itemset"):  # numpy 1: nothing to fix
         return None
     make_all = _dm._Linker.make_all
     code, changed = rename_attribute(make_all.__code__, "itemset", "fill")
     if changed != 1:  # not the code this fix was written for: leave it alone
         return None
-    fixed = types.FunctionType(
-        code, make_all.__globals__, make_all.__name__, make_all.__defaults__, make_all.__closure__
-    )
+    # its module's names as they are now, ``_check_inputs`` the one that explains (PyTensor's module
+    # itself untouched)
+    names = {**make_all.__globals__, "_check_inputs": check_inputs}
+    fixed = types.FunctionType(code, names, make_all.__name__, make_all.__defaults__, make_all.__closure__)
     fixed.__kwdefaults__ = make_all.__kwdefaults__
     fixed.__qualname__ = make_all.__qualname__
     return fixed

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 import types
 import warnings
+from typing import Any
 
 import numpy as np
 import pytest
@@ -139,6 +140,70 @@ def test_debugmode_still_catches_a_rewrite_that_changes_finite_values() -> None:
     assert not compare(np.array([3.0e35, 2.0]), np.array([3.0e35, np.nan]))  # far from float64's edge
     assert compare(np.float32(np.inf), np.float32(1.0))  # a 0-d result as a numpy scalar
     assert not compare(np.float32(2.0), np.float32(1.0))
+
+
+def _descent(mode: Any, name: str) -> Any:
+    """One step of a least-squares descent: PyTensor makes its products Gemv{inplace}."""
+    x, y = pt.matrix("x"), pt.vector("y")
+    w = pytensor.shared(np.zeros(5), name=name)
+    cost = ((pt.sigmoid(x @ w) - y) ** 2).mean()
+    step = pytensor.function([x, y], cost, updates=[(w, w - 0.1 * pytensor.grad(cost, w))], mode=mode)
+    rng = np.random.default_rng(0)
+    for _ in range(2):
+        step(rng.normal(size=(8, 5)), rng.normal(size=8))
+    return w
+
+
+def test_debugmodes_in_place_note_is_plain_pytensors_and_explained_once(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 60: 'input idx 0 marked as destroyed was not changed for node Gemv{inplace}' twice,
+    with no word of whether it matters. PyTensor's own DebugMode prints the same lines; modecfg's
+    keeps them and says once what they mean."""
+    import logging
+
+    from pytensor.compile.debug.debugmode import DebugMode
+
+    from modecfg._pytensor import debugmode
+
+    if not debugmode.fix_in_place():
+        pytest.skip("PyTensor's make_all runs as it is here (numpy 1)")
+    monkeypatch.setattr(debugmode, "_EXPLAINED", [])
+    with caplog.at_level(logging.WARNING), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain = _descent(DebugMode(), "w_plain")  # PyTensor's class, untouched
+        ours = _descent("DebugMode", "w_ours")
+        _descent("DebugMode", "w_again")
+    said = [(r.name, r.getMessage()) for r in caplog.records]
+    lines = [text for logger, text in said if logger.startswith("pytensor") and "marked as destroyed" in text]
+    assert lines  # the graph does make PyTensor say it
+    assert [t for t in lines if "w_plain" in t] == [
+        t.replace("w_ours", "w_plain") for t in lines if "w_ours" in t
+    ]
+    notes = [text for logger, text in said if logger == "modecfg.debugmode"]
+    assert len(notes) == 1, notes  # once a process, not once a line or a function
+    assert "Gemv{inplace}" in notes[0] and "Python implementation" in notes[0]
+    assert "DebugMode__warn_input_not_reused=False turns them off" in notes[0]
+    assert np.array_equal(plain.get_value(), ours.get_value())  # the values as PyTensor's DebugMode's
+
+
+def test_debugmode_says_nothing_of_in_place_inputs_when_told_not_to(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import logging
+
+    from modecfg._pytensor import debugmode
+
+    monkeypatch.setattr(debugmode, "_EXPLAINED", [])
+    with (
+        caplog.at_level(logging.WARNING),
+        warnings.catch_warnings(),
+        modecfg.config.override(DebugMode__warn_input_not_reused=False),
+    ):
+        warnings.simplefilter("ignore")
+        _descent("DebugMode", "w_quiet")
+    assert not [r for r in caplog.records if "destroyed" in r.getMessage()]
+    assert debugmode._EXPLAINED == []
 
 
 def test_pytensors_own_debugmode_is_left_as_it_is() -> None:
