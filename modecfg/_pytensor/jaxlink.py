@@ -9,7 +9,13 @@ PyTensor's ``JITLinker.make_all`` builds a JAX function's single thunk; modecfg'
   holds a float64 (or complex128) variable, so a float64 the graph asks for is computed in
   float64 (PyTensor's JAX dispatch sets x64 once per process from floatX at its first import
   and truncates silently otherwise); off for a float32 graph, which stays float32 throughout;
-  and the ``matmul_precision`` flag's precision (JAX's default on NVIDIA GPUs is TF32). Outputs
+  and the ``matmul_precision`` flag's precision (JAX's default on NVIDIA GPUs is TF32), set
+  *inside* the function JAX traces (:func:`traced_with`), so that its products carry it in the
+  compiled program and a call enters no context for it. A context is entered at a call only
+  where JAX's state in that thread differs from the function's (x64, for a float64 graph while
+  JAX's x64 is off; the precision, where PyTensor's linker cannot take the traced form). A
+  call made inside the user's own ``jax.default_matmul_precision`` context traces once more (JAX
+  keys its cache by that context) and computes with the function's precision all the same. Outputs
   come back in the dtypes the graph declares (PyTensor's JAX reductions return their
   accumulator's dtype under x64). JAX's process-wide x64 is left as it is (PyTensor set it
   at its import; the user's own ``jax.config.update`` stands).
@@ -104,6 +110,34 @@ def pinned(x64_on: bool, precision: str) -> Iterator[None]:
     x64, matmul = _contexts()
     with x64(x64_on), matmul(PRECISIONS[precision]):
         yield
+
+
+def traced_with(precision: str, fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` with JAX's matmul precision ``precision``: jitted as
+    ``functools.partial(traced_with, precision, fn)``, the products traced carry it."""
+    _, matmul = _contexts()
+    with matmul(precision):
+        return fn(*args)
+
+
+def _jit_with(jit_compile: Callable[[Any], Any], precision: str, fn: Callable[..., Any]) -> Any:
+    return jit_compile(functools.partial(traced_with, precision, fn))
+
+
+@contextlib.contextmanager
+def _precision_traced(linker: Any, precision: str) -> Iterator[bool]:
+    """For the ``make_all`` of this block, ``linker`` jits its graph's function with the precision
+    set inside it (its instance's ``jit_compile`` for the block, taken away after: nothing stays on
+    the linker); whether it does (PyTensor's linker has a ``jit_compile`` to wrap)."""
+    own = getattr(type(linker), "jit_compile", None)
+    if not callable(own) or "jit_compile" in vars(linker):
+        yield False
+        return
+    linker.jit_compile = functools.partial(_jit_with, own.__get__(linker), PRECISIONS[precision])
+    try:
+        yield True
+    finally:
+        del linker.jit_compile
 
 
 _WIDE = frozenset(["float64", "complex128"])
@@ -287,8 +321,9 @@ class Resident:
 
     def __getitem__(self, index: int) -> Any:
         value = self.storage[index]
-        if self.current(value):
-            return self.copy.on_device
+        copy = self.copy  # current(value), inline: read at every call of the function
+        if value is copy.host and copy.private and copy.device is self.device and copy.x64 is self.x64:
+            return copy.on_device
         if not isinstance(value, np.ndarray):
             return value  # a device array (an update), or what PyTensor passes on as it is
         private = _private(self.storage, self.copy, self.container)
@@ -346,8 +381,10 @@ class DeviceThunk:
     is the thunk's."""
 
     def __init__(self, thunk: Any, device: Any, x64_on: bool, precision: str, residents: list[Resident],
-                 inputs: list[Any], dtypes: list[str | None]) -> None:  # fmt: skip
+                 inputs: list[Any], dtypes: list[str | None], traced: bool = False) -> None:  # fmt: skip
         self.thunk = thunk
+        # the precision is in the traced function (:func:`traced_with`): JAX's own state needs none
+        self.traced = traced
         self.device = device
         self.x64 = x64_on
         self.precision = precision
@@ -356,6 +393,7 @@ class DeviceThunk:
         self.dtypes = dtypes  # each output's declared dtype (None: not a tensor)
         self.casts: list[tuple[list[Any], str]] = []  # outputs JAX returns in another dtype
         self.profiled = False
+        self.steady = False  # the first call made, no output to cast, not timed: the thunk alone
         self.stats: dict[str, Any] = {
             "device": describe_device(device),
             "precision": precision,
@@ -375,12 +413,21 @@ class DeviceThunk:
         return getattr(self.thunk, name)
 
     def __call__(self) -> Any:
+        jax_config = _config()
+        same_x64 = jax_config.jax_enable_x64 is self.x64
+        same_precision = (
+            self.traced
+            or (jax_config.jax_default_matmul_precision or "default") == PRECISIONS[self.precision]
+        )  # JAX's unset precision is its "default"
+        if same_x64 and same_precision:
+            # JAX's state in this thread is what the function needs already: no context to enter
+            return self.thunk() if self.steady else self._run()
         x64, matmul = _contexts()
-        with matmul(PRECISIONS[self.precision]):
-            if _config().jax_enable_x64 is self.x64:  # JAX's x64 is the function's already: the
-                return self._run()  # same trace and cache entry, without a context to enter
-            with x64(self.x64):
-                return self._run()
+        with (
+            contextlib.nullcontext() if same_precision else matmul(PRECISIONS[self.precision]),
+            contextlib.nullcontext() if same_x64 else x64(self.x64),
+        ):
+            return self._run()
 
     def _run(self) -> Any:
         if self.stats["first_call"] is None:
@@ -415,6 +462,7 @@ class DeviceThunk:
             for storage, dtype in zip(self.thunk.outputs, self.dtypes, strict=True)
             if dtype is not None and is_device_array(storage[0]) and str(storage[0].dtype) != dtype
         ]
+        self.steady = not self.casts and not self.profiled
         return result
 
     def _timed(self) -> Any:
@@ -456,6 +504,7 @@ class DeviceThunk:
         """Function.__call__ asks after each profiled call: from now on every call is timed,
         and the profile holds the device's figures (a plain dict: it pickles anywhere)."""
         self.profiled = True
+        self.steady = False
         setattr(profile, marks.PROFILE_DEVICE, dict(self.stats, shared_sent=dict(self.stats["shared_sent"])))
 
 
@@ -467,7 +516,7 @@ def link(linker: Any, make_all: Callable[..., Any], *args: Any, **kwargs: Any) -
 
     precision = str(config.matmul_precision)
     x64_on = needs_x64(linker.fgraph)
-    with pinned(x64_on, precision):
+    with pinned(x64_on, precision), _precision_traced(linker, precision) as traced:
         fn, inputs, outputs, thunks, nodes = make_all(linker, *args, **kwargs)
     device = _target()
     residents = []
@@ -485,7 +534,7 @@ def link(linker: Any, make_all: Callable[..., Any], *args: Any, **kwargs: Any) -
             plain.append(storage)
     _place_all(residents)
     dtypes = [getattr(out.type, "dtype", None) for out in linker.fgraph.outputs]
-    thunk = DeviceThunk(fn, device, x64_on, precision, residents, plain, dtypes)
+    thunk = DeviceThunk(fn, device, x64_on, precision, residents, plain, dtypes, traced)
     if hooks.jax_linked is not None:
         hooks.jax_linked()  # inputs given as JAX arrays are used where they are (patch "device inputs")
     return thunk, inputs, outputs, thunks, nodes

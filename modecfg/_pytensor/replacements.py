@@ -627,10 +627,18 @@ def validate_inputs(self: Any, validate: Any, args: Any, kwargs: Any) -> Any:
     """``Function._validate_inputs``: a JAX function's inputs given as JAX arrays of the input's
     dtype are passed on as they are (PyTensor's check would copy them to the host and back).
     PyTensor checks everything else: the arrays stand in as zero-strided numpy views."""
-    from modecfg._pytensor.jaxlink import DeviceThunk, is_device_array, takes_as_is
-
-    if type(self.vm) is not DeviceThunk:
+    # at every call of every function once a JAX function is linked: what decides comes first
+    jaxlink = sys.modules.get("modecfg._pytensor.jaxlink")
+    if jaxlink is None or type(self.vm) is not jaxlink.DeviceThunk:
         return validate(self, args, kwargs)
+    array = sys.modules["jax"].Array
+    for arg in args:
+        if isinstance(arg, array):
+            break
+    else:
+        return validate(self, args, kwargs)
+    from modecfg._pytensor.jaxlink import is_device_array, takes_as_is
+
     kept = {
         i: arg
         for i, (container, arg) in enumerate(zip(self.input_storage, args, strict=False))

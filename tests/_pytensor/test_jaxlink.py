@@ -334,6 +334,14 @@ def test_the_matmul_precision_flag_is_what_xla_compiles(flag: str, lowered: str)
     text = jaxlink.lowered(f, np.ones((4, 4), dtype="float32"))
     assert re.search(rf"precision = \[{lowered}, {lowered}\]", text), text
     assert jax.config.jax_default_matmul_precision is None  # the user's own JAX code is left alone
+    # the precision is in the function JAX traces, not in a context each call enters (issue 62):
+    # jitted outside any context, the program still carries it
+    alone = f.vm.thunk.jit_fn.lower(np.ones((4, 4), dtype="float32")).as_text()
+    assert re.search(rf"precision = \[{lowered}, {lowered}\]", alone), alone
+    assert f.vm.traced
+    assert "jit_compile" not in vars(f.maker.linker)  # nothing left on PyTensor's linker
+    again = pickle.loads(pickle.dumps(f))
+    assert np.array_equal(again(np.eye(4, dtype="float32")), f(np.eye(4, dtype="float32")))
 
 
 def test_the_users_own_x64_setting_survives_later_compiles() -> None:
