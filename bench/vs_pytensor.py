@@ -1,0 +1,340 @@
+"""modecfg beside plain PyTensor, in one table: what a PyTensor user pays for importing it.
+
+    python bench/vs_pytensor.py [--rounds 5] [--only import,read,calls,compile,nanguard,per_graph]
+
+Every figure comes from fresh interpreters, one that imports modecfg and one that never does,
+alternated round after round (the machine drifts; a process where modecfg was uninstalled is
+not plain PyTensor). Each row prints plain PyTensor's median, modecfg's, and the median of the
+rounds' own ratios (modecfg / plain) with their spread (lowest-highest): a ratio inside its
+spread of 1.00 is no difference this machine can show.
+
+Rows:
+
+* ``import``: ``import pytensor`` against ``import pytensor, modecfg`` (the whole process, wall
+  and CPU; bytecode cached). Goal 1.05x.
+* ``read``, ``scope``: ``pytensor.config.floatX`` and ``with pytensor.config.change_flags(
+  floatX="float32"): pass`` in each process. Goal: never slower beyond the spread.
+* ``call <linker>``: a small function (``x * 2 + 1``, 10 float32 values) compiled by
+  ``pytensor.function(..., mode=Mode(linker=...))`` and called: what the user wrote, in both.
+  Goal: within the spread; jax 1.05x.
+* ``compile <model>``: ``pytensor.function`` plus the first call of four models (logistic
+  regression, MLP, scan RNN, a PyMC-like hierarchical logp with its gradient) in PyTensor's
+  default mode, warm caches.
+* ``nanguard <dtype>``: the Theano tutorial's exercise (400 x 784) per step under modecfg's
+  NanGuardMode over modecfg's FAST_RUN (goal 1.3x), with PyTensor's own guard over PyTensor's
+  default beside it.
+* ``per_graph <workload>``: ``linker=per_graph``'s step over the best CPU linker's (cvm or
+  numba) on each workload of ``bench/workloads.py`` (goal 1.15x); the linker it chose in brackets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.workloads import WORKLOADS  # noqa: E402
+
+SECTIONS = ("import", "read", "calls", "compile", "nanguard", "per_graph")
+
+# A child's last line of output is a JSON number (seconds) or object.
+READ = """
+import timeit, json
+import pytensor
+{imports}
+c = pytensor.config
+c.floatX
+n = 200_000
+print(json.dumps(min(timeit.repeat("c.floatX", globals=globals(), number=n, repeat=7)) / n))
+"""
+
+SCOPE = """
+import timeit, json
+import pytensor
+{imports}
+c = pytensor.config
+stmt = "with c.change_flags(floatX='float32'): pass"
+n = 20_000
+print(json.dumps(min(timeit.repeat(stmt, globals=globals(), number=n, repeat=7)) / n))
+"""
+
+CALL = """
+import json, time, warnings
+warnings.simplefilter("ignore")
+import numpy as np
+import pytensor, pytensor.tensor as pt
+from pytensor.compile.mode import Mode
+{imports}
+x = pt.vector("x", dtype="float32")
+f = pytensor.function([x], x * 2 + 1, mode=Mode(linker={linker!r}, optimizer="fast_run"))
+d = np.arange(10, dtype="float32")
+for _ in range(2000):
+    f(d)
+best = []
+for _ in range(9):
+    t = time.perf_counter()
+    for _ in range(2000):
+        f(d)
+    best.append((time.perf_counter() - t) / 2000)
+print(json.dumps(min(best)))
+"""
+
+COMPILE = """
+import json, time, warnings
+warnings.simplefilter("ignore")
+import numpy as np
+import pytensor, pytensor.tensor as pt
+{imports}
+{workload}
+start = time.perf_counter()
+fn = pytensor.function(inputs, outputs, updates=updates)
+fn(*args)
+print(json.dumps(time.perf_counter() - start))
+"""
+
+# The exercise as the tutorial writes it, in floatX; both sides build it with pytensor.function.
+EXERCISE = """
+import json, time, warnings
+warnings.simplefilter("ignore")
+import numpy as np
+import pytensor, pytensor.tensor as pt
+{imports}
+dtype = {dtype!r}
+rng = np.random.default_rng(0)
+data = (rng.standard_normal((400, 784)).astype(dtype), rng.integers(0, 2, 400).astype(dtype))
+def build(mode):
+    x, y = pt.matrix("x", dtype=dtype), pt.vector("y", dtype=dtype)
+    w = pytensor.shared(rng.standard_normal(784).astype(dtype) * 0.01, name="w")
+    b = pytensor.shared(np.asarray(0.0, dtype=dtype), name="b")
+    p_1 = 1 / (1 + pt.exp(-pt.dot(x, w) - b))
+    xent = -y * pt.log(p_1) - (1 - y) * pt.log(1 - p_1)
+    cost = xent.mean() + 0.01 * (w ** 2).sum()
+    gw, gb = pytensor.grad(cost, [w, b])
+    lr = np.asarray(0.1, dtype=dtype)
+    return pytensor.function([x, y], [p_1 > 0.5, xent], updates=[(w, w - lr * gw), (b, b - lr * gb)],
+                             mode=mode)
+modes = {{"default": None, "guard": "NanGuardMode"}}
+fns = {{k: build(m) for k, m in modes.items()}}
+times = {{k: [] for k in fns}}
+for f in fns.values():
+    for _ in range(20):
+        f(*data)
+for _ in range(15):
+    for k, f in fns.items():
+        t = time.perf_counter()
+        for _ in range(20):
+            f(*data)
+        times[k].append((time.perf_counter() - t) / 20)
+print(json.dumps({{k: min(v) for k, v in times.items()}}))
+"""
+
+Child = Callable[[str], str]  # the imports line -> the child's code
+
+
+def environment(cache: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith(("_FLAGS", "RC"))}
+    env.update(
+        PYTHONPATH=str(ROOT),
+        MODECFGRC="",
+        PYTENSORRC=os.devnull,
+        PYTENSOR_FLAGS=f"base_compiledir={cache / 'pytensor'}",
+        MODECFG_FLAGS=f"base_compiledir={cache / 'pytensor'}",
+        NUMBA_CACHE_DIR=str(cache / "numba"),
+    )
+    return env
+
+
+def child(code: str, env: dict[str, str]) -> tuple[object, float, float]:
+    """Run ``code`` in a fresh interpreter: its last line (JSON), its wall and CPU seconds."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["?"])[-1]
+        raise RuntimeError(f"a child failed: {last}")
+    lines = proc.stdout.strip().splitlines()
+    return (json.loads(lines[-1]) if lines else None), wall, cpu
+
+
+def sides(make: Child, env: dict[str, str], rounds: int) -> dict[str, list[tuple[object, float, float]]]:
+    """Each side's children, alternated: plain PyTensor first in even rounds, modecfg in odd."""
+    runs: dict[str, list[tuple[object, float, float]]] = {"plain": [], "modecfg": []}
+    codes = {"plain": make(""), "modecfg": make("import modecfg")}
+    child(codes["plain"], env)  # caches warm (compile directory, numba, bytecode)
+    child(codes["modecfg"], env)
+    for i in range(rounds):
+        for side in ("plain", "modecfg") if i % 2 == 0 else ("modecfg", "plain"):
+            runs[side].append(child(codes[side], env))
+    return runs
+
+
+def row(label: str, plain: list[float], ours: list[float], unit: str, note: str = "") -> None:
+    """One line: both medians, the median of the rounds' ratios and their spread."""
+    scale = {"s": 1.0, "ms": 1e3, "us": 1e6, "ns": 1e9}[unit]
+    ratios = sorted(b / a for a, b in zip(plain, ours, strict=True))
+    a, b = statistics.median(plain) * scale, statistics.median(ours) * scale
+    print(
+        f"  {label:<26} {a:>10.2f} {b:>10.2f} {unit:<3} {statistics.median(ratios):>6.3f}x "
+        f"({ratios[0]:.3f}-{ratios[-1]:.3f})  {note}"
+    )
+
+
+def available(linker: str) -> bool:
+    from modecfg.linkers import table
+
+    return any(r.name == linker and r.available for r in table())
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5, help="rounds of each pair (default 5)")
+    parser.add_argument("--only", default=",".join(SECTIONS), help=f"sections: {','.join(SECTIONS)}")
+    args = parser.parse_args(argv)
+    only = args.only.split(",")
+    unknown = [name for name in only if name not in SECTIONS]
+    if unknown:
+        parser.error(f"no section {', '.join(unknown)}; the sections: {', '.join(SECTIONS)}")
+    n = args.rounds
+    with tempfile.TemporaryDirectory() as tmp:
+        env = environment(Path(tmp))
+        print(f"modecfg over plain PyTensor, fresh interpreters alternated, {n} rounds "
+              f"({time.strftime('%Y-%m-%d')}, {sys.version.split()[0]}, {os.cpu_count()} cores)")  # fmt: skip
+        print(f"  {'':<26} {'pytensor':>10} {'modecfg':>10} {'':<3} {'ratio':>7} (spread)")
+        if "import" in only:
+            runs = sides(lambda imports: f"import pytensor\n{imports}", env, max(n, 9))
+            row(
+                "import: wall",
+                [r[1] for r in runs["plain"]],
+                [r[1] for r in runs["modecfg"]],
+                "ms",
+                "goal 1.05x",
+            )
+            row(
+                "import: CPU",
+                [r[2] for r in runs["plain"]],
+                [r[2] for r in runs["modecfg"]],
+                "ms",
+                "goal 1.05x",
+            )
+        for section, label, template in (("read", "read pytensor.config.floatX", READ),
+                                          ("read", "change_flags scope", SCOPE)):  # fmt: skip
+            if section in only:
+                runs = sides(lambda imports, t=template: t.format(imports=imports), env, n)
+                row(
+                    label,
+                    _values(runs["plain"]),
+                    _values(runs["modecfg"]),
+                    "ns",
+                    "goal <= 1 within the spread",
+                )
+        if "calls" in only:
+            for linker in ("cvm", "c", "py", "numba", "jax"):
+                if not available(linker):
+                    print(f"  call {linker:<21} (not usable here)")
+                    continue
+                runs = sides(
+                    lambda imports, linker=linker: CALL.format(imports=imports, linker=linker), env, n
+                )
+                goal = "goal 1.05x" if linker == "jax" else "goal within the spread"
+                row(f"call {linker}", _values(runs["plain"]), _values(runs["modecfg"]), "us", goal)
+        if "compile" in only:
+            for model in ("logreg", "mlp", "rnn", "hier"):
+                make = lambda imports, model=model: (  # fmt: skip
+                    COMPILE.format(imports=imports, workload=WORKLOADS[model])
+                )
+                runs = sides(make, env, n)
+                row(
+                    f"compile {model}",
+                    _values(runs["plain"]),
+                    _values(runs["modecfg"]),
+                    "s",
+                    "default mode, warm caches",
+                )
+        if "nanguard" in only:
+            for dtype in ("float32", "float64"):
+                make = lambda imports, dtype=dtype: (  # fmt: skip
+                    EXERCISE.format(imports=imports, dtype=dtype)
+                )
+                runs = sides(make, env, n)
+                plain = [r[0] for r in runs["plain"]]
+                ours = [r[0] for r in runs["modecfg"]]
+                row(f"nanguard {dtype}: guard", _field(plain, "guard"), _field(ours, "guard"), "ms",
+                    "modecfg's guard over PyTensor's")  # fmt: skip
+                row(f"nanguard {dtype}: vs default", _field(ours, "default"), _field(ours, "guard"), "ms",
+                    "modecfg's guard over its own default mode: goal 1.3x")  # fmt: skip
+                row(f"  (PyTensor's guard)", _field(plain, "default"), _field(plain, "guard"), "ms",
+                    "PyTensor's guard over its own default mode")  # fmt: skip
+        if "per_graph" in only:
+            per_graph(env, n)
+
+
+def _values(runs: list[tuple[object, float, float]]) -> list[float]:
+    return [float(r[0]) for r in runs]  # type: ignore[arg-type]
+
+
+def _field(results: list[object], key: str) -> list[float]:
+    return [float(r[key]) for r in results]  # type: ignore[index]
+
+
+PER_GRAPH = """
+import json, time, warnings
+warnings.simplefilter("ignore")
+import numpy as np
+import pytensor, pytensor.tensor as pt
+from pytensor.compile.mode import Mode
+import modecfg
+REPEAT = 1
+{workload}
+fns = {{name: pytensor.function(inputs, outputs, updates=updates, mode=Mode(linker=name))
+        for name in ("cvm", "numba")}}
+with modecfg.config.override(linker="per_graph"):
+    fns["per_graph"] = modecfg.function(inputs, outputs, updates=updates)
+chosen = type(fns["per_graph"].maker.linker).__name__
+times = {{name: [] for name in fns}}
+for f in fns.values():
+    for _ in range(3):
+        f(*args)
+for _ in range(7):
+    for name, f in fns.items():
+        t = time.perf_counter()
+        for _ in range(REPEAT * 5):
+            f(*args)
+        times[name].append(time.perf_counter() - t)
+print(json.dumps({{"chosen": chosen, **{{k: min(v) for k, v in times.items()}}}}))
+"""
+
+
+def per_graph(env: dict[str, str], n: int) -> None:
+    """per_graph against the best of cvm and numba, in one process per round (all three alike)."""
+    for workload in ("logreg", "mlp", "rnn", "hier", "tiny"):
+        code = PER_GRAPH.format(workload=WORKLOADS[workload])
+        child(code, env)  # caches warm
+        results = [child(code, env)[0] for _ in range(n)]
+        best = [min(float(r["cvm"]), float(r["numba"])) for r in results]  # type: ignore[index]
+        ours = [float(r["per_graph"]) for r in results]  # type: ignore[index]
+        chosen = str(results[-1]["chosen"])  # type: ignore[index]
+        row(
+            f"per_graph {workload}",
+            best,
+            ours,
+            "ms",
+            f"over the best of cvm and numba ({chosen}); goal 1.15x",
+        )
+
+
+if __name__ == "__main__":
+    main()
