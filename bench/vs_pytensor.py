@@ -30,6 +30,7 @@ Rows:
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import resource
@@ -40,6 +41,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -155,7 +157,7 @@ def environment(cache: Path) -> dict[str, str]:
     return env
 
 
-def child(code: str, env: dict[str, str]) -> tuple[object, float, float]:
+def child(code: str, env: dict[str, str]) -> tuple[Any, float, float]:
     """Run ``code`` in a fresh interpreter: its last line (JSON), its wall and CPU seconds."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
@@ -170,9 +172,9 @@ def child(code: str, env: dict[str, str]) -> tuple[object, float, float]:
     return (json.loads(lines[-1]) if lines else None), wall, cpu
 
 
-def sides(make: Child, env: dict[str, str], rounds: int) -> dict[str, list[tuple[object, float, float]]]:
+def sides(make: Child, env: dict[str, str], rounds: int) -> dict[str, list[tuple[Any, float, float]]]:
     """Each side's children, alternated: plain PyTensor first in even rounds, modecfg in odd."""
-    runs: dict[str, list[tuple[object, float, float]]] = {"plain": [], "modecfg": []}
+    runs: dict[str, list[tuple[Any, float, float]]] = {"plain": [], "modecfg": []}
     codes = {"plain": make(""), "modecfg": make("import modecfg")}
     child(codes["plain"], env)  # caches warm (compile directory, numba, bytecode)
     child(codes["modecfg"], env)
@@ -188,7 +190,7 @@ def row(label: str, plain: list[float], ours: list[float], unit: str, note: str 
     ratios = sorted(b / a for a, b in zip(plain, ours, strict=True))
     a, b = statistics.median(plain) * scale, statistics.median(ours) * scale
     print(
-        f"  {label:<26} {a:>10.2f} {b:>10.2f} {unit:<3} {statistics.median(ratios):>6.3f}x "
+        f"  {label:<30} {a:>10.2f} {b:>10.2f} {unit:<3} {statistics.median(ratios):>6.3f}x "
         f"({ratios[0]:.3f}-{ratios[-1]:.3f})  {note}"
     )
 
@@ -208,86 +210,75 @@ def main(argv: list[str] | None = None) -> None:
     unknown = [name for name in only if name not in SECTIONS]
     if unknown:
         parser.error(f"no section {', '.join(unknown)}; the sections: {', '.join(SECTIONS)}")
-    n = args.rounds
+    sections = {"import": imports, "read": reads, "calls": calls, "compile": compiles,
+                "nanguard": nanguard, "per_graph": per_graph}  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
         env = environment(Path(tmp))
-        print(f"modecfg over plain PyTensor, fresh interpreters alternated, {n} rounds "
-              f"({time.strftime('%Y-%m-%d')}, {sys.version.split()[0]}, {os.cpu_count()} cores)")  # fmt: skip
-        print(f"  {'':<26} {'pytensor':>10} {'modecfg':>10} {'':<3} {'ratio':>7} (spread)")
-        if "import" in only:
-            runs = sides(lambda imports: f"import pytensor\n{imports}", env, max(n, 9))
-            row(
-                "import: wall",
-                [r[1] for r in runs["plain"]],
-                [r[1] for r in runs["modecfg"]],
-                "ms",
-                "goal 1.05x",
-            )
-            row(
-                "import: CPU",
-                [r[2] for r in runs["plain"]],
-                [r[2] for r in runs["modecfg"]],
-                "ms",
-                "goal 1.05x",
-            )
-        for section, label, template in (("read", "read pytensor.config.floatX", READ),
-                                          ("read", "change_flags scope", SCOPE)):  # fmt: skip
-            if section in only:
-                runs = sides(lambda imports, t=template: t.format(imports=imports), env, n)
-                row(
-                    label,
-                    _values(runs["plain"]),
-                    _values(runs["modecfg"]),
-                    "ns",
-                    "goal <= 1 within the spread",
-                )
-        if "calls" in only:
-            for linker in ("cvm", "c", "py", "numba", "jax"):
-                if not available(linker):
-                    print(f"  call {linker:<21} (not usable here)")
-                    continue
-                runs = sides(
-                    lambda imports, linker=linker: CALL.format(imports=imports, linker=linker), env, n
-                )
-                goal = "goal 1.05x" if linker == "jax" else "goal within the spread"
-                row(f"call {linker}", _values(runs["plain"]), _values(runs["modecfg"]), "us", goal)
-        if "compile" in only:
-            for model in ("logreg", "mlp", "rnn", "hier"):
-                make = lambda imports, model=model: (  # fmt: skip
-                    COMPILE.format(imports=imports, workload=WORKLOADS[model])
-                )
-                runs = sides(make, env, n)
-                row(
-                    f"compile {model}",
-                    _values(runs["plain"]),
-                    _values(runs["modecfg"]),
-                    "s",
-                    "default mode, warm caches",
-                )
-        if "nanguard" in only:
-            for dtype in ("float32", "float64"):
-                make = lambda imports, dtype=dtype: (  # fmt: skip
-                    EXERCISE.format(imports=imports, dtype=dtype)
-                )
-                runs = sides(make, env, n)
-                plain = [r[0] for r in runs["plain"]]
-                ours = [r[0] for r in runs["modecfg"]]
-                row(f"nanguard {dtype}: guard", _field(plain, "guard"), _field(ours, "guard"), "ms",
-                    "modecfg's guard over PyTensor's")  # fmt: skip
-                row(f"nanguard {dtype}: vs default", _field(ours, "default"), _field(ours, "guard"), "ms",
-                    "modecfg's guard over its own default mode: goal 1.3x")  # fmt: skip
-                row(f"  (PyTensor's guard)", _field(plain, "default"), _field(plain, "guard"), "ms",
-                    "PyTensor's guard over its own default mode")  # fmt: skip
-        if "per_graph" in only:
-            per_graph(env, n)
+        when = f"{time.strftime('%Y-%m-%d')}, Python {sys.version.split()[0]}, {os.cpu_count()} cores"
+        print(f"modecfg over plain PyTensor, fresh interpreters alternated, {args.rounds} rounds ({when})")
+        print(f"  {'':<30} {'pytensor':>10} {'modecfg':>10} {'':<3} {'ratio':>7} (spread)")
+        for name in SECTIONS:
+            if name in only:
+                sections[name](env, args.rounds)
 
 
-def _values(runs: list[tuple[object, float, float]]) -> list[float]:
-    return [float(r[0]) for r in runs]  # type: ignore[arg-type]
+def imports(env: dict[str, str], n: int) -> None:
+    runs = sides(lambda imports: f"import pytensor\n{imports}", env, max(n, 9))
+    for label, i in (("import: wall", 1), ("import: CPU", 2)):
+        row(
+            label,
+            [float(r[i]) for r in runs["plain"]],
+            [float(r[i]) for r in runs["modecfg"]],
+            "ms",
+            "goal 1.05x",
+        )
 
 
-def _field(results: list[object], key: str) -> list[float]:
-    return [float(r[key]) for r in results]  # type: ignore[index]
+def reads(env: dict[str, str], n: int) -> None:
+    for label, template in (("read pytensor.config.floatX", READ), ("change_flags scope", SCOPE)):
+        runs = sides(functools.partial(_filled, template), env, n)
+        row(label, _values(runs["plain"]), _values(runs["modecfg"]), "ns", "goal <= 1 within the spread")
+
+
+def calls(env: dict[str, str], n: int) -> None:
+    for linker in ("cvm", "c", "py", "numba", "jax"):
+        if not available(linker):
+            print(f"  call {linker:<21} (not usable here)")
+            continue
+        runs = sides(functools.partial(_filled, CALL, linker=linker), env, n)
+        goal = "goal 1.05x" if linker == "jax" else "goal within the spread"
+        row(f"call {linker}", _values(runs["plain"]), _values(runs["modecfg"]), "us", goal)
+
+
+def compiles(env: dict[str, str], n: int) -> None:
+    for model in ("logreg", "mlp", "rnn", "hier"):
+        runs = sides(functools.partial(_filled, COMPILE, workload=WORKLOADS[model]), env, n)
+        row(f"compile {model}", _values(runs["plain"]), _values(runs["modecfg"]), "s", "default mode, warm")
+
+
+def nanguard(env: dict[str, str], n: int) -> None:
+    for dtype in ("float32", "float64"):
+        runs = sides(functools.partial(_filled, EXERCISE, dtype=dtype), env, n)
+        plain = [r[0] for r in runs["plain"]]
+        ours = [r[0] for r in runs["modecfg"]]
+        row(f"nanguard {dtype}: guard", _field(plain, "guard"), _field(ours, "guard"), "ms",
+            "modecfg's guard over PyTensor's")  # fmt: skip
+        row(f"nanguard {dtype}: vs default", _field(ours, "default"), _field(ours, "guard"), "ms",
+            "modecfg's guard over its own default mode: goal 1.3x")  # fmt: skip
+        row("  (PyTensor's guard)", _field(plain, "default"), _field(plain, "guard"), "ms",
+            "PyTensor's guard over its own default mode")  # fmt: skip
+
+
+def _filled(template: str, imports: str, **fields: str) -> str:
+    return template.format(imports=imports, **fields)
+
+
+def _values(runs: list[tuple[Any, float, float]]) -> list[float]:
+    return [float(r[0]) for r in runs]
+
+
+def _field(results: list[Any], key: str) -> list[float]:
+    return [float(r[key]) for r in results]
 
 
 PER_GRAPH = """
@@ -319,14 +310,14 @@ print(json.dumps({{"chosen": chosen, **{{k: min(v) for k, v in times.items()}}}}
 
 
 def per_graph(env: dict[str, str], n: int) -> None:
-    """per_graph against the best of cvm and numba, in one process per round (all three alike)."""
+    """per_graph against the best of cvm and numba: all three in one process per round."""
     for workload in ("logreg", "mlp", "rnn", "hier", "tiny"):
         code = PER_GRAPH.format(workload=WORKLOADS[workload])
         child(code, env)  # caches warm
         results = [child(code, env)[0] for _ in range(n)]
-        best = [min(float(r["cvm"]), float(r["numba"])) for r in results]  # type: ignore[index]
-        ours = [float(r["per_graph"]) for r in results]  # type: ignore[index]
-        chosen = str(results[-1]["chosen"])  # type: ignore[index]
+        best = [min(float(r["cvm"]), float(r["numba"])) for r in results]
+        ours = [float(r["per_graph"]) for r in results]
+        chosen = str(results[-1]["chosen"])
         row(
             f"per_graph {workload}",
             best,
