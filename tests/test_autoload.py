@@ -306,3 +306,78 @@ def test_modecfg_run_dash_m_without_a_module_says_so(tmp_path: Path) -> None:
     assert (
         done.returncode == 2 and done.stderr == "error: -m needs a module name (modecfg run -m NAME ARGS)\n"
     )
+
+
+# -- the Finder, in this process (the subprocess tests above show it end to end) -------------
+
+
+class _Recorder:
+    """A meta path finder that records what it was asked of PyTensor and answers ``answer``."""
+
+    def __init__(self, answer: object) -> None:
+        self.answer = answer
+        self.asked: list[tuple[object, ...]] = []
+
+    def find_spec(self, fullname: str, path: object = None, target: object = None) -> object:
+        if fullname != "pytensor":
+            return None  # other imports (importlib's own look-ups) go on as they would
+        self.asked.append((fullname, path, target))
+        return self.answer
+
+
+def test_the_finder_hands_pytensors_import_to_the_first_finder_after_it_that_knows_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import modecfg_autoload
+    from modecfg_autoload import Finder
+
+    silent, knows, later = _Recorder(None), _Recorder("the spec"), _Recorder("another spec")
+    no_find_spec = object()  # a legacy finder: skipped, and the search goes on past it
+    monkeypatch.setattr(sys, "meta_path", [Finder, no_find_spec, silent, knows, later])
+    monkeypatch.setattr(Finder, "done", False)
+    monkeypatch.setattr(modecfg_autoload, "NEEDS", ("os",))  # all there
+    path, target = ["a path"], object()
+    assert Finder.find_spec("pytensor.tensor", path, target) is None and not Finder.done  # not its name
+    assert Finder.find_spec("PyTensor") is None and not Finder.done
+    assert Finder.find_spec("pytensor", path, target) == "the spec"
+    assert silent.asked == knows.asked == [("pytensor", path, target)] and later.asked == []
+    assert Finder.done
+    assert Finder.find_spec("pytensor", path, target) is None  # once: inert after
+    assert len(knows.asked) == 1
+
+
+def test_the_finder_steps_aside_with_one_log_line_naming_what_is_missing(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+
+    import modecfg_autoload
+    from modecfg_autoload import Finder
+
+    knows = _Recorder("the spec")
+    monkeypatch.setattr(sys, "meta_path", [Finder, knows])
+    monkeypatch.setattr(Finder, "done", False)
+    monkeypatch.setattr(modecfg_autoload, "NEEDS", ("os", "no_such_module_a", "no_such_module_b"))
+    with caplog.at_level(logging.WARNING, logger="modecfg"):
+        assert Finder.find_spec("pytensor") is None  # PyTensor's own finders go on without modecfg
+    assert knows.asked == [] and Finder.done
+    said = [(r.name, r.getMessage()) for r in caplog.records]
+    assert said == [
+        (
+            "modecfg",
+            "modecfg autoload: modecfg could not be imported (no_such_module_a, no_such_module_b cannot be "
+            "found); PyTensor runs without it",
+        )
+    ]
+
+
+def test_missing_names_the_modules_that_cannot_be_found_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    from modecfg_autoload import _missing
+
+    monkeypatch.setitem(sys.modules, "blocked_module", None)  # find_spec raises ValueError for it
+    assert _missing(["os", "no_such_module_a", "json", "blocked_module", "no_such_module_b"]) == [
+        "no_such_module_a",
+        "blocked_module",
+        "no_such_module_b",
+    ]
+    assert _missing([]) == []

@@ -160,7 +160,20 @@ def _where(row: Any, report: ProfileReport) -> str:
     return (f"{row.function}: " if several else "") + (row.source or "")
 
 
+def scoped(css: str, scope: str) -> str:
+    """``css`` with every selector of every rule inside ``scope`` (``body`` is the scope itself):
+    a notebook's other cells keep their own look."""
+    rules = []
+    for rule in css.split("}"):
+        selectors, _, body = rule.partition("{")
+        if not selectors.strip():
+            continue
+        inside = (scope if s.strip() == "body" else f"{scope} {s.strip()}" for s in selectors.split(","))
+        rules.append(f"{','.join(inside)}{{{body.strip()}}}")
+    return "".join(rules)
+
+
 def notebook_html(report: ProfileReport, n_apply: int = 20, n_ops: int = 20) -> str:
     """One report for a notebook cell: the page's section and chart, its style scoped to it."""
-    scoped = "".join(f".modecfg-profile {rule}}}" for rule in CSS.strip().split("}") if rule.strip())
-    return f'<div class="modecfg-profile"><style>{scoped}</style>{sections([report], n_apply, n_ops)}</div>'
+    style = scoped(CSS, ".modecfg-profile")
+    return f'<div class="modecfg-profile"><style>{style}</style>{sections([report], n_apply, n_ops)}</div>'
