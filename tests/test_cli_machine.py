@@ -164,3 +164,168 @@ def test_autoload_on_off_and_status_say_what_they_did_and_where(
     assert said("off") == f"autoload off: {off}"
     assert not pth.exists()
     assert said("off") == f"autoload off (it was not on): {off}"
+
+
+# -- modecfg cache, on caches made by hand ----------------------------------------------------
+
+
+def _entry(kind: str, name: str, size: int, last_used: float) -> Any:
+    import types
+
+    return types.SimpleNamespace(kind=kind, name=name, size=size, last_used=last_used)
+
+
+def _cache_args(**given: Any) -> argparse.Namespace:
+    base = {"action": "clean", "older_than": None, "max_size": None, "dry_run": False, "verbose": False}
+    return _args(**{**base, **given})
+
+
+@pytest.fixture
+def cleaning(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """cache.clean replaced: it records its arguments, calls on_wait once, and reports a plan."""
+    import types
+
+    from modecfg import cache
+
+    a = _entry("pytensor", "a", 2048, 1.0)
+    b = _entry("pytensor", "b", 1024, 3.0)
+    c = _entry("numba", "c", 512, 2.0)
+    kept = _entry("pytensor", "k", 4096, 9.0)
+    asked: dict[str, Any] = {}
+
+    def clean(older_than: Any, max_size: Any, *, dry_run: bool, on_wait: Any) -> Any:
+        asked.update(older_than=older_than, max_size=max_size, dry_run=dry_run)
+        on_wait([_Holder("a waiter", True), _Holder("pid 7 on host", False)])
+        on_wait([_Holder("pid 8", True)])
+        plan = types.SimpleNamespace(
+            remove=[(a, "unused for 6.1 h"), (b, "unused for 39 min"), (c, "too big")],
+            keep=[(kept, "used 1 min ago")],
+            freed=3584,
+        )
+        return types.SimpleNamespace(
+            dry_run=dry_run, plan=plan, removed=[a, c], failed=[(b, "busy")], freed=2560,
+            caches=[types.SimpleNamespace(size=10_000), types.SimpleNamespace(size=240)],
+        )  # fmt: skip
+
+    monkeypatch.setattr(cache, "clean", clean)
+    return asked
+
+
+class _Holder:
+    def __init__(self, name: str, waiting: bool) -> None:
+        self.name, self.waiting = name, waiting
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def test_cache_clean_says_what_it_removed_kept_and_could_not(cleaning: dict[str, Any]) -> None:
+    out, err = io.StringIO(), io.StringIO()
+    assert machine_cache(_cache_args(older_than=3600.0, max_size=10**6), out, err) == 1  # one failed
+    assert cleaning == {"older_than": 3600.0, "max_size": 10**6, "dry_run": False}
+    assert out.getvalue() == (
+        "removed 1 pytensor entry (2.0 KiB): unused for 6.1 h\n"
+        "removed 1 numba entry (512 B): too big\n"
+        "kept 1 pytensor entry (4.0 KiB): used 1 min ago\n"
+        "removed 2 entries, 2.5 KiB of 10.0 KiB\n"
+    )
+    assert err.getvalue() == (
+        "waiting for the compile lock, held by pid 7 on host\n"
+        "waiting for the compile lock, held by a process this host cannot name\n"
+        "error: could not remove pytensor b: busy\n"
+    )
+
+
+def test_cache_clean_dry_run_and_verbose_list_each_entry(cleaning: dict[str, Any]) -> None:
+    out = io.StringIO()
+    machine_cache(_cache_args(dry_run=True), out, io.StringIO())
+    assert cleaning["dry_run"] is True
+    assert out.getvalue() == (
+        "would remove 2 pytensor entries (3.0 KiB): unused for 39 min to 6.1 h\n"
+        "would remove 1 numba entry (512 B): too big\n"
+        "kept 1 pytensor entry (4.0 KiB): used 1 min ago\n"
+        "would remove 3 entries, 3.5 KiB of 10.0 KiB\n"
+    )
+    out = io.StringIO()
+    machine_cache(_cache_args(dry_run=True, verbose=True), out, io.StringIO())
+    assert out.getvalue() == (
+        "would remove pytensor a (2.0 KiB): unused for 6.1 h\n"
+        "would remove pytensor b (1.0 KiB): unused for 39 min\n"
+        "would remove numba c (512 B): too big\n"
+        "kept pytensor k (4.0 KiB): used 1 min ago\n"
+        "would remove 3 entries, 3.5 KiB of 10.0 KiB\n"
+    )
+
+
+def test_cache_export_import_and_show_say_what_they_did(monkeypatch: pytest.MonkeyPatch) -> None:
+    import types
+
+    from modecfg import cache
+
+    asked: list[tuple[Any, ...]] = []
+
+    def export(path: str) -> Any:
+        asked.append(("export", path))
+        return types.SimpleNamespace(entries=3, size=3072, path=f"/abs/{path}", signed=path == "signed.tar")
+
+    def import_(path: str, *, trust: bool) -> Any:
+        asked.append(("import", path, trust))
+        return types.SimpleNamespace(added=[1, 2], present=[3])
+
+    class Status:
+        def to_json(self) -> dict[str, Any]:
+            return {"caches": [{"path": "/c", "entries": 1}]}
+
+        def __str__(self) -> str:
+            return "the caches, in words"
+
+    monkeypatch.setattr(cache, "export_cache", export)
+    monkeypatch.setattr(cache, "import_cache", import_)
+    monkeypatch.setattr(cache, "show", Status)
+
+    def said(**given: Any) -> str:
+        out = io.StringIO()
+        assert machine_cache(_args(**given), out, io.StringIO()) == 0
+        return out.getvalue()
+
+    assert said(action="export", file="signed.tar") == "exported 3 entries (3.0 KiB) to /abs/signed.tar\n"
+    assert said(action="export", file="plain.tar") == (
+        "exported 3 entries (3.0 KiB) to /abs/plain.tar, "
+        "unsigned (no key of yours: importing it will need --trust)\n"
+    )
+    assert (
+        said(action="import", file="x.tar", trust=True)
+        == "imported 2 entries from x.tar; 1 were here already\n"
+    )
+    assert said(action="import", file="y.tar", trust=False).startswith("imported 2 entries from y.tar")
+    assert asked[2:] == [("import", "x.tar", True), ("import", "y.tar", False)]
+    assert said(action="show", json=False) == "the caches, in words\n"
+    assert said(action="show", json=True) == (
+        '{\n  "caches": [\n    {\n      "path": "/c",\n      "entries": 1\n    }\n  ]\n}\n'
+    )
+
+
+def machine_cache(args: argparse.Namespace, out: io.StringIO, err: io.StringIO) -> int:
+    from modecfg.cli.cache import cmd_cache
+
+    return cmd_cache(args, out, err)
+
+
+@pytest.mark.parametrize(
+    ("words", "parsed"),
+    [
+        (["set", "blas.ldflags", "-lopenblas"], ["set", "--", "blas.ldflags", "-lopenblas"]),
+        (["set", "--file", "rc", "a", "-b"], ["set", "--file", "rc", "--", "a", "-b"]),
+        (["set", "a", "-b", "--file", "rc"], ["set", "--file", "rc", "--", "a", "-b"]),
+        (["set", "a", "--file=rc", "b"], ["set", "--file=rc", "--", "a", "b"]),
+        (["set", "a", "--", "--file", "x"], ["set", "--", "a", "--file", "x"]),
+        (["set", "a", "b", "--file"], ["set", "--", "a", "b", "--file"]),  # no file after it: a word
+        (["set", "-h"], ["set", "-h", "--"]),
+        (["set", "--help", "a"], ["set", "--help", "--", "a"]),
+        (["set", "-H"], ["set", "--", "-H"]),
+    ],
+)
+def test_set_takes_a_value_that_starts_with_a_dash_as_the_value(words: list[str], parsed: list[str]) -> None:
+    from modecfg.cli import _set_words
+
+    assert _set_words(words) == parsed
