@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -329,3 +330,25 @@ def test_set_takes_a_value_that_starts_with_a_dash_as_the_value(words: list[str]
     from modecfg.cli import _set_words
 
     assert _set_words(words) == parsed
+
+
+def test_quiet_stdout_points_the_standard_output_descriptor_at_devnull(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the CLI does when its reader went away (a closed pipe): Python's own flush at exit
+    writes to /dev/null, not to the pipe again."""
+    import types
+
+    from modecfg.cli import _quiet_stdout
+
+    target = tmp_path / "stdout"
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT)
+    try:
+        monkeypatch.setattr(sys, "stdout", types.SimpleNamespace(fileno=lambda: fd))
+        _quiet_stdout()
+        os.write(fd, b"after")
+    finally:
+        os.close(fd)
+    assert target.read_bytes() == b""
+    monkeypatch.setattr(sys, "stdout", None)  # no standard output at all: nothing to do, no error
+    _quiet_stdout()
