@@ -1,5 +1,6 @@
-"""The profile page, byte for byte, for a report made by hand: every number, class, bar and label
-of ``profiles/html.py`` is held (a change to the layout shows here, as a diff to read).
+"""Profile reports, byte for byte, made by hand: the page and notebook cells (``profiles/html.py``),
+the text and the merged report (``profiles/report.py``): every number, class, bar and label is
+held (a change to the layout shows here, as a diff to read).
 
 After a deliberate change: ``python -m tests.profiles.test_html_golden`` writes the expected
 files again; read their diff before committing it."""
@@ -11,7 +12,7 @@ from pathlib import Path
 
 from modecfg.profiles.html import notebook_html
 from modecfg.profiles.render import to_html
-from modecfg.profiles.report import ApplyRow, ClassRow, OpRow, ProfileReport
+from modecfg.profiles.report import ApplyRow, ClassRow, MemoryRow, OpRow, ProfileReport
 
 DATA = Path(__file__).resolve().parent / "data"
 LONG_OP = "Elemwise{Composite{((i0 * exp(-sqr(i1))) + (i2 / sqrt(i3 + i4)))}}[(0, 1)]"
@@ -39,21 +40,30 @@ def reports() -> list[ProfileReport]:
         ),
         ops=(OpRow("CGemv{inplace}", 0.01, 0.25, 200, 1, 5e-5), OpRow(LONG_OP, 0.02, 0.5, 200, 1, 1e-4)),
         classes=(ClassRow("Elemwise", 0.02, 0.5, 200, 1), ClassRow("CGemv", 0.01, 0.25, 200, 1)),
-        peak_memory=None, largest=(), config=(("floatX", "float32", "THEANO_FLAGS"),),
+        peak_memory=2_000_000, largest=(MemoryRow("w", "CGemv{inplace}", 3136, "(784,)", "float32"),),
+        config=(("floatX", "float32", "THEANO_FLAGS"), ("mode", "FAST_RUN", "default")),
     )  # fmt: skip
     predict = ProfileReport(
         name="predict <&>", calls=5, call_time=0.002, vm_time=0.0015, profiled_time=0.001, compile_time=0.5,
         rewrite_time=0.25, linker_time=0.125, linker="numba", note="nodes timed by cvm (numba times none)",
         applies=(_row(1, "predict <&>", "Dot", 0.001, 1.0, 5, "predict.py:4: y = x.dot(w)"),),
-        ops=(OpRow("Dot", 0.001, 1.0, 5, 1, 2e-4),), classes=(ClassRow("Dot", 0.001, 1.0, 5, 1),),
-        peak_memory=None, largest=(),
+        ops=(OpRow("Dot", 0.001, 1.0, 5, 1, 2e-4),),
+        classes=(ClassRow("Dot", 0.001, 1.0, 5, 1), ClassRow("CGemv", 0.0005, 0.5, 5, 2)),
+        peak_memory=3_000_000, largest=(MemoryRow("x", "Dot", 1_254_400, "(400, 784)", "float64"),),
     )  # fmt: skip
     return [train, predict]
 
 
 def rendered() -> dict[str, str]:
     train, predict = reports()
+    import json
+
+    merged = ProfileReport.merged([train, predict])
     return {
+        "profile_train.txt": train.text(n_apply=3, n_ops=1) + "\n",
+        "profile_predict.txt": predict.text() + "\n",
+        "profile_merged.txt": merged.text() + "\n",
+        "profile_merged.json": json.dumps(merged.to_dict(), indent=1) + "\n",
         "profile_page.html": to_html([train, predict], n_apply=3, n_ops=1),
         "profile_cell.html": notebook_html(train),
         "profile_cell_top2.html": notebook_html(train, n_apply=2, n_ops=1),
