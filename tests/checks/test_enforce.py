@@ -71,3 +71,101 @@ def test_a_pool_thread_that_does_not_see_the_float32_block_it_started_in_is_told
             assert pool.submit(_compile_in_thread).result() == ("float64", [])  # once a process
         monkeypatch.setattr(enforcing, "_SAID_SCOPE", [])
         assert pool.submit(_compile_in_thread).result() == ("float64", [])  # the block has ended
+
+
+# -- acting on findings -----------------------------------------------------------------------
+
+
+def _float64_graph() -> tuple[object, object, object]:
+    """A float32 input, made float64 by a float64 constant, and kept float32 by a float32 one."""
+    import numpy as np
+    import pytensor.tensor as pt
+
+    x = pt.vector("x", dtype="float32")
+    wide = x * np.float64(2.0)
+    clean = x * np.float32(2.0)
+    return x, wide, clean
+
+
+def test_each_finding_is_one_warning_under_warn_and_all_of_them_one_error_under_raise() -> None:
+    from modecfg.checks import enforce
+
+    findings = ["the first place", "the second place"]
+    with modecfg.config.override(floatX="float32"):
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            enforce._act("warn", findings)  # type: ignore[arg-type]
+        assert [str(w.message) for w in seen if w.category is modecfg.Float64Warning] == [
+            "float64 in a float32 graph: the first place",
+            "float64 in a float32 graph: the second place",
+        ]
+        with pytest.raises(modecfg.Float64Error) as raised:
+            enforce._act("raise", findings)  # type: ignore[arg-type]
+    assert str(raised.value) == (
+        "2 place(s) where float64 enters a graph compiled with floatX=float32:\n"
+        "the first place\nthe second place"
+    )
+    assert list(raised.value.findings) == findings
+
+
+def test_pdb_stops_once_at_the_first_place_with_every_place_said(monkeypatch: pytest.MonkeyPatch) -> None:
+    import pdb
+
+    from modecfg.checks import enforce
+
+    stops: list[bool] = []
+    monkeypatch.setattr(pdb, "set_trace", lambda: stops.append(True))
+    logged: list[str] = []
+    monkeypatch.setattr(enforce._log, "error", lambda fmt, message: logged.append(message))
+    with modecfg.config.override(floatX="float32"):
+        enforce._act("pdb", ["a", "b"])  # type: ignore[list-item]
+    assert stops == [True]
+    assert logged == ["2 place(s) where float64 enters a graph compiled with floatX=float32:\na\nb"]
+
+
+def test_the_check_itself_never_trips_pytensors_creation_time_check() -> None:
+    """Looking at the graph clones it: under warn_float64=raise a float64 clone must not raise
+    PyTensor's bare Exception inside modecfg's own check."""
+    from modecfg.checks import enforce
+
+    _, wide, clean = _float64_graph()
+    for action in ("raise", "warn", "ignore"):
+        with modecfg.config.override(floatX="float32", warn_float64=action):
+            with warnings.catch_warnings(record=True) as seen:
+                warnings.simplefilter("always")
+                found = enforce._check([wide])
+            assert len(found) == 1 and "float64" in str(found[0])
+            assert not [w for w in seen if "float64" in str(w.message)], action
+            assert enforce._check([clean]) == []
+            assert modecfg.config.warn_float64 == action  # put back
+
+
+def test_before_compile_raises_only_under_raise_when_the_check_applies_and_nothing_collects() -> None:
+    import numpy as np
+    import pytensor
+
+    from modecfg.checks import enforce
+
+    _, wide, clean = _float64_graph()
+    shared = pytensor.shared(np.zeros(3, dtype="float32"), name="s")
+    with modecfg.config.override(floatX="float32", warn_float64="raise"):
+        for outputs in (wide, [clean, wide], (wide,)):
+            with pytest.raises(modecfg.Float64Error):
+                enforce.before_compile(outputs)
+        with pytest.raises(modecfg.Float64Error):  # an update as a dict, as PyTensor takes them
+            enforce.before_compile(clean, {shared: wide})
+        with pytest.raises(modecfg.Float64Error):  # and as pairs
+            enforce.before_compile(None, [(shared, wide)])
+        enforce.before_compile(clean, {shared: clean})
+        enforce.before_compile(None)
+        with enforce.collecting() as found:  # modecfg check-float32 gathers instead
+            enforce.before_compile(wide)
+        assert found == []  # before_compile leaves them to the compile's own check
+    for flags in (
+        {"floatX": "float32", "warn_float64": "warn"},
+        {"floatX": "float64", "warn_float64": "raise"},
+    ):
+        with modecfg.config.override(**flags), warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            enforce.before_compile(wide)
+        assert not [w for w in seen if w.category is modecfg.Float64Warning], flags
