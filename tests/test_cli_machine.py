@@ -352,3 +352,76 @@ def test_quiet_stdout_points_the_standard_output_descriptor_at_devnull(
     assert target.read_bytes() == b""
     monkeypatch.setattr(sys, "stdout", None)  # no standard output at all: nothing to do, no error
     _quiet_stdout()
+
+
+# -- the options of commands that run a script ------------------------------------------------
+
+
+def test_a_commands_options_after_the_script_are_its_own_and_made_absolute(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from modecfg.cli.common import script_arguments
+
+    script = tmp_path / "train.py"
+    script.write_text("pass\n")
+    monkeypatch.chdir(tmp_path)
+    args = _args(
+        script=str(script),
+        args=["3", "--html", "p.html", "--json=out/p.json", "-x"],
+        passthrough=["--html", "q"],
+    )
+    (tmp_path / "out").mkdir()
+    script_arguments(args, ("--html", "--json"))
+    assert args.html == str(tmp_path / "p.html") and args.json == str(tmp_path / "out" / "p.json")
+    assert args.args == ["3", "-x", "--html", "q"]  # the script's words, then those after --
+    args = _args(script=str(script), args=["--html=a=b.html"])  # only the first = splits
+    script_arguments(args, ("--html",))
+    assert args.html == str(tmp_path / "a=b.html") and args.args == []
+    args = _args(script=str(script), args=["--trace"])  # not an option of this command: the script's
+    script_arguments(args, ("--html",))
+    assert args.args == ["--trace"] and not hasattr(args, "html")
+
+
+@pytest.mark.parametrize(
+    ("words", "said"),
+    [
+        (["--html"], "--html needs a file name"),
+        (["--html", "missing/p.html"], "--html missing/p.html: the directory {tmp}/missing does not exist"),
+    ],
+)
+def test_a_commands_option_without_a_usable_file_is_refused_before_the_script_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, words: list[str], said: str
+) -> None:
+    from modecfg.cli.common import _Failed, script_arguments
+
+    script = tmp_path / "train.py"
+    script.write_text("pass\n")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(_Failed) as failed:
+        script_arguments(_args(script=str(script), args=words), ("--html",))
+    assert str(failed.value) == said.format(tmp=tmp_path)
+
+
+def test_a_commands_option_in_a_directory_it_cannot_write_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from modecfg.cli.common import _Failed, script_arguments
+
+    script = tmp_path / "train.py"
+    script.write_text("pass\n")
+    monkeypatch.setattr(os, "access", lambda path, mode: False)
+    with pytest.raises(_Failed) as failed:
+        script_arguments(_args(script=str(script), args=["--html", str(tmp_path / "p.html")]), ("--html",))
+    assert str(failed.value) == f"--html {tmp_path / 'p.html'}: cannot write in {tmp_path}"
+
+
+def test_jsonable_keeps_json_values_and_writes_the_rest_as_text() -> None:
+    from modecfg.cli.common import jsonable
+
+    assert [jsonable(v) for v in (None, True, 3, 1.5, "s")] == [None, True, 3, 1.5, "s"]
+    assert [jsonable(v) for v in (float("inf"), float("nan"), Path("/p"), (1, 2))] == [
+        "inf",
+        "nan",
+        "/p",
+        "(1, 2)",
+    ]
