@@ -381,3 +381,39 @@ def test_missing_names_the_modules_that_cannot_be_found_in_order(monkeypatch: py
         "no_such_module_b",
     ]
     assert _missing([]) == []
+
+
+def test_only_the_one_line_autoload_writes_is_taken_for_its_file() -> None:
+    from modecfg.autoload import _ours
+    from modecfg_autoload import LINE, line
+
+    assert _ours(line("/any/place/modecfg_autoload.py")) and _ours(line("/é/ü.py")) and _ours(LINE)
+    one = line("/a/modecfg_autoload.py")
+    assert not _ours(one[:-1] + "\n" + one)  # two lines: the head of ours and a tail of ours
+    assert not _ours(one + "import something_else\n")  # ours, then a line of another's
+    assert not _ours("import something_else\n" + one)
+    assert not _ours(one.replace("arm()", "arm(); run()"))
+    assert not _ours("")
+
+
+def test_an_autoload_file_that_cannot_be_removed_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pth = tmp_path / "modecfg-autoload.pth"
+    autoload.enable(pth)
+
+    def refuse(self: Path, missing_ok: bool = False) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(Path, "unlink", refuse)
+    with pytest.raises(ModecfgError) as raised:
+        autoload.disable(pth)
+    assert str(raised.value) == f"cannot remove {pth} (Permission denied)"
+
+    def fail(self: Path, missing_ok: bool = False) -> None:
+        raise OSError("no reason given")
+
+    monkeypatch.setattr(Path, "unlink", fail)
+    with pytest.raises(ModecfgError) as raised:
+        autoload.disable(pth)
+    assert str(raised.value) == f"cannot remove {pth} (no reason given)"
