@@ -327,3 +327,165 @@ def test_run_ends_with_comparemodes_verdict_where_the_script_compared(
     )
     monkeypatch.delitem(sys.modules, "modecfg.modes.compare")  # never loaded: nothing to say
     assert _run([str(tmp_path / "s.py")]) == (0, "")
+
+
+# -- modecfg compare, check-float32's listing, profile's files: on stand-ins for the script ------
+
+
+@pytest.fixture
+def comparing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, Any]:
+    """run_script replaced by a stand-in that does what the test's ``then`` says, seeing the flags
+    the command set; CompareMode's counts made by hand."""
+    from modecfg.modes import compare
+
+    counted = types.SimpleNamespace(calls=5, functions=1, backends={"cvm"})  # earlier calls of this process
+    monkeypatch.setattr(compare, "counted", counted)
+    state: dict[str, Any] = {"counted": counted, "then": None, "script": tmp_path / "s.py"}
+    state["script"].write_text("pass\n")
+
+    def run_script(path: str, args: Any, *, keep_main: bool, before_exit: Any) -> None:
+        import modecfg
+
+        cfg = modecfg.config
+        state["flags"] = (cfg.mode, cfg.CompareMode.action, cfg.CompareMode.linkers, cfg.CompareMode.rtol)
+        state["run"] = (path, list(args), keep_main)
+        state["before_exit"] = before_exit
+        state["then"](counted)
+
+    monkeypatch.setattr(scripts, "run_script", run_script)
+    return state
+
+
+def _compare(state: dict[str, Any], **given: Any) -> tuple[int, str, str]:
+    base = {"script": str(state["script"]), "args": ["a"], "keep_main": False, "linkers": None, "rtol": None,
+            "atol": None}  # fmt: skip
+    out, err = io.StringIO(), io.StringIO()
+    import argparse
+
+    code = running.cmd_compare(argparse.Namespace(**{**base, **given}), out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_compare_counts_only_the_scripts_own_calls_and_sets_its_flags(comparing: dict[str, Any]) -> None:
+    import modecfg
+
+    def calls(counted: Any) -> None:
+        counted.calls += 12
+        counted.functions += 2
+        counted.backends |= {"numba", "py"}
+
+    comparing["then"] = calls
+    before = modecfg.config.mode
+    assert _compare(comparing, linkers="py:numba", rtol=1e-3) == (
+        0, "compare: 12 calls of 2 functions agree on cvm, numba, py\n", ""
+    )  # fmt: skip
+    assert comparing["flags"] == ("CompareMode", "raise", "py:numba", 1e-3)
+    assert comparing["run"] == (str(comparing["script"]), ["a"], False)
+    assert modecfg.config.mode == before  # the flags put back after
+
+
+@pytest.mark.parametrize(
+    ("then", "code", "out", "err"),
+    [
+        ("nothing", 1, "compare: no call was compared (did the script compile and call a function without "
+         "a mode of its own?)\n", ""),
+        ("exit 3", 3, "compare: 1 calls of 0 functions agree on cvm\n", ""),
+        ("exit 0 without calls", 1, "compare: no call was compared", ""),
+        ("exit 4 without calls", 4, "compare: no call was compared", ""),
+        ("differs", 1, "the report of the difference\n", ""),
+        ("fails", 2, "", "error: {script} raised ValueError: the script's own\n"),
+    ],
+)  # fmt: skip
+def test_compare_ends_with_the_verdict_or_the_scripts_ending(
+    comparing: dict[str, Any], then: str, code: int, out: str, err: str
+) -> None:
+    from modecfg.errors import CompareError
+
+    def act(counted: Any) -> None:
+        if then == "exit 3":
+            counted.calls += 1
+            raise SystemExit(3)
+        if then.startswith("exit"):
+            raise SystemExit(int(then.split()[1]))
+        if then == "differs":
+            raise CompareError("the report of the difference")
+        if then == "fails":
+            raise ValueError("the script's own")
+
+    comparing["then"] = act
+    got = _compare(comparing)
+    assert got[0] == code and got[1].startswith(out) and got[2] == err.format(script=comparing["script"])
+
+
+def test_compare_says_its_verdict_before_the_scripts_os_exit(comparing: dict[str, Any]) -> None:
+    out = io.StringIO()
+
+    def exits(counted: Any) -> None:
+        counted.calls += 2
+        counted.functions += 1
+        comparing["before_exit"](0)  # what os._exit calls first
+
+    comparing["then"] = exits
+    code, said, _ = _compare(comparing)
+    assert said == "compare: 2 calls of 1 functions agree on cvm\n" * 2  # at the exit, then at the end
+    assert code == 0 and out.getvalue() == ""
+
+
+class _Source:
+    def __init__(self, file: str, line: int) -> None:
+        self.file, self.line, self.code = file, line, f"code of {line}"
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+def _finding(file: str | None, line: int, reason: str, op: str, fix: str, dtypes: tuple[str, ...]) -> Any:
+    source = None if file is None else _Source(file, line)
+    return types.SimpleNamespace(source=source, reason=reason, op=op, input_dtypes=list(dtypes), fix=fix)
+
+
+def test_check_float32_lists_findings_by_line_each_once_with_how_often() -> None:
+    b9 = _finding("b.py", 9, "a float64 constant", "Mul", "use np.float32(2)", ("float32", "float64"))
+    a3 = _finding("a.py", 3, "an int64 input", "Add", "cast it", ("int64", "float32"))
+    nowhere = _finding(None, 0, "made inside PyTensor", "Cast", "nothing to do", ("float32",))
+    a12 = _finding("a.py", 12, "an int64 input", "Sub", "cast it", ("int64",))
+    out = io.StringIO()
+    running._print_findings([b9, a3, nowhere, b9, a12, b9], out)
+    assert out.getvalue() == (
+        "float32 check: float64 enters at 4 line(s) (4 finding(s))\n"
+        "\na.py:3: code of 3\n"
+        "  an int64 input: Add(int64, float32) -> float64\n  fix: cast it\n"
+        "\na.py:12: code of 12\n"
+        "  an int64 input: Sub(int64) -> float64\n  fix: cast it\n"
+        "\nb.py:9: code of 9\n"
+        "  a float64 constant: Mul(float32, float64) -> float64 (in 3 compiled functions)\n"
+        "  fix: use np.float32(2)\n"
+        "\n(no line recorded)\n"
+        "  made inside PyTensor: Cast(float32) -> float64\n  fix: nothing to do\n"
+    )
+    out = io.StringIO()
+    running._print_findings([], out)
+    assert out.getvalue() == "float32 check: no float64 enters any compiled graph\n"
+
+
+def test_a_report_file_is_written_whole_in_utf8_with_the_users_umask(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "p.html"
+    old = os.umask(0o027)
+    try:
+        running._write_whole(str(target), "σ² \udcff")  # a surrogate (an undecodable file name byte)
+    finally:
+        os.umask(old)
+    assert target.read_bytes() == "σ² ".encode() + b"\\udcff"
+    assert target.stat().st_mode & 0o777 == 0o640
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.html"]  # no temporary file left
+
+    def broken(src: Any, dst: Any) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", broken)
+    with pytest.raises(OSError, match="disk full"):
+        running._write_whole(str(target), "new")
+    assert target.read_bytes().startswith("σ²".encode())  # the old file whole
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.html"]
