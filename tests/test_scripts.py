@@ -489,3 +489,71 @@ def test_a_report_file_is_written_whole_in_utf8_with_the_users_umask(
         running._write_whole(str(target), "new")
     assert target.read_bytes().startswith("σ²".encode())  # the old file whole
     assert sorted(p.name for p in tmp_path.iterdir()) == ["p.html"]
+
+
+def test_a_report_files_temporary_is_hidden_beside_it_so_the_rename_is_atomic(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    renamed: list[tuple[str, str]] = []
+    real = os.replace
+
+    def replace(src: str, dst: str) -> None:
+        renamed.append((src, dst))
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    running._write_whole(str(tmp_path / "p.json"), "{}")
+    ((src, dst),) = renamed
+    assert os.path.dirname(src) == str(tmp_path) and os.path.basename(src).startswith(".")
+    assert dst == str(tmp_path / "p.json")
+
+
+def test_profile_prints_each_report_the_merged_one_and_writes_the_files_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import argparse
+
+    import modecfg
+    from modecfg.profiles import ProfileReport, session
+    from modecfg.profiles.render import to_html, to_json, to_trace
+    from tests.profiles.test_html_golden import reports
+
+    found = reports()
+    asked: list[Any] = []
+
+    def given(since: int) -> list[Any]:
+        asked.append(since)
+        return found
+
+    monkeypatch.setattr(session, "reports", given)
+    monkeypatch.setattr(session, "all_stats", lambda: ["s0", "s1", "s2", "s3"])
+    monkeypatch.setattr(session, "mark_printed", lambda stats: asked.append(list(stats)))
+    paths = {kind: str(tmp_path / f"p.{kind}") for kind in ("json", "trace", "html")}
+    out = io.StringIO()
+    with modecfg.config.override(**{"profiling.n_apply": 3, "profiling.n_ops": 2}):
+        code = running._profile_report(argparse.Namespace(**paths), 1, 5, out)
+    assert code == 5 and asked == [1, ["s1", "s2", "s3"]]  # the script's functions only
+    assert out.getvalue() == (
+        found[0].text(3, 2)
+        + "\n\n"
+        + found[1].text(3, 2)
+        + "\n\n"
+        + ProfileReport.merged(found).text(3, 2)
+        + "\n"
+        f"wrote {paths['json']}\nwrote {paths['trace']}\nwrote {paths['html']}\n"
+    )
+    assert Path(paths["json"]).read_text() == json.dumps(to_json(found), indent=1)
+    assert Path(paths["trace"]).read_text() == json.dumps(to_trace(found), indent=1)
+    assert Path(paths["html"]).read_text() == to_html(found, 3, 2)
+    # one report: no merged one; nothing asked: no file
+    monkeypatch.setattr(session, "reports", lambda since: found[:1])
+    out = io.StringIO()
+    none = dict.fromkeys(paths)
+    with modecfg.config.override(**{"profiling.n_apply": 3, "profiling.n_ops": 2}):
+        assert running._profile_report(argparse.Namespace(**none), 0, 0, out) == 0
+    assert out.getvalue() == found[0].text(3, 2) + "\n\n"
+    monkeypatch.setattr(session, "reports", lambda since: [])
+    out = io.StringIO()
+    assert running._profile_report(argparse.Namespace(**none), 0, 0, out) == 1
+    assert out.getvalue() == "no function was profiled (did the script compile any?)\n"
+    assert running._profile_report(argparse.Namespace(**none), 0, 4, io.StringIO()) == 4
