@@ -301,3 +301,54 @@ def test_what_is_said_of_a_name_by_hand() -> None:
     assert (
         flag.why.startswith("the flag lib.cnmem is obsolete: ") and flag.written == "theano.config.lib.cnmem"
     )
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        "if x:\n    import pytensor\n",  # body
+        "if x:\n    pass\nelse:\n    import pytensor\n",  # orelse
+        "try:\n    pass\nfinally:\n    import pytensor\n",  # finalbody
+        "try:\n    pass\nexcept ImportError:\n    import pytensor\n",  # handlers
+        "match x:\n    case 1:\n        import pytensor\n",  # cases
+        "while x:\n    for y in x:\n        with y:\n            import pytensor\n",  # nested bodies
+    ],
+    ids=["if", "else", "finally", "except", "match", "nested"],
+)
+def test_an_import_the_rewrite_needs_is_not_added_where_any_block_already_has_it(block: str) -> None:
+    source = f"import theano.sandbox.rng_mrg\nx = 0\n{block}r = theano.sandbox.rng_mrg.MRG_RandomStreams\n"
+    text, _ = rewrite(source)
+    assert text.count("import pytensor\n") == 1, text
+    assert text.endswith("r = pytensor.tensor.random.utils.RandomStream\n")
+    alone = rewrite("import theano.sandbox.rng_mrg\nr = theano.sandbox.rng_mrg.MRG_RandomStreams\n")[0]
+    assert alone.count("import pytensor\n") == 1  # where none is, it is added
+
+
+def test_module_exists_reads_pytensors_files_packages_modules_and_extensions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from modecfg import theano_names
+
+    root = tmp_path / "site" / "pytensor"
+    (root / "tensor").mkdir(parents=True)
+    (root / "tensor" / "__init__.py").write_text("")
+    (root / "tensor" / "basic.py").write_text("")
+    (root / "scan").mkdir()  # a folder with no __init__: no module
+    (root / "link").mkdir()
+    (root / "link" / "cutils_ext.cpython-311-x86_64-linux-gnu.so").write_text("")
+    (root / "link" / "notes.so.txt").write_text("")
+    (root / "link" / "other.so").write_text("")
+    (root / "link" / "winmod.cp311-win_amd64.pyd").write_text("")
+    monkeypatch.setattr(theano_names, "_pytensor_dirs", lambda: [str(root)])
+    exists = theano_names.module_exists
+    assert exists("pytensor") and exists("numpy.linalg") and exists("theano.tensor.nnet")  # not PyTensor's
+    assert exists("pytensor.tensor") and exists("pytensor.tensor.basic")
+    assert exists("pytensor.link.cutils_ext") and exists("pytensor.link.winmod")  # compiled extensions
+    assert (
+        not exists("pytensor.tensor.nnet")
+        and not exists("pytensor.scan")
+        and not exists("pytensor.link.notes")
+    )
+    assert not exists("pytensor.link.cutils") and not exists("pytensor.nothing.here")
+    monkeypatch.setattr(theano_names, "_pytensor_dirs", lambda: [])
+    assert exists("pytensor.tensor.nnet")  # no PyTensor to ask: the name is taken as it is
