@@ -50,3 +50,24 @@ def _dump_count(monkeypatch: pytest.MonkeyPatch) -> None:
     from modecfg.modes import dump
 
     monkeypatch.setattr(dump, "_written", 0)
+
+
+@pytest.fixture(scope="session")
+def _site_packages(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return str(tmp_path_factory.mktemp("site-packages"))
+
+
+@pytest.fixture(autouse=True)
+def _no_real_site_packages(monkeypatch: pytest.MonkeyPatch, _site_packages: str) -> None:
+    """This environment's site-packages, as the tests see it, is a directory of their own: no test
+    (and no mutant of ``make mutate``: one wrote ``modecfg-autoload.pth`` into the developer's
+    virtual environment, making every Python there load the mutated copy) can write a ``.pth``
+    file into the Python that runs the suite."""
+    import sysconfig
+
+    real = sysconfig.get_paths
+
+    def get_paths(*args: object, **kwargs: object) -> dict[str, str]:
+        return {**real(*args, **kwargs), "purelib": _site_packages}  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sysconfig, "get_paths", get_paths)

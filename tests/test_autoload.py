@@ -417,3 +417,12 @@ def test_an_autoload_file_that_cannot_be_removed_says_why(
     with pytest.raises(ModecfgError) as raised:
         autoload.disable(pth)
     assert str(raised.value) == f"cannot remove {pth} (no reason given)"
+
+
+def test_the_suite_never_sees_the_real_site_packages() -> None:
+    """The guard of tests/conftest.py: autoload's file would go to a directory of the suite's."""
+    import site
+
+    real = {Path(p).resolve() for p in site.getsitepackages()}
+    assert autoload.pth_path().parent.resolve() not in real
+    assert autoload.pth_path().parent.is_dir()

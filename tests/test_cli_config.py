@@ -181,3 +181,109 @@ def test_an_edit_says_when_the_environment_or_another_file_decides_the_flag(
     assert winner.layer is modecfg.Layer.ENV
     assert said.startswith(f"floatX removed from {rc}\nthe previous file is kept as {rc}.bak")
     assert said.endswith(f"\nnote: {winner} also sets floatX, and that is what counts here\n")
+
+
+# -- migrate, schema, validate ------------------------------------------------------------------
+
+
+def _migrate(**given: Any) -> tuple[int, str, str]:
+    base = {"file": None, "flags": None, "to": None, "write": False}
+    out, err = io.StringIO(), io.StringIO()
+    code = commands.cmd_migrate(_args(**{**base, **given}), out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ({"file": "a.ini", "flags": "floatX=float32"}, "give a FILE or --flags, not both"),
+        (
+            {"file": "a.ini", "write": True},
+            "--write rewrites a Python script (modecfg migrate SCRIPT.py --write)",
+        ),
+        ({"write": True}, "--write rewrites a Python script (modecfg migrate SCRIPT.py --write)"),
+    ],
+)
+def test_migrate_refuses_what_it_cannot_do_with_the_usage(given: dict[str, Any], said: str) -> None:
+    from modecfg.cli.common import _Usage
+
+    with pytest.raises(_Usage) as refused:
+        _migrate(**given)
+    assert str(refused.value) == said
+
+
+def test_migrate_writes_a_file_in_the_format_its_name_or_to_says(tmp_path: Path) -> None:
+    from modecfg.config.migrate import migrate_file
+
+    rc = tmp_path / "old.theanorc"
+    rc.write_text("[global]\nfloatX = float32\n")
+    toml = tmp_path / "old.toml"
+    toml.write_text('[global]\nfloatX = "float32"\n')
+    assert _migrate(file=str(rc)) == (0, migrate_file(str(rc)).render("ini"), "")
+    assert _migrate(file=str(toml)) == (0, migrate_file(str(toml)).render("toml"), "")
+    assert _migrate(file=str(rc), to="flags") == (0, migrate_file(str(rc)).render("flags"), "")
+    assert _migrate(flags="floatX=float32")[1] == migrate_file(str(rc)).render("flags")
+
+
+def test_migrate_with_nothing_named_takes_the_legacy_variable_then_the_legacy_rc_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from modecfg.config.migrate import migrate_file, migrate_flags
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for var in ("THEANO_FLAGS", "AESARA_FLAGS"):
+        monkeypatch.delenv(var, raising=False)
+    code, out, err = _migrate()
+    assert (code, out) == (0, "") and err.startswith("nothing to migrate: no THEANO_FLAGS, ")
+    assert "~/.theanorc" in err
+    (tmp_path / ".theanorc").write_text("[global]\nfloatX = float32\n")
+    assert _migrate() == (0, migrate_file(str(tmp_path / ".theanorc")).render("ini"), "")
+    assert _migrate(to="toml")[1] == migrate_file(str(tmp_path / ".theanorc")).render("toml")
+    monkeypatch.setenv("THEANO_FLAGS", "floatX=float32,optimizer=None")
+    expected = migrate_flags("floatX=float32,optimizer=None", source="THEANO_FLAGS")
+    assert _migrate() == (0, expected.render("flags"), "")
+    assert _migrate(to="ini")[1] == expected.render("ini")
+
+
+def test_migrate_of_a_script_says_each_rename_and_what_it_rewrote(tmp_path: Path) -> None:
+    script = tmp_path / "train.py"
+    script.write_text("import theano\nf = theano.function\nr = theano.sandbox.cuda.basic_ops\n")
+    code, out, err = _migrate(file=str(script))
+    assert code == 1 and err == ""
+    lines = out.splitlines()
+    assert lines[0].startswith(f"{script}:1:") and len(lines) >= 2
+    code, out, _ = _migrate(file=str(script), write=True)
+    assert code == 1  # one left to change by hand
+    backup = next(tmp_path.glob("train.py.bak*"))
+    by_hand = [line for line in out.splitlines() if "by hand" in line]
+    assert by_hand
+    rewrote = out.splitlines()[-1]
+    assert rewrote.startswith("rewrote ") and rewrote.endswith(
+        f" names in {script} (the previous file is kept as {backup})"
+    )
+    clean = tmp_path / "clean.py"
+    clean.write_text("import numpy\n")
+    assert _migrate(file=str(clean), write=True) == (0, f"{clean}: no Theano or Aesara name to change\n", "")
+
+
+def test_schema_as_ini_or_as_json_indented() -> None:
+    from modecfg.config.example import theanorc_example
+    from modecfg.config.schema import json_schema
+
+    out = io.StringIO()
+    assert commands.cmd_schema(_args(format="ini"), out, io.StringIO()) == 0
+    assert out.getvalue() == theanorc_example()
+    out = io.StringIO()
+    assert commands.cmd_schema(_args(format="json"), out, io.StringIO()) == 0
+    assert out.getvalue() == json.dumps(json_schema(), indent=2) + "\n"
+
+
+def test_validate_with_nothing_set_says_everything_is_at_its_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("THEANO_FLAGS", "PYTENSOR_FLAGS", "MODECFG_FLAGS", "AESARA_FLAGS"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("MODECFGRC", "")
+    out = io.StringIO()
+    code = commands.cmd_validate(_args(rc=[], all=False), out, io.StringIO())
+    said = out.getvalue()
+    assert said.startswith("no flag variables or rc files are set: everything is at its default\n")
+    assert code == 0 and said.endswith(")\n") and "configuration OK, and this machine can run it (" in said
