@@ -48,6 +48,7 @@ __all__ = ["ADOPTED", "FlagParam", "attach", "detach", "view"]
 _log = logging.getLogger("modecfg.bridge")
 
 _UNREAD: Any = object()  # a FlagParam's value below the overrides, not worked out since it changed
+_SLOW: Any = object()  # a FlagParam's fast read is closed: an override may hold the flag, or it changed
 _UNKNOWN = object()
 ADOPTED = "pytensor.config, before modecfg was imported"  # the source of an adopted value
 
@@ -83,6 +84,12 @@ class FlagParam(ConfigParam):  # type: ignore[misc]
         self.is_default = True
         self.overridden = _config._cfg_store.var_of(spec.name).get  # this context's override, if any
         self.below: Any = _UNREAD  # the value below the overrides, as PyTensor shows it
+        # what every read answers while no override holds the flag anywhere, else _SLOW (see
+        # _keep); ``version`` counts the changes below the overrides
+        self.fast: Any = _SLOW
+        self.version = 0
+        self.store = _config._cfg_store
+        self.held = self.store.holders[spec.name]  # true while some override holds it
         self.shown: dict[tuple[type, Any], Any] = {}  # modecfg value -> as PyTensor shows it
         self.last: tuple[Any, Any] = (_UNREAD, None)  # the value shown last, and as shown
 
@@ -116,6 +123,9 @@ class FlagParam(ConfigParam):  # type: ignore[misc]
 
     def __get__(self, obj: Any, objtype: Any = None, delete_key: bool = False) -> Any:
         if obj is self.target:
+            fast = self.fast
+            if fast is not _SLOW:  # no override holds the flag anywhere: one attribute read
+                return fast
             item = self.overridden()
             if item is not None:  # an override in this thread or task
                 try:
@@ -126,11 +136,12 @@ class FlagParam(ConfigParam):  # type: ignore[misc]
                         shown = self.show(value)
                         item.append(shown)
                         return shown
+            version = self.version
             below = self.below
             if below is _UNREAD:  # a lazy default is worked out at each read (never kept)
                 below = self.show(_config._cfg_store.base(self.spec.name))
                 if not self.spec.is_lazy:
-                    self.below = below
+                    self._keep(below, version)
             return below
         if obj is None:
             return self
@@ -195,9 +206,37 @@ class FlagParam(ConfigParam):  # type: ignore[misc]
             warnings.filterwarnings("ignore", message=PYTENSOR_TEXT, category=UserWarning)
             return first_read(self.original, self.target)
 
+    def _keep(self, below: Any, version: int) -> None:
+        """Keep ``below``, worked out or read at ``version``, for the next reads; and while no
+        override holds the flag anywhere, open the fast read with it. Under the store's lock of
+        overrides, which an override takes to begin holding a flag (it closes the fast read
+        then, :meth:`close`), and a change to take effect (:meth:`changed`): a value that changed
+        meanwhile is not kept, a flag an override began to hold is not opened."""
+        store = self.store
+        name = self.spec.name
+        with store.counting:
+            if self.version != version:
+                return  # changed since it was read: worked out again at the next read
+            self.below = below
+            if not self.held and name not in store.shadowed:
+                self.fast = below
+
+    def shadowed(self, held: bool) -> None:
+        """Called under the store's lock of overrides. ``held``: an override begins to hold the
+        flag, and every read asks for this thread's or task's override again (before the override
+        is in force). Not ``held``: none holds it any more (modecfg's own reads saw its last one
+        end): the next read works the value out again and may open the fast read."""
+        self.fast = _SLOW
+        if not held:
+            self.version += 1
+            self.below = _UNREAD
+
     def changed(self, change: Any = None) -> None:
         """The value below the overrides changed: worked out again at the next read."""
-        self.below = _UNREAD
+        with self.store.counting:
+            self.fast = _SLOW
+            self.version += 1
+            self.below = _UNREAD
 
 
 class Float64Param(FlagParam):
@@ -447,6 +486,7 @@ class _View:
         self.wrapper = _wrapper_code(pytensor.configparser._ChangeFlagsDecorator.__call__)
         self.blockable: frozenset[str] = frozenset()
         self.unsubscribe: list[Any] = []  # each FlagParam hears of its flag's changes
+        self.by_flag: dict[str, FlagParam] = {}  # modecfg's flag name -> the parameter answering it
         _config._cfg_store.ready_up()
 
     @property
@@ -465,6 +505,7 @@ class _View:
             kind = Float64Param if spec.name == "warn_float64" else FlagParam
             made.append(kind(spec, param, self.target))
         for flag in made:
+            self.by_flag[flag.spec.name] = flag
             self.unsubscribe.append(_config.subscribe(flag.changed, [flag.spec.name]))
             if flag.original is not None:
                 self.originals[flag.name] = flag.original
@@ -557,7 +598,14 @@ class _View:
 
     # -- attach and detach ---------------------------------------------------------------
 
+    def shadowed(self, name: str, held: bool) -> None:
+        """The store's shadow listener: an override begins, or ceases, to hold flag ``name``."""
+        param = self.by_flag.get(name)
+        if param is not None:
+            param.shadowed(held)
+
     def attach(self) -> None:
+        _config._cfg_store.shadow_listeners.append(self.shadowed)
         self._answer()
         PyTensorConfigParser.__setattr__ = _setattr
         PyTensorConfigParser.add = _add
@@ -614,6 +662,11 @@ class _View:
                 delattr(Config, name)
         for unsubscribe in self.unsubscribe:
             unsubscribe()
+        listeners = _config._cfg_store.shadow_listeners
+        if self.shadowed in listeners:
+            listeners.remove(self.shadowed)
+        for param in self.by_flag.values():
+            param.shadowed(True)
         if PyTensorConfigParser.__dict__.get("__setattr__") is _setattr:
             del PyTensorConfigParser.__setattr__
         PyTensorConfigParser.add = _ORIGINAL_ADD

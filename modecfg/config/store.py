@@ -71,6 +71,10 @@ class Store:
         self.holders: dict[str, Held] = {name: Held(name) for name in flags}
         # flag -> what its class held before an Overridden went in (None: nothing)
         self.shadowed: dict[str, object] = {}
+        # called under ``counting`` with a flag's name and True when an override begins to hold it,
+        # False when no override holds it any more (the pytensor.config view closes, and may open
+        # again, its fast read of the flag: modecfg._pytensor.view)
+        self.shadow_listeners: list[Callable[[str, bool], None]] = []
         # flag -> subscribers; ``override_listeners`` hear of overrides being entered as well
         self.listeners: dict[str, list[Listener]] = {name: [] for name in flags}
         self.override_listeners: dict[str, list[Listener]] = {name: [] for name in flags}
@@ -287,6 +291,8 @@ class Store:
             previous = cls.__dict__.get(spec.attr)
             # Descriptor first, record second: entering reads ``shadowed`` unlocked.
             setattr(cls, spec.attr, Overridden(name, self))
+            for told in self.shadow_listeners:  # other readers' fast paths of the flag close
+                told(name, True)
             self.shadowed[name] = previous
 
     def uninstall(self, name: str) -> None:
@@ -310,6 +316,9 @@ class Store:
             if self.holders[name]:
                 setattr(cls, spec.attr, Overridden(name, self))
                 self.shadowed[name] = previous
+                return
+            for told in self.shadow_listeners:  # no override holds it: they may open again
+                told(name, False)
 
 
 _PROCESS_WIDE: list[Store] = []  # the store of the configuration read from this process's sources

@@ -1,0 +1,172 @@
+"""``pytensor.config.X``'s fast read (issue 62: reads no slower than PyTensor's own): while no
+override holds a flag anywhere, a read is one attribute; every change, and every override that
+begins to hold the flag in any thread or task, closes it. Held against the slow path's answer,
+in interleavings of contexts, and at the two moments a read could keep a stale value."""
+
+from __future__ import annotations
+
+import contextvars
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import modecfg
+
+pytensor = pytest.importorskip("pytensor")
+
+from modecfg._pytensor import view  # noqa: E402
+
+VALUES = ("float32", "float64", "float16")
+
+
+def _param(name: str = "floatX") -> Any:
+    return type(pytensor.config).__dict__[name]
+
+
+@pytest.fixture(autouse=True)
+def _floatx_put_back() -> Any:
+    """No override of an earlier test holds floatX (modecfg's own read sees that the last ended)."""
+    import gc
+
+    gc.collect()  # contexts an earlier test copied, and the overrides they hold
+    modecfg.config.floatX  # noqa: B018
+    assert "floatX" not in modecfg.config._cfg_store.shadowed
+    before = modecfg.config.origin("floatX")
+    yield
+    if before.layer is modecfg.Layer.DEFAULT:
+        modecfg.config.reset("floatX")
+
+
+def test_a_read_with_no_override_anywhere_is_the_fast_one_and_follows_each_change() -> None:
+    param = _param()
+    modecfg.config.floatX = "float32"
+    assert pytensor.config.floatX == "float32" and param.fast == "float32"  # opened by the read
+    modecfg.config.floatX = "float16"
+    assert param.fast is view._SLOW  # a change closes it
+    assert pytensor.config.floatX == "float16" and param.fast == "float16"
+    modecfg.config.reset("floatX")
+    assert pytensor.config.floatX == modecfg.config.floatX
+
+
+def test_an_override_anywhere_closes_the_fast_read_until_it_ends() -> None:
+    param = _param()
+    modecfg.config.floatX = "float64"
+    assert pytensor.config.floatX == "float64" and param.fast == "float64"
+    other = contextvars.copy_context()
+    block = modecfg.config.override(floatX="float32")
+    other.run(block.__enter__)  # another task's override
+    assert param.fast is view._SLOW
+    assert pytensor.config.floatX == "float64"  # this context: the value below it
+    assert other.run(lambda: pytensor.config.floatX) == "float32"  # that one: its own
+    assert param.fast is view._SLOW  # never opened while it is held
+    other.run(block.__exit__, None, None, None)
+    del other, block  # nothing holds the override any more
+    assert pytensor.config.floatX == "float64" and param.fast is view._SLOW  # (no churn of opening)
+    assert modecfg.config.floatX == "float64"  # modecfg's own read sees the last override gone
+    assert pytensor.config.floatX == "float64"
+    assert param.fast == "float64"  # open again
+    with pytensor.config.change_flags(floatX="float16"):  # PyTensor's door: the same
+        assert param.fast is view._SLOW and pytensor.config.floatX == "float16"
+
+
+def test_a_value_that_changes_while_a_read_works_it_out_is_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The read worked out the old value; the change came before it could keep it: the next read
+    must answer the new one (the old value kept would be a silently wrong answer for good)."""
+    param = _param()
+    modecfg.config.floatX = "float64"
+    real_show = param.show
+    changed: list[bool] = []
+
+    def show(value: Any) -> Any:
+        shown = real_show(value)
+        if not changed:
+            changed.append(True)
+            modecfg.config.floatX = "float16"  # another thread's assignment, at the worst moment
+        return shown
+
+    monkeypatch.setattr(param, "show", show)
+    modecfg.config.floatX = "float32"
+    assert pytensor.config.floatX == "float32"  # the value this read worked out
+    monkeypatch.undo()
+    assert param.fast is view._SLOW and param.below is view._UNREAD  # not kept
+    assert pytensor.config.floatX == "float16"
+
+
+def test_an_override_that_begins_while_a_read_works_it_out_is_seen(monkeypatch: pytest.MonkeyPatch) -> None:
+    param = _param()
+    modecfg.config.floatX = "float64"
+    other = contextvars.copy_context()
+    block = modecfg.config.override(floatX="float32")
+    real_show = param.show
+    entered: list[bool] = []
+
+    def show(value: Any) -> Any:
+        shown = real_show(value)
+        if not entered:
+            entered.append(True)
+            other.run(block.__enter__)  # another task enters an override at the worst moment
+        return shown
+
+    modecfg.config.floatX = "float16"  # the value below the overrides must be worked out again
+    monkeypatch.setattr(param, "show", show)
+    assert pytensor.config.floatX == "float16"
+    monkeypatch.undo()
+    assert param.fast is view._SLOW  # not opened: an override holds the flag
+    assert other.run(lambda: pytensor.config.floatX) == "float32"
+    other.run(block.__exit__, None, None, None)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.tuples(st.just("read"), st.integers(0, 2)),
+            st.tuples(st.just("enter"), st.integers(0, 2), st.sampled_from(VALUES), st.booleans()),
+            st.tuples(st.just("exit"), st.integers(0, 2)),
+            st.tuples(st.just("assign"), st.sampled_from(VALUES)),
+            st.tuples(st.just("reset")),
+        ),
+        max_size=30,
+    )
+)
+def test_every_read_in_every_context_is_what_modecfg_answers_there(steps: list[tuple[Any, ...]]) -> None:
+    """Three contexts (tasks), overrides entered and left in each (modecfg's and PyTensor's
+    change_flags), assignments and resets: pytensor.config.floatX and modecfg.config.floatX agree
+    in every context after every step, and with a model of what each context should see."""
+    contexts = [contextvars.copy_context() for _ in range(3)]
+    stacks: list[list[tuple[Any, str]]] = [[], [], []]
+    base = "float64"
+    modecfg.config.floatX = base
+    try:
+        for step in steps:
+            kind = step[0]
+            if kind == "enter":
+                _, where, value, pytensors = step
+                block = (
+                    pytensor.config.change_flags(floatX=value)
+                    if pytensors
+                    else modecfg.config.override(floatX=value)
+                )
+                contexts[where].run(block.__enter__)
+                stacks[where].append((block, value))
+            elif kind == "exit" and stacks[step[1]]:
+                block, _ = stacks[step[1]].pop()
+                contexts[step[1]].run(block.__exit__, None, None, None)
+            elif kind == "assign":
+                base = step[1]
+                modecfg.config.floatX = base
+            elif kind == "reset":
+                modecfg.config.reset("floatX")
+                base = modecfg.config.floatX  # the default (nothing overrides it in this context)
+            for where, ctx in enumerate(contexts):
+                expected = stacks[where][-1][1] if stacks[where] else base
+                got = ctx.run(lambda: (pytensor.config.floatX, modecfg.config.floatX))
+                assert got == (expected, expected), (step, where)
+            assert pytensor.config.floatX == base  # this context has none of theirs
+    finally:
+        for where, stack in enumerate(stacks):
+            while stack:
+                block, _ = stack.pop()
+                contexts[where].run(block.__exit__, None, None, None)
