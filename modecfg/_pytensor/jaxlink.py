@@ -112,28 +112,41 @@ def pinned(x64_on: bool, precision: str) -> Iterator[None]:
         yield
 
 
-def traced_with(precision: str, fn: Callable[..., Any], *args: Any) -> Any:
-    """``fn(*args)`` with JAX's matmul precision ``precision``: jitted as
-    ``functools.partial(traced_with, precision, fn)``, the products traced carry it."""
+def traced_with(precision: str, dtypes: tuple[str | None, ...], fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` with JAX's matmul precision ``precision``, each output in the dtype the graph
+    declares (``dtypes``; None: not a tensor): jitted as ``functools.partial(traced_with,
+    precision, dtypes, fn)``, the products traced carry the precision and the casts are part of
+    the compiled program (a cast after the call is a dispatch of its own, ~10 us)."""
     _, matmul = _contexts()
     with matmul(precision):
-        return fn(*args)
+        outputs = fn(*args)
+    if not isinstance(outputs, list | tuple) or len(outputs) != len(dtypes):
+        return outputs
+    cast = [
+        out if dtype is None or str(getattr(out, "dtype", dtype)) == dtype else out.astype(dtype)
+        for out, dtype in zip(outputs, dtypes, strict=True)
+    ]
+    return type(outputs)(cast)
 
 
-def _jit_with(jit_compile: Callable[[Any], Any], precision: str, fn: Callable[..., Any]) -> Any:
-    return jit_compile(functools.partial(traced_with, precision, fn))
+def _jit_with(
+    jit_compile: Callable[[Any], Any], precision: str, dtypes: tuple[str | None, ...], fn: Callable[..., Any]
+) -> Any:
+    return jit_compile(functools.partial(traced_with, precision, dtypes, fn))
 
 
 @contextlib.contextmanager
-def _precision_traced(linker: Any, precision: str) -> Iterator[bool]:
+def _traced(linker: Any, precision: str) -> Iterator[bool]:
     """For the ``make_all`` of this block, ``linker`` jits its graph's function with the precision
-    set inside it (its instance's ``jit_compile`` for the block, taken away after: nothing stays on
-    the linker); whether it does (PyTensor's linker has a ``jit_compile`` to wrap)."""
+    set, and the outputs cast, inside it (:func:`traced_with`; its instance's ``jit_compile`` for
+    the block, taken away after: nothing stays on the linker); whether it does (PyTensor's linker
+    has a ``jit_compile`` to wrap)."""
     own = getattr(type(linker), "jit_compile", None)
     if not callable(own) or "jit_compile" in vars(linker):
         yield False
         return
-    linker.jit_compile = functools.partial(_jit_with, own.__get__(linker), PRECISIONS[precision])
+    dtypes = tuple(getattr(out.type, "dtype", None) for out in linker.fgraph.outputs)
+    linker.jit_compile = functools.partial(_jit_with, own.__get__(linker), PRECISIONS[precision], dtypes)
     try:
         yield True
     finally:
@@ -423,11 +436,11 @@ class DeviceThunk:
             # JAX's state in this thread is what the function needs already: no context to enter
             return self.thunk() if self.steady else self._run()
         x64, matmul = _contexts()
-        with (
-            contextlib.nullcontext() if same_precision else matmul(PRECISIONS[self.precision]),
-            contextlib.nullcontext() if same_x64 else x64(self.x64),
-        ):
-            return self._run()
+        if same_precision:  # x64 alone differs (a float32 graph while PyTensor turned JAX's on)
+            with x64(self.x64):
+                return self.thunk() if self.steady else self._run()
+        with matmul(PRECISIONS[self.precision]), contextlib.nullcontext() if same_x64 else x64(self.x64):
+            return self.thunk() if self.steady else self._run()
 
     def _run(self) -> Any:
         if self.stats["first_call"] is None:
@@ -516,7 +529,7 @@ def link(linker: Any, make_all: Callable[..., Any], *args: Any, **kwargs: Any) -
 
     precision = str(config.matmul_precision)
     x64_on = needs_x64(linker.fgraph)
-    with pinned(x64_on, precision), _precision_traced(linker, precision) as traced:
+    with pinned(x64_on, precision), _traced(linker, precision) as traced:
         fn, inputs, outputs, thunks, nodes = make_all(linker, *args, **kwargs)
     device = _target()
     residents = []
