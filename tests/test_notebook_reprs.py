@@ -126,7 +126,7 @@ def test_a_profile_report_shows_its_chart_and_rows() -> None:
     parsed = _parse(markup)
     assert "svg" in parsed.tags and "rect" in parsed.tags  # the chart
     assert any("Exp" in c or "exp" in c for c in parsed.cells)
-    assert markup.startswith('<div class="modecfg-profile"><style>.modecfg-profile ')  # style kept to itself
+    assert markup.startswith('<div class="modecfg-profile"><style>.modecfg-profile{')  # style kept to itself
     printer = _Printer()
     report._repr_pretty_(printer, False)
     assert printer.out == report.text()
