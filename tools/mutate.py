@@ -9,8 +9,9 @@
 mutmut (https://github.com/boxed/mutmut) makes the mutants: small semantic changes (an operator,
 a comparison, a constant, a string, an argument dropped, a call's result replaced by None). It
 runs the whole suite once to learn which tests call which function, then, for each mutant, only
-those tests, in a process forked from one that has already imported everything. A mutant some
-test fails on is *killed*; one that passes them all *survived*.
+those tests, in a process forked from its fork server, which has imported the tests but run
+none of them (JAX's runtime threads start in the mutant's own process: its tests count). A
+mutant some test fails on is *killed*; one that passes them all *survived*.
 
 A survivor that no input can tell from the original is *equivalent*. It counts as killed only
 when ``tests/mutation-equivalent.txt`` names it, quotes the line as mutated (so an entry that no
