@@ -10,7 +10,7 @@ PyTensor's ``JITLinker.make_all`` builds a JAX function's single thunk; modecfg'
   float64 (PyTensor's JAX dispatch sets x64 once per process from floatX at its first import
   and truncates silently otherwise); off for a float32 graph, which stays float32 throughout;
   and the ``matmul_precision`` flag's precision (JAX's default on NVIDIA GPUs is TF32), set
-  *inside* the function JAX traces (:func:`traced_with`), so that its products carry it in the
+  *inside* the function JAX traces (:class:`Traced`), so that its products carry it in the
   compiled program and a call enters no context for it. A context is entered at a call only
   where JAX's state in that thread differs from the function's (x64, for a float64 graph while
   JAX's x64 is off; the precision, where PyTensor's linker cannot take the traced form). A
@@ -104,22 +104,35 @@ def _config() -> Any:
 
 
 @contextlib.contextmanager
-def pinned(x64_on: bool, precision: str) -> Iterator[None]:
-    """x64 as ``x64_on`` and ``precision`` for matmuls and convolutions, in this thread, for
-    this block."""
+def pinned(x64_on: bool, precision: str | None) -> Iterator[None]:
+    """x64 as ``x64_on`` and ``precision`` for matmuls and convolutions (None: JAX's own), in this
+    thread, for this block."""
     x64, matmul = _contexts()
-    with x64(x64_on), matmul(PRECISIONS[precision]):
+    with x64(x64_on), contextlib.nullcontext() if precision is None else matmul(PRECISIONS[precision]):
         yield
 
 
-def traced_with(precision: str, dtypes: tuple[str | None, ...], fn: Callable[..., Any], *args: Any) -> Any:
+def pins_precision(device: Any) -> bool:
+    """Whether the matmul precision is pinned for functions on ``device``: on a GPU (or TPU) a
+    lower one changes float32 products (TF32, bfloat16 passes); a CPU computes them in float32
+    whatever the precision says, and a function there runs exactly as plain PyTensor's, its
+    program the same."""
+    return str(getattr(device, "platform", "cpu")) != "cpu"
+
+
+def traced_with(
+    precision: str | None, dtypes: tuple[str | None, ...], fn: Callable[..., Any], *args: Any
+) -> Any:
     """``fn(*args)`` with JAX's matmul precision ``precision``, each output in the dtype the graph
-    declares (``dtypes``; None: not a tensor): jitted as ``functools.partial(traced_with,
-    precision, dtypes, fn)``, the products traced carry the precision and the casts are part of
-    the compiled program (a cast after the call is a dispatch of its own, ~10 us)."""
-    _, matmul = _contexts()
-    with matmul(precision):
+    declares (``dtypes``; None: not a tensor): what :class:`Traced` runs when JAX traces it, so
+    that the products carry the precision and the casts are part of the compiled program (a cast
+    after the call is a dispatch of its own, ~10 us)."""
+    if precision is None:
         outputs = fn(*args)
+    else:
+        _, matmul = _contexts()
+        with matmul(precision):
+            outputs = fn(*args)
     if not isinstance(outputs, list | tuple) or len(outputs) != len(dtypes):
         return outputs
     cast = [
@@ -129,14 +142,30 @@ def traced_with(precision: str, dtypes: tuple[str | None, ...], fn: Callable[...
     return type(outputs)(cast)
 
 
+class Traced:
+    """The graph's JAX function as modecfg has JAX jit it (:func:`traced_with`), under the
+    function's own name and signature (JAX names the program after it; PyTensor's tests read the
+    name in the jaxpr). A module-level class: it pickles where the function does."""
+
+    def __init__(self, precision: str | None, dtypes: tuple[str | None, ...], fn: Callable[..., Any]) -> None:
+        self.precision, self.dtypes, self.fn = precision, dtypes, fn
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args: Any) -> Any:
+        return traced_with(self.precision, self.dtypes, self.fn, *args)
+
+
 def _jit_with(
-    jit_compile: Callable[[Any], Any], precision: str, dtypes: tuple[str | None, ...], fn: Callable[..., Any]
+    jit_compile: Callable[[Any], Any],
+    precision: str | None,
+    dtypes: tuple[str | None, ...],
+    fn: Callable[..., Any],
 ) -> Any:
-    return jit_compile(functools.partial(traced_with, precision, dtypes, fn))
+    return jit_compile(Traced(precision, dtypes, fn))
 
 
 @contextlib.contextmanager
-def _traced(linker: Any, precision: str) -> Iterator[bool]:
+def _traced(linker: Any, precision: str | None) -> Iterator[bool]:
     """For the ``make_all`` of this block, ``linker`` jits its graph's function with the precision
     set, and the outputs cast, inside it (:func:`traced_with`; its instance's ``jit_compile`` for
     the block, taken away after: nothing stays on the linker); whether it does (PyTensor's linker
@@ -146,7 +175,8 @@ def _traced(linker: Any, precision: str) -> Iterator[bool]:
         yield False
         return
     dtypes = tuple(getattr(out.type, "dtype", None) for out in linker.fgraph.outputs)
-    linker.jit_compile = functools.partial(_jit_with, own.__get__(linker), PRECISIONS[precision], dtypes)
+    matmul = None if precision is None else PRECISIONS[precision]
+    linker.jit_compile = functools.partial(_jit_with, own.__get__(linker), matmul, dtypes)
     try:
         yield True
     finally:
@@ -396,7 +426,8 @@ class DeviceThunk:
     def __init__(self, thunk: Any, device: Any, x64_on: bool, precision: str, residents: list[Resident],
                  inputs: list[Any], dtypes: list[str | None], traced: bool = False) -> None:  # fmt: skip
         self.thunk = thunk
-        # the precision is in the traced function (:func:`traced_with`): JAX's own state needs none
+        # no precision context at a call: it is in the traced function (:class:`Traced`), or not
+        # pinned on this device (:func:`pins_precision`)
         self.traced = traced
         self.device = device
         self.x64 = x64_on
@@ -529,9 +560,11 @@ def link(linker: Any, make_all: Callable[..., Any], *args: Any, **kwargs: Any) -
 
     precision = str(config.matmul_precision)
     x64_on = needs_x64(linker.fgraph)
-    with pinned(x64_on, precision), _traced(linker, precision) as traced:
-        fn, inputs, outputs, thunks, nodes = make_all(linker, *args, **kwargs)
     device = _target()
+    pins = pins_precision(device)  # (a CPU: the program is plain PyTensor's, precision and all)
+    pinning = precision if pins else None
+    with pinned(x64_on, pinning), _traced(linker, pinning) as traced:
+        fn, inputs, outputs, thunks, nodes = make_all(linker, *args, **kwargs)
     residents = []
     plain = []
     for i, (variable, storage) in enumerate(zip(linker.fgraph.inputs, list(fn.inputs), strict=True)):
@@ -547,7 +580,7 @@ def link(linker: Any, make_all: Callable[..., Any], *args: Any, **kwargs: Any) -
             plain.append(storage)
     _place_all(residents)
     dtypes = [getattr(out.type, "dtype", None) for out in linker.fgraph.outputs]
-    thunk = DeviceThunk(fn, device, x64_on, precision, residents, plain, dtypes, traced)
+    thunk = DeviceThunk(fn, device, x64_on, precision, residents, plain, dtypes, traced or not pins)
     if hooks.jax_linked is not None:
         hooks.jax_linked()  # inputs given as JAX arrays are used where they are (patch "device inputs")
     return thunk, inputs, outputs, thunks, nodes
@@ -589,8 +622,7 @@ def lowered(fn: Any, *args: Any) -> str:
         raise TypeError("lowered() takes a function compiled for JAX (linker=jax or device=cuda)")
     given = iter(args)
     values = [item[0] if isinstance(item, Resident) else next(given) for item in vm.thunk.inputs]
-    x64, matmul = _contexts()
-    with x64(vm.x64), matmul(PRECISIONS[vm.precision]):
+    with pinned(vm.x64, vm.precision if pins_precision(vm.device) else None):
         return str(vm.thunk.jit_fn.lower(*values).as_text())
 
 

@@ -332,21 +332,44 @@ def test_set_value_of_a_device_array_of_another_static_shape_is_a_shared_value_e
 @pytest.mark.parametrize(
     ("flag", "lowered"), [("highest", "HIGHEST"), ("high", "HIGH"), ("default", "DEFAULT")]
 )
-def test_the_matmul_precision_flag_is_what_xla_compiles(flag: str, lowered: str) -> None:
+def test_the_matmul_precision_flag_is_what_xla_compiles_for_a_gpu(
+    flag: str, lowered: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIMULATED device (the CPU taken for a GPU: pins_precision): the precision is in the function
+    JAX traces, not in a context each call enters (issue 62): jitted outside any context, the
+    program carries it."""
+    monkeypatch.setattr(jaxlink, "pins_precision", lambda device: True)
     a = pt.matrix("a", dtype="float32")
     with config.override(matmul_precision=flag):
         f = _jax_function([a], a @ a)
     text = jaxlink.lowered(f, np.ones((4, 4), dtype="float32"))
     assert re.search(rf"precision = \[{lowered}, {lowered}\]", text), text
     assert jax.config.jax_default_matmul_precision is None  # the user's own JAX code is left alone
-    # the precision is in the function JAX traces, not in a context each call enters (issue 62):
-    # jitted outside any context, the program still carries it
     alone = f.vm.thunk.jit_fn.lower(np.ones((4, 4), dtype="float32")).as_text()
     assert re.search(rf"precision = \[{lowered}, {lowered}\]", alone), alone
     assert f.vm.traced
     assert "jit_compile" not in vars(f.maker.linker)  # nothing left on PyTensor's linker
     again = pickle.loads(pickle.dumps(f))
     assert np.array_equal(again(np.eye(4, dtype="float32")), f(np.eye(4, dtype="float32")))
+
+
+@pytest.mark.parametrize("flag", ["highest", "high", "default"])
+def test_on_the_cpu_the_program_is_plain_pytensors_whatever_the_precision(flag: str) -> None:
+    """A CPU computes float32 products in float32 whatever the precision: a function there is
+    traced as plain PyTensor traces it (PyTensor's own test reads its jaxpr: no precision added)
+    and its calls enter no context."""
+    from pytensor.compile.mode import Mode
+
+    a = pt.matrix("a", dtype="float32")
+    with config.override(matmul_precision=flag):
+        f = _jax_function([a], a @ a)
+    with pytensor.config.change_flags(floatX="float32"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        plain = pytensor.function([a], a @ a, mode=Mode(linker="jax"))
+    x = np.ones((4, 4), dtype="float32")
+    ours, theirs = (str(jax.make_jaxpr(g.vm.jit_fn)(x)) for g in (f, plain))
+    assert "Precision." not in ours and ours == theirs
+    assert f.vm.traced  # no precision context at its calls
 
 
 def test_the_users_own_x64_setting_survives_later_compiles() -> None:
