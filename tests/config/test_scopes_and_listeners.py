@@ -225,29 +225,42 @@ def test_modecfg_workers_is_reachable_after_import_modecfg() -> None:
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
 def test_a_child_forked_while_a_thread_holds_modecfgs_locks_can_use_them() -> None:
-    from modecfg._pytensor import patches
+    """In a fresh interpreter: a fork of the suite's worker would inherit whatever else it runs
+    (numba's compiler threads, after a compile, hold locks of their own at a fork: the child then
+    hung in a lock none of modecfg's, on one worker and not the other)."""
+    import textwrap
 
-    held, release = threading.Event(), threading.Event()
+    script = textwrap.dedent(
+        """
+        import os, threading
+        import modecfg
+        from modecfg._pytensor import patches
 
-    def hold() -> None:
-        with patches._lock, modecfg.config._cfg_store.lock:
-            held.set()
-            release.wait(60)
+        held, release = threading.Event(), threading.Event()
 
-    thread = threading.Thread(target=hold)
-    thread.start()
-    held.wait(10)
-    try:
-        pid = os.fork()
-        if pid == 0:  # the child: both locks must be free here
-            store = modecfg.config._cfg_store
-            ok = patches._lock.acquire(timeout=5) and store.lock.acquire(timeout=5)
-            os._exit(0 if ok else 1)
-        _, status = os.waitpid(pid, 0)
-    finally:
-        release.set()
-        thread.join()
-    assert os.waitstatus_to_exitcode(status) == 0
+        def hold():
+            with patches._lock, modecfg.config._cfg_store.lock:
+                held.set()
+                release.wait(60)
+
+        thread = threading.Thread(target=hold)
+        thread.start()
+        held.wait(10)
+        try:
+            pid = os.fork()
+            if pid == 0:  # the child: both locks must be free here
+                store = modecfg.config._cfg_store
+                ok = patches._lock.acquire(timeout=5) and store.lock.acquire(timeout=5)
+                os._exit(0 if ok else 1)
+            _, status = os.waitpid(pid, 0)
+        finally:
+            release.set()
+            thread.join()
+        print("child", os.waitstatus_to_exitcode(status))
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "child 0", done.stderr
 
 
 def test_a_block_entered_in_one_thread_and_left_in_another_ends_where_it_was_entered(cfg: Config) -> None:
