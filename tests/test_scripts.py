@@ -175,6 +175,7 @@ def test_os_exit_writes_the_report_first_in_this_process_only(
     def ended(status: int) -> None:
         raise Ended(status)
 
+    monkeypatch.setattr(os, "_exit", os._exit)  # put back after: run_script leaves it as _real_exit
     monkeypatch.setattr(scripts, "_real_exit", ended)
     reported: list[int] = []
     script = tmp_path / "s.py"
@@ -200,6 +201,7 @@ def test_os_exit_writes_the_report_first_in_this_process_only(
 
 def test_a_failing_report_never_stops_the_exit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ends: list[int] = []
+    monkeypatch.setattr(os, "_exit", os._exit)
     monkeypatch.setattr(scripts, "_real_exit", ends.append)
 
     def broken(status: int) -> None:
