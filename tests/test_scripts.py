@@ -39,6 +39,16 @@ def restored(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
 
 
+@pytest.fixture(autouse=True)
+def _nothing_compared_yet(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CompareMode's counts are the process's: calls an earlier test compared would be said at the
+    end of every run here."""
+    compare = sys.modules.get("modecfg.modes.compare")
+    if compare is not None:
+        fresh = types.SimpleNamespace(calls=0, differences=0, functions=0, backends=set())
+        monkeypatch.setattr(compare, "counted", fresh)
+
+
 def _seen(path: Path) -> dict[str, Any]:
     seen: dict[str, Any] = json.loads(path.read_text())
     return seen
