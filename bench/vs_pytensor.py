@@ -46,7 +46,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.workloads import WORKLOADS  # noqa: E402
+from bench.workloads import WORKLOADS, environment  # noqa: E402
 
 SECTIONS = ("import", "read", "calls", "compile", "nanguard", "per_graph")
 
@@ -142,19 +142,6 @@ print(json.dumps({{k: min(v) for k, v in times.items()}}))
 """
 
 Child = Callable[[str], str]  # the imports line -> the child's code
-
-
-def environment(cache: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.endswith(("_FLAGS", "RC"))}
-    env.update(
-        PYTHONPATH=str(ROOT),
-        MODECFGRC="",
-        PYTENSORRC=os.devnull,
-        PYTENSOR_FLAGS=f"base_compiledir={cache / 'pytensor'}",
-        MODECFG_FLAGS=f"base_compiledir={cache / 'pytensor'}",
-        NUMBA_CACHE_DIR=str(cache / "numba"),
-    )
-    return env
 
 
 def child(code: str, env: dict[str, str]) -> tuple[Any, float, float]:

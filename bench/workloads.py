@@ -145,6 +145,21 @@ def available_linkers() -> list[str]:
     return [row.name for row in table() if row.available and row.name not in left_out]
 
 
+def environment(cache: Path, modecfg_flags: str = "") -> dict[str, str]:
+    """A fresh interpreter's environment: this tree first on the path, no flag variables or rc
+    files of the caller's, compile caches (PyTensor's and numba's) in ``cache``."""
+    env = {k: v for k, v in os.environ.items() if not k.endswith(("_FLAGS", "RC"))}
+    env.update(
+        PYTHONPATH=str(ROOT),
+        MODECFGRC="",
+        PYTENSORRC=os.devnull,
+        PYTENSOR_FLAGS=f"base_compiledir={cache / 'pytensor'}",
+        MODECFG_FLAGS=f"base_compiledir={cache / 'pytensor'}{modecfg_flags}",
+        NUMBA_CACHE_DIR=str(cache / "numba"),
+    )
+    return env
+
+
 def run(workload: str, linker: str, steps: int, cache: Path) -> dict[str, object]:
     chosen = linker == "per_graph"
     if chosen:
@@ -154,15 +169,7 @@ def run(workload: str, linker: str, steps: int, cache: Path) -> dict[str, object
     code = RUNNER.format(
         imports=imports, workload=WORKLOADS[workload], compile=compile_, steps=steps, linker_name=name
     )
-    env = {k: v for k, v in os.environ.items() if not k.endswith(("_FLAGS", "RC"))}
-    env.update(
-        PYTHONPATH=str(ROOT),
-        MODECFGRC="",
-        PYTENSORRC=os.devnull,
-        PYTENSOR_FLAGS=f"base_compiledir={cache / 'pytensor'}",
-        MODECFG_FLAGS=f"base_compiledir={cache / 'pytensor'}" + (",linker=per_graph" if chosen else ""),
-        NUMBA_CACHE_DIR=str(cache / "numba"),
-    )
+    env = environment(cache, ",linker=per_graph" if chosen else "")
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=1800)
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["?"])[-1]
