@@ -425,3 +425,108 @@ def test_jsonable_keeps_json_values_and_writes_the_rest_as_text() -> None:
         "/p",
         "(1, 2)",
     ]
+
+
+class _Profile:
+    def text(self, n_apply: int = 20, n_ops: int = 20) -> str:
+        return f"the profile, {n_apply} rows and {n_ops} ops"
+
+
+@pytest.fixture
+def demo_run(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """``modecfg demo`` with the training replaced by a result made by hand; what it was asked
+    is in ``.asked``; the flags it set are reset afterwards."""
+    from modecfg import demo
+
+    cfg = modecfg.config
+    shown: dict[str, Any] = {}
+
+    def changed(self: Any) -> dict[str, Any]:  # the suite's own environment flags left out
+        return {name: None for name in ("floatX", "optimizer") if not cfg.is_default(name)}
+
+    def run(**asked: Any) -> Any:
+        shown["asked"] = asked
+        return shown["result"]
+
+    monkeypatch.setattr(type(cfg), "changed", changed)
+    monkeypatch.setattr(demo, "run", run)
+    yield shown
+    for name in ("floatX", "optimizer", "mode"):
+        cfg.reset(name)
+
+
+def _demo(**given: Any) -> str:
+    out = io.StringIO()
+    args = {"flags": None, "mode": None, "steps": 7, "profile": False, **given}
+    assert machine.cmd_demo(_args(**args), out, io.StringIO()) == 0
+    return out.getvalue()
+
+
+def test_demo_says_its_configuration_and_what_the_run_measured(demo_run: dict[str, Any]) -> None:
+    from modecfg.demo import DemoResult
+
+    demo_run["result"] = DemoResult(
+        "float32", "FAST_RUN", "cvm", 6.5, 0.0012345, 7, 0.975, 0.69314, 0.1234,
+        ("f64 at x.py:3", "f64 at x.py:4"), _Profile(), "cpu",
+    )  # fmt: skip
+    with modecfg.config.override(linker="auto"):
+        said = _demo(flags="optimizer=fast_compile", profile=True)
+        auto = f"auto ({modecfg.linkers.linker_name(modecfg.get_mode(None).linker)})"  # what auto chose here
+        overridden = modecfg.config.origin("linker")
+    assert said == (
+        "modecfg demo: logistic regression, 400 examples x 784 features\n\n"
+        "configuration (what shapes this run, and where each value came from):\n"
+        "  floatX                   float32        assignment at modecfg demo\n"
+        "  optimizer                fast_compile   assignment at modecfg demo --flags\n"
+        "  mode                     Mode           default\n"
+        f"  linker                   {auto:<14} {overridden}\n"
+        "\nmode FAST_RUN, linker cvm, floatX float32\n"
+        "compile time        6.500 s  (C code compiled once, cached in "
+        f"{modecfg.config.base_compiledir}: later runs are faster)\n"
+        "time per step       1.234 ms (median of 7)\n"
+        "cost             0.6931 -> 0.1234\n"
+        "accuracy            97.5%\n"
+        "ran on             cpu\n"
+        "float32 check    2 place(s) where float64 enters:\n"
+        "  f64 at x.py:3\n"
+        "  f64 at x.py:4\n"
+        "\nthe profile, 5 rows and 5 ops\n"
+    )
+    assert demo_run["asked"] == {"steps": 7, "profile": True}
+
+
+def test_demo_keeps_the_users_floatx_and_mode_and_says_a_cached_compile_plainly(
+    demo_run: dict[str, Any],
+) -> None:
+    from modecfg.demo import DemoResult
+
+    demo_run["result"] = DemoResult(
+        "float64", "FAST_COMPILE", "py", 5.0, 0.5, 3, 1.0, 1.0, 0.5, (), None, "cpu"
+    )
+    with modecfg.config.override(linker="py"):
+        modecfg.config.floatX = "float64"
+        said = _demo(mode="FAST_COMPILE", steps=3)
+        origins = [str(modecfg.config.origin(name)) for name in ("floatX", "linker")]
+    assert said.splitlines()[3:6] == [
+        f"  floatX                   float64        {origins[0]}",  # the user's, kept
+        "  mode                     FAST_COMPILE   assignment at modecfg demo --mode",
+        f"  linker                   py             {origins[1]}",
+    ]
+    assert "\ncompile time        5.000 s\n" in said  # 5 s or less: nothing compiled from scratch
+    assert said.endswith("ran on             cpu\nfloat32 check    not applicable: floatX=float64\n")
+    assert demo_run["asked"] == {"steps": 3, "profile": False}
+
+
+def test_demo_without_float64_says_so(demo_run: dict[str, Any]) -> None:
+    from modecfg.demo import DemoResult
+
+    demo_run["result"] = DemoResult("float32", "FAST_RUN", "cvm", 1.0, 0.5, 3, 1.0, 1.0, 0.5, (), None, "cpu")
+    assert _demo().endswith("float32 check    no float64 in the compiled graphs\n")
+
+
+def test_demo_flags_that_do_not_parse_are_refused_naming_the_option(demo_run: dict[str, Any]) -> None:
+    from modecfg.errors import ModecfgError
+
+    with pytest.raises(ModecfgError, match=r"^--flags: item 'floatX' has no '='"):
+        _demo(flags="floatX")
+    assert "asked" not in demo_run  # nothing ran
