@@ -13,6 +13,7 @@ one compile). Otherwise the static shapes of the types are shown, ``?`` for unkn
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -113,7 +114,7 @@ def _nbytes(var: Any, recorded: dict[Any, Any]) -> int | None:
         itemsize = np.dtype(_dtype(var)).itemsize
     except TypeError:
         return None
-    return int(np.prod(shape, dtype=np.int64)) * itemsize
+    return math.prod(int(s) for s in shape) * itemsize  # Python's integers: exact at any size
 
 
 class ProfileReport(NamedTuple):
