@@ -66,12 +66,12 @@ def _label(row: Any) -> tuple[str, str]:
 
 
 def duration(seconds: float) -> str:
-    """A time in the unit that reads best (s, ms, µs, ns), three significant digits or so."""
+    """A time in the unit that reads best (s, ms, µs, ns), three significant digits or so: the
+    largest unit in which it rounds to 1 or more (0.9996 s is "1 s", never "1e+03 ms")."""
     for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
-        if seconds >= scale:
-            return (
-                f"{seconds / scale:.3g} {unit}" if seconds / scale < 1000 else f"{seconds / scale:.0f} {unit}"
-            )
+        shown = f"{seconds / scale:.3g}"
+        if float(shown) >= 1:
+            return f"{shown} {unit}" if float(shown) < 1000 else f"{seconds / scale:.0f} {unit}"
     return f"{seconds / 1e-9:.3g} ns" if seconds > 0 else "0"
 
 
@@ -107,8 +107,10 @@ def sections(shown: Sequence[ProfileReport], n_apply: int, n_ops: int) -> str:
         classes = [(duration(c.time), f"{c.share:.1%}", c.calls, c.nodes, c.op_class) for c in report.classes]
         note = f'<p class="note">{escape(report.note)}</p>' if report.note else ""
         flags = ", ".join(f"{name}={value} ({origin})" for name, value, origin in report.config)
-        said = (f"linker {report.linker}" if report.linker else "") + (
-            f"; compiled with {flags}" if flags else ""
+        said = "; ".join(
+            part
+            for part in (report.linker and f"linker {report.linker}", flags and f"compiled with {flags}")
+            if part
         )
         head = f'<p class="flags">{escape(said)}</p>' if said else ""
         if report.device is not None:
