@@ -4,14 +4,16 @@ float32 graph, the NaN guard, test values)."""
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import warnings
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # logging is not imported to read the configuration (start-up time)
     import logging
 
-__all__ = ["act", "warn"]
+__all__ = ["act", "folded", "warn"]
 
 
 def warn(message: str, category: type[Warning]) -> None:
@@ -65,3 +67,46 @@ def act(
         pdb.set_trace()
         if raise_after_pdb:
             raise error()
+
+
+# -- warnings kept, not shown, in one thread ---------------------------------------------------
+# Python 3.11's catch_warnings swaps process-wide state: used in one thread, it would swallow
+# the warnings every other thread raises meanwhile. Python's warn() shows a warning through
+# warnings._showwarnmsg, looked up at each warning: while some thread folds, that is _shown,
+# which keeps the warnings of the threads folding and passes every other on, unchanged.
+_folding = threading.local()  # .into: the list this thread's warnings go to, while it folds
+_swap = threading.Lock()
+_held: list[Any] = []  # [the function _shown stands in for] (kept after: a hook set since may call it)
+_depth = [0]  # how many blocks fold, in all threads
+
+
+def _shown(msg: warnings.WarningMessage) -> None:
+    into = getattr(_folding, "into", None)
+    if into is not None:
+        into.append(msg)
+    elif _held:
+        _held[0](msg)
+
+
+@contextlib.contextmanager
+def folded() -> Iterator[list[warnings.WarningMessage]]:
+    """The warnings this thread raises in the block, kept in the list given instead of shown
+    (after the filters: one that a filter ignores is not kept, one it makes an error raises);
+    other threads' warnings are shown as usual."""
+    caught: list[warnings.WarningMessage] = []
+    with _swap:
+        if _depth[0] == 0:
+            _held[:] = [getattr(warnings, "_showwarnmsg")]  # noqa: B009 - the hook warn() calls
+            setattr(warnings, "_showwarnmsg", _shown)  # noqa: B010
+        _depth[0] += 1
+    outer = getattr(_folding, "into", None)
+    _folding.into = caught
+    try:
+        yield caught
+    finally:
+        _folding.into = outer
+        with _swap:
+            _depth[0] -= 1
+            if _depth[0] == 0:
+                if getattr(warnings, "_showwarnmsg") is _shown:  # noqa: B009 - not if replaced since
+                    setattr(warnings, "_showwarnmsg", _held[0])  # noqa: B010
