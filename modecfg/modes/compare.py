@@ -51,9 +51,9 @@ from modecfg._pytensor.subclasses import (
     WrappingLinker,
     WrappingMode,
 )
-from modecfg._warn import act
+from modecfg._warn import act, folded, warn
 from modecfg.config import config
-from modecfg.errors import CompareError, CompareWarning
+from modecfg.errors import CompareError, CompareWarning, ModecfgWarning
 from modecfg.modes.judging import (
     FLAGS,
     WRITTEN,
@@ -93,6 +93,7 @@ __all__ = [
 ]
 
 _log = logging.getLogger("modecfg.compare")
+NOTED = 5  # the references' warnings said in full in one note; the rest counted
 
 AUTO_LINKERS = ("numba", "cvm", "py", "jax")  # CompareMode.linkers=auto: those of these that run here
 _calls = threading.local()  # .depth: compared calls running in this thread
@@ -179,6 +180,7 @@ class _State:
         self.analysis: Analysis | None = None
         self.as_written: dict[str, Any] = {}  # backend -> the graph as written compiled on it, as it is
         self.reported = False  # its first difference counted (counted.found)
+        self.noted: set[str] = set()  # what the references warned, said once (ComparedVM._note)
         self.lock = threading.Lock()
 
 
@@ -246,6 +248,44 @@ class ComparedVM(WrappedVM):
             counted.backends.update([plan.linker, *state.references])
 
     def _compare(self, inputs: list[Any], values: list[Any]) -> None:
+        # what the references warn (JAX's tracing: "Skipping Assert ...", "Explicitly requested
+        # dtype float64 ...") concerns them, not the function: kept, and said once, folded
+        with folded() as caught:
+            comparison = self._compared(inputs, values)
+        self._note(caught)
+        if comparison is None:
+            return
+        message = comparison.describe()
+        state = self._state
+        with counted.lock:
+            counted.differences += 1
+            if len(counted.found) < 1000 and not state.reported:
+                state.reported = True
+                counted.found.append(message.splitlines()[1].strip() if "\n" in message else message)
+        action = str(config.CompareMode.action)
+        if action != "warn":
+            self._own_error = True
+        error = CompareError(message, comparison=comparison)
+        act(action, message, warning=CompareWarning, error=lambda: error, log=_log)
+
+    def _note(self, caught: Sequence[Any]) -> None:
+        """One warning, at the user's line, for what the references warned that this function
+        has not said yet (each line once)."""
+        state = self._state
+        with state.lock:
+            new = [text for text in dict.fromkeys(str(w.message).splitlines()[0] for w in caught)
+                   if text not in state.noted]  # fmt: skip
+            state.noted.update(new)
+        if new:
+            more = f"; and {len(new) - NOTED} more" if len(new) > NOTED else ""
+            warn(
+                "CompareMode: a backend this function is compared with warned while it ran the graph "
+                f"(about that backend, not this function's values): {'; '.join(new[:NOTED])}{more}",
+                ModecfgWarning,
+            )
+
+    def _compared(self, inputs: list[Any], values: list[Any]) -> Comparison | None:
+        """The references' values beside the function's: where they differ, what was found."""
         self._prepare()
         state, plan = self._state, self._plan
         own = plan.linker or "the function's linker"
@@ -269,12 +309,12 @@ class ComparedVM(WrappedVM):
         with counted.lock:
             counted.calls += 1
         if not mismatches:
-            return
+            return None
         with state.lock:
             if state.analysis is None:
                 state.analysis = self._analyse(mismatches[0], inputs, results)
         analysis = state.analysis
-        comparison = Comparison(
+        return Comparison(
             tuple(mismatches),
             (own, *(k for k in results if k not in (own, WRITTEN))),
             dict(state.skipped),
@@ -284,17 +324,6 @@ class ComparedVM(WrappedVM):
             analysis.notes,
             analysis.loop,
         )
-        message = comparison.describe()
-        with counted.lock:
-            counted.differences += 1
-            if len(counted.found) < 1000 and not state.reported:
-                state.reported = True
-                counted.found.append(message.splitlines()[1].strip() if "\n" in message else message)
-        action = str(config.CompareMode.action)
-        if action != "warn":
-            self._own_error = True
-        error = CompareError(message, comparison=comparison)
-        act(action, message, warning=CompareWarning, error=lambda: error, log=_log)
 
     def _stabilised_by_rewrites(self, m: Mismatch, inputs: list[Any]) -> bool:
         """Whether backend ``m.backend`` makes NaN or Inf in output ``m.position`` of the graph as

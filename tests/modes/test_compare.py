@@ -641,3 +641,46 @@ def test_the_real_differences_the_volume_run_found_are_found_here_too() -> None:
     assert (
         found.mismatches[0].backend == "jax" and "jax 0, the graph as written 1" in found.mismatches[0].detail
     )
+
+
+def test_what_a_reference_warns_is_said_once_a_function_at_the_users_line() -> None:
+    """Issue 60: JAX's own UserWarnings ("Skipping Assert ... as JAX tracing would remove it")
+    came through CompareMode at functools.py, once per node; now one note a function."""
+    from pytensor.raise_op import Assert
+
+    from modecfg._registry.linkers import installed
+    from modecfg.errors import ModecfgWarning
+
+    if not installed("jax"):
+        pytest.skip("jax is not installed")
+    x = pt.vector("x", dtype="float64")
+    checked = Assert("x is positive")(x, pt.all(x > 0)) * 2
+    checked_too = Assert("x is small")(checked, pt.all(x < 100))
+    f = pytensor.function([x], checked_too.sum(), mode=_mode(linkers="jax"))
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            assert float(f(np.ones(3))) == 6.0
+    assert [(w.category, Path(w.filename).name) for w in seen] == [(ModecfgWarning, Path(__file__).name)]
+    note = str(seen[0].message)
+    assert note.startswith(
+        "CompareMode: a backend this function is compared with warned while it ran the graph"
+    )
+    assert "Skipping Assert{msg='x is positive'}" in note and "Skipping Assert{msg='x is small'}" in note
+
+
+def test_a_note_says_five_of_the_references_warnings_and_counts_the_rest() -> None:
+    from modecfg.errors import ModecfgWarning
+    from modecfg.modes.compare import ComparedVM, _State
+
+    vm = ComparedVM.__new__(ComparedVM)  # what _note reads of a compared function: its state
+    vm._state = _State()
+    caught = [warnings.WarningMessage(f"note {n}\nmore lines", UserWarning, "f.py", n) for n in range(7)]
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        vm._note(caught + caught[:2])  # a repeat is said once
+        vm._note(caught)  # and what was said is not said again
+        vm._note([warnings.WarningMessage("note 7", UserWarning, "f.py", 7)])
+    assert [w.category for w in seen] == [ModecfgWarning, ModecfgWarning]
+    assert str(seen[0].message).endswith(": note 0; note 1; note 2; note 3; note 4; and 2 more")
+    assert str(seen[1].message).endswith("values): note 7")
