@@ -426,6 +426,7 @@ class DeviceThunk:
     def __init__(self, thunk: Any, device: Any, x64_on: bool, precision: str, residents: list[Resident],
                  inputs: list[Any], dtypes: list[str | None], traced: bool = False) -> None:  # fmt: skip
         self.thunk = thunk
+        self.jax_config = _config()  # read at every call: JAX's state in the calling thread
         # no precision context at a call: it is in the traced function (:class:`Traced`), or not
         # pinned on this device (:func:`pins_precision`)
         self.traced = traced
@@ -438,6 +439,7 @@ class DeviceThunk:
         self.casts: list[tuple[list[Any], str]] = []  # outputs JAX returns in another dtype
         self.profiled = False
         self.steady = False  # the first call made, no output to cast, not timed: the thunk alone
+        self.fast = False  # steady, and the precision in the traced program: __call__'s first test
         self.stats: dict[str, Any] = {
             "device": describe_device(device),
             "precision": precision,
@@ -456,8 +458,25 @@ class DeviceThunk:
             raise AttributeError(name)
         return getattr(self.thunk, name)
 
+    @property
+    def allow_gc(self) -> Any:
+        """The thunk's (PyTensor's Function reads it at every call: a failed lookup before
+        ``__getattr__`` costs more than the rest of this class's call)."""
+        return self.thunk.allow_gc
+
+    @allow_gc.setter
+    def allow_gc(self, value: Any) -> None:
+        self.thunk.allow_gc = value
+
     def __call__(self) -> Any:
-        jax_config = _config()
+        # the steady call: the thunk alone, where this thread's x64 is the function's (the
+        # precision is in its traced program)
+        if self.fast and self.jax_config.jax_enable_x64 is self.x64:
+            return self.thunk()
+        return self._pinned()
+
+    def _pinned(self) -> Any:
+        jax_config = self.jax_config
         same_x64 = jax_config.jax_enable_x64 is self.x64
         same_precision = (
             self.traced
@@ -507,6 +526,7 @@ class DeviceThunk:
             if dtype is not None and is_device_array(storage[0]) and str(storage[0].dtype) != dtype
         ]
         self.steady = not self.casts and not self.profiled
+        self.fast = self.steady and self.traced
         return result
 
     def _timed(self) -> Any:
@@ -548,7 +568,7 @@ class DeviceThunk:
         """Function.__call__ asks after each profiled call: from now on every call is timed,
         and the profile holds the device's figures (a plain dict: it pickles anywhere)."""
         self.profiled = True
-        self.steady = False
+        self.steady = self.fast = False
         setattr(profile, marks.PROFILE_DEVICE, dict(self.stats, shared_sent=dict(self.stats["shared_sent"])))
 
 

@@ -574,3 +574,19 @@ def test_a_steady_call_hits_one_jit_cache_entry_whatever_jaxs_own_x64(floatX: st
     finally:
         jax.config.update("jax_enable_x64", before)
     assert f.vm.thunk.jit_fn._cache_size() == 1  # no second trace, no recompile
+
+
+def test_the_vm_answers_allow_gc_as_its_thunk_does_both_ways() -> None:
+    """PyTensor's Function reads ``vm.allow_gc`` after every call: answered by the thunk (a
+    property: a lookup that fails before ``__getattr__`` cost more than the rest of the call)."""
+    x = pt.vector("x", dtype="float32")
+    f = _jax_function([x], x * 2)
+    vm = f.vm
+    assert "allow_gc" not in vars(vm) and vm.allow_gc is vm.thunk.allow_gc
+    was = vm.thunk.allow_gc
+    try:
+        vm.allow_gc = not was
+        assert vm.thunk.allow_gc is (not was) and vm.allow_gc is (not was)
+    finally:
+        vm.thunk.allow_gc = was
+    assert f(np.ones(2, dtype="float32")).tolist() == [2.0, 2.0]
