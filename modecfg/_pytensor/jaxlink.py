@@ -337,7 +337,7 @@ def _put(name: str, value: np.ndarray, device: Any, x64_on: bool) -> Any:
             raise DeviceMemoryError(
                 f"shared variable {name!r} ({value.nbytes / 2**20:.1f} MiB, {value.dtype}"
                 f"{tuple(value.shape)}) does not fit in the memory of {describe_device(device)}: "
-                f"{text.splitlines()[0] if text else type(exc).__name__}. Nothing was placed; free "
+                f"{text.splitlines()[0]}. Nothing was placed; free "
                 "device memory (XLA_PYTHON_CLIENT_MEM_FRACTION, smaller batches) or use device=cpu"
             ) from exc
         raise

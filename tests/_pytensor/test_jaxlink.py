@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 import warnings
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -590,3 +591,74 @@ def test_the_vm_answers_allow_gc_as_its_thunk_does_both_ways() -> None:
     finally:
         vm.thunk.allow_gc = was
     assert f(np.ones(2, dtype="float32")).tolist() == [2.0, 2.0]
+
+
+def test_a_profiled_jax_functions_device_figures_add_up_call_by_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every timed call adds what it sent (its inputs, and a shared value set since), what it
+    returned, and its two times, read on a clock that ticks once a reading."""
+    data = pytensor.shared(np.zeros((32, 8), dtype="float32"), name="data")
+    x = pt.vector("x", dtype="float32")
+    f = _jax_function([x], (data @ x).sum(), profile=True)
+    f(np.ones(8, dtype="float32"))  # the first call: traced and compiled, timed apart
+    ticks = iter(range(1000))
+    monkeypatch.setattr(jaxlink, "time", SimpleNamespace(perf_counter=lambda: float(next(ticks))))
+    for i in range(5):
+        f(np.ones(8, dtype="float32"))
+        if i in (1, 3):
+            data.set_value(data.get_value() + np.float32(1))
+    device = dict(f.vm.stats)
+    assert device["calls"] == 5
+    assert (device["sent"], device["run"]) == (5.0, 5.0)  # one tick to send, one to run, each call
+    assert device["sent_bytes"] == 5 * 8 * 4 + 2 * 32 * 8 * 4  # x each call; data after each set_value
+    assert device["shared_sent"] == {"data": (2, 2 * 32 * 8 * 4)}
+    assert device["returned_bytes"] == 5 * 4  # one float32 a call, left on the device
+
+
+@pytest.mark.parametrize(
+    ("values", "wide"),
+    [([2**31 - 1, -(2**31)], False), ([2**31], True), ([-(2**31) - 1], True), ([0, 2**33 + 5], True),
+     ([], False), ([7], False)],
+)  # fmt: skip
+def test_an_int64_constant_needs_x64_only_beyond_int32(values: list[int], wide: bool) -> None:
+    constant = pt.constant(np.array(values, dtype="int64"))
+    assert jaxlink._wide_data(constant) is wide
+    small = [v for v in values if -(2**31) <= v < 2**31]
+    assert jaxlink._wide_data(pt.constant(np.array(small, dtype="int32"))) is False  # not 64-bit
+    assert jaxlink._wide_data(pt.constant(np.array(values, dtype="float64"))) is False
+
+
+def test_int64_data_from_the_host_needs_x64_and_what_the_graph_computes_does_not() -> None:
+    i = pt.vector("i", dtype="int64")
+    assert jaxlink._wide_data(i) is True  # an input: its values are not known when linked
+    assert jaxlink._wide_data(pytensor.shared(np.zeros(2, dtype="int64"))) is True
+    assert jaxlink._wide_data(i + 1) is False  # computed in the graph: its dtype is the graph's
+
+
+def _failing(text: str) -> Any:
+    def device_put(value: Any, device: Any) -> Any:
+        raise RuntimeError(text)
+
+    return device_put
+
+
+def test_a_shared_value_too_big_for_the_device_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from modecfg.errors import DeviceMemoryError
+
+    value, cpu = np.zeros((1024, 1024), dtype="float32"), jax.devices("cpu")[0]
+    monkeypatch.setattr(
+        jax, "device_put", _failing("RESOURCE_EXHAUSTED: Out of memory allocating 4MiB.\nmore")
+    )
+    with pytest.raises(DeviceMemoryError) as caught:
+        jaxlink._put("X", value, cpu, False)
+    assert str(caught.value) == (
+        "shared variable 'X' (4.0 MiB, float32(1024, 1024)) does not fit in the memory of cpu:0: "
+        "RESOURCE_EXHAUSTED: Out of memory allocating 4MiB.. Nothing was placed; free device "
+        "memory (XLA_PYTHON_CLIENT_MEM_FRACTION, smaller batches) or use device=cpu"
+    )
+    for text in ("out of memory on the device", "Resource exhausted: OUT OF MEMORY", "RESOURCE_EXHAUSTED"):
+        monkeypatch.setattr(jax, "device_put", _failing(text))
+        with pytest.raises(DeviceMemoryError, match="does not fit"):
+            jaxlink._put("X", value, cpu, False)
+    monkeypatch.setattr(jax, "device_put", _failing("another failure"))
+    with pytest.raises(RuntimeError, match=r"^another failure$"):  # JAX's own error, as it is
+        jaxlink._put("X", value, cpu, False)
