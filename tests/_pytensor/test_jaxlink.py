@@ -662,3 +662,79 @@ def test_a_shared_value_too_big_for_the_device_is_a_clear_error(monkeypatch: pyt
     monkeypatch.setattr(jax, "device_put", _failing("another failure"))
     with pytest.raises(RuntimeError, match=r"^another failure$"):  # JAX's own error, as it is
         jaxlink._put("X", value, cpu, False)
+
+
+def test_only_a_gpu_or_tpu_pins_the_matmul_precision_and_a_device_says_its_kind() -> None:
+    gpu = SimpleNamespace(platform="gpu", id=1, device_kind="NVIDIA H100 80GB HBM3")
+    tpu = SimpleNamespace(platform="tpu", id=0, device_kind="")
+    cpu = SimpleNamespace(platform="cpu", id=0, device_kind="cpu")
+    assert [jaxlink.pins_precision(d) for d in (gpu, tpu, cpu, object())] == [True, True, False, False]
+    assert jaxlink.describe_device(gpu) == "cuda:1 (NVIDIA H100 80GB HBM3)"
+    assert jaxlink.describe_device(tpu) == "tpu:0"
+    assert jaxlink.describe_device(cpu) == "cpu:0"
+    assert jaxlink.describe_device(SimpleNamespace(platform="gpu", id=0)) == "cuda:0"  # no kind said
+    assert jaxlink.describe_device(SimpleNamespace(platform="gpu", id=0, device_kind=None)) == "cuda:0"
+
+
+def test_products_and_convolutions_are_the_operations_a_precision_changes() -> None:
+    class Conv2d:
+        pass
+
+    class Elemwise:
+        pass
+
+    assert jaxlink._is_product(Conv2d()) and not jaxlink._is_product(Elemwise())
+    blockwise = SimpleNamespace(core_op=SimpleNamespace())  # a Blockwise of a non-product
+    assert not jaxlink._is_product(blockwise)
+    matmul = pt.matrix("a") @ pt.matrix("b")
+    assert jaxlink._is_product(matmul.owner.op)
+    batched = pt.tensor3("a") @ pt.tensor3("b")  # a Blockwise whose core operation is a product
+    assert type(batched.owner.op).__name__ == "Blockwise" and jaxlink._is_product(batched.owner.op)
+
+
+def test_the_outputs_are_cast_to_their_declared_dtypes_inside_the_trace() -> None:
+    def fn(a: Any, b: Any) -> list[Any]:
+        return [a, b]
+
+    f64, i64 = np.ones(2, dtype="float64"), np.ones(2, dtype="int64")
+    out = jaxlink.traced_with(None, ("float32", None), fn, f64, i64)
+    assert [o.dtype for o in out] == [np.dtype("float32"), np.dtype("int64")] and type(out) is list
+    assert jaxlink.traced_with(None, ("float64", "int64"), fn, f64, i64)[0] is f64  # already right
+    assert jaxlink.traced_with(None, ("float32",), fn, f64, i64)[0] is f64  # not one dtype an output
+    assert jaxlink.traced_with(None, ("float32",), lambda a: a, f64) is f64  # a single output: as is
+    with_tuple = jaxlink.traced_with(None, ("float32", "float32"), lambda a, b: (a, b), f64, i64)
+    assert type(with_tuple) is tuple and [o.dtype for o in with_tuple] == [np.dtype("float32")] * 2
+
+
+def test_a_float32_graph_runs_with_x64_where_floatx_is_float64() -> None:
+    x = pt.vector("x", dtype="float32")
+    graph = pytensor.graph.fg.FunctionGraph([x], [x * 2])
+    with config.override(floatX="float64"):
+        assert jaxlink.needs_x64(graph)
+    with config.override(floatX="float32"):
+        assert not jaxlink.needs_x64(graph)
+        wide = pytensor.graph.fg.FunctionGraph([x], [x.astype("float64") * 2])
+        assert jaxlink.needs_x64(wide)
+
+
+def test_lowered_refuses_a_function_not_compiled_for_jax() -> None:
+    x = pt.vector("x")
+    cpu = pytensor.function([x], x * 2, mode=pytensor.compile.mode.Mode(linker="py"))
+    for fn in (cpu, object()):
+        with pytest.raises(TypeError) as caught:
+            jaxlink.lowered(fn, np.ones(2))
+        assert str(caught.value) == "lowered() takes a function compiled for JAX (linker=jax or device=cuda)"
+
+
+def test_a_function_runs_on_the_device_given_else_jaxs_default_device_else_its_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    backends = {None: ["default:0", "default:1"], "cpu": ["cpu:0", "cpu:1"]}
+    monkeypatch.setattr(jax, "devices", lambda backend=None: backends[backend])
+    monkeypatch.setattr(jax, "config", SimpleNamespace(jax_default_device=None))
+    assert jaxlink._target("given") == "given"
+    assert jaxlink._target() == "default:0"
+    jax.config.jax_default_device = "cpu"  # a platform's name: its first device
+    assert jaxlink._target() == "cpu:0"
+    jax.config.jax_default_device = chosen = SimpleNamespace(platform="gpu", id=3)
+    assert jaxlink._target() is chosen
