@@ -67,10 +67,69 @@ def test_a_pool_thread_that_does_not_see_the_float32_block_it_started_in_is_told
             assert carried == ("float32", [])  # the block's values carried: float32, nothing said
             dtype, said = pool.submit(_compile_in_thread).result()
             assert dtype == "float64" and len(said) == 1, said
-            assert "floatX=float64 (default)" in said[0] and "modecfg.workers.submit" in said[0]
+            assert said[0].endswith(
+                "', which reads floatX=float64 (default), while another thread or task has floatX "
+                "overridden (change_flags or config.override): modecfg's overrides hold in the thread or "
+                "task that entered them, not in threads started inside the block (PyTensor's change_flags "
+                "set the flag for the whole process). Run the work inside the override with "
+                "modecfg.workers.submit(pool, fn, ...) or contextvars.copy_context().run, or enter the "
+                "override in the worker. Said once."
+            )
+            assert said[0].startswith("a float64 graph is compiled in thread 'ThreadPoolExecutor-")
             assert pool.submit(_compile_in_thread).result() == ("float64", [])  # once a process
         monkeypatch.setattr(enforcing, "_SAID_SCOPE", [])
         assert pool.submit(_compile_in_thread).result() == ("float64", [])  # the block has ended
+
+
+def test_the_thread_that_holds_the_override_is_not_told(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A float64 graph compiled where the floatX override is in force is the user's own doing
+    (a float64 asked for explicitly): the note is about threads that do not see it."""
+    import pytensor
+
+    from modecfg.checks import enforce as enforcing
+
+    monkeypatch.setattr(enforcing, "_SAID_SCOPE", [])
+    with pytensor.config.change_flags(floatX="float32"), warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        import pytensor.tensor as pt
+
+        x = pt.vector("x", dtype="float64")
+        pytensor.function([x], x * 2, mode="FAST_COMPILE")
+    assert not [w for w in seen if "which reads floatX" in str(w.message)]
+    assert enforcing._SAID_SCOPE == []  # and the one note of the process is kept for a thread
+
+
+def test_a_pool_threads_graph_with_a_random_generator_is_looked_at_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Variables without a dtype (a random generator) are passed over, not an AttributeError."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import numpy as np
+    import pytensor
+    import pytensor.tensor as pt
+
+    from modecfg.checks import enforce as enforcing
+
+    def compile_draw() -> list[str]:
+        rng = pytensor.shared(np.random.default_rng(0))
+        # no float64 anywhere: every variable is looked at, the generator's (no dtype) too
+        draw = pt.random.normal(np.float32(0), np.float32(1), size=(2,), rng=rng, dtype="float32")
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            pytensor.function([], draw * np.float32(2), mode="FAST_COMPILE")
+        return [str(w.message) for w in seen if "which reads floatX" in str(w.message)]
+
+    monkeypatch.setattr(enforcing, "_SAID_SCOPE", [])
+    with ThreadPoolExecutor(1) as pool, pytensor.config.change_flags(floatX="float32"):
+        assert pool.submit(compile_draw).result() == []
+
+
+def test_a_mode_given_by_name_or_not_at_all_is_not_a_gpu_compile() -> None:
+    from modecfg.checks.enforce import on_gpu
+
+    with modecfg.config.override(device="cuda"):
+        assert on_gpu("FAST_RUN") is False and on_gpu(None) is False
 
 
 # -- acting on findings -----------------------------------------------------------------------
