@@ -26,6 +26,15 @@ def has_inner_loops(fgraph: Any) -> bool:
     return any(isinstance(node.op, Scan | OpFromGraph) for node in fgraph.apply_nodes)
 
 
+def has_gathers(fgraph: Any) -> bool:
+    """Whether a graph indexes by an integer array (``theta[group]``, a hierarchical model's
+    groups) or scatters into one (that indexing's gradient)."""
+    from pytensor.tensor import subtensor as st
+
+    kinds = (st.AdvancedSubtensor1, st.AdvancedSubtensor, st.AdvancedIncSubtensor1, st.AdvancedIncSubtensor)
+    return any(isinstance(node.op, kinds) for node in fgraph.apply_nodes)
+
+
 def inner_graph(op: Any) -> Any:
     """The inner graph of an OpFromGraph (as it holds it, perhaps frozen); None for any other op."""
     from pytensor.compile.builders import OpFromGraph

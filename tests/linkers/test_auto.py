@@ -70,6 +70,21 @@ def test_an_inner_function_gets_numba() -> None:
 
 @needs_numba
 @needs_cxx
+def test_indexing_by_an_integer_array_gets_numba_and_by_a_slice_cvm(blas: None) -> None:
+    """bench/workloads.py's hierarchical logp: cvm 1.2x slower than numba (issue 62)."""
+    theta, group, y = pt.vector("theta"), pt.lvector("group"), pt.vector("y")
+    gathered = ((y - theta[group]) ** 2).sum()
+    found = choose(_fgraph([theta, group, y], [gathered]))
+    assert found.name == "numba" and "integer array" in found.reason
+    scattered = _fgraph([theta, group, y], [pytensor.grad(gathered, theta)])  # its gradient: a scatter
+    assert choose(scattered).name == "numba"
+    matrix_index = _fgraph([theta, group], [theta[group.reshape((2, -1))].sum()])  # AdvancedSubtensor
+    assert choose(matrix_index).name == "numba"
+    assert choose(_fgraph([theta], [theta[1:3].sum() + theta[0]])).name == "cvm"  # basic indexing
+
+
+@needs_numba
+@needs_cxx
 def test_matrix_products_get_numba_without_a_blas_for_c_and_cvm_with_one(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -162,10 +177,14 @@ def test_a_profile_header_names_the_linker_auto_chose() -> None:
     [
         (
             False,
-            "chosen per graph: numba for scan and inner functions, and for matrix-matrix products "
-            "(no BLAS for C); {best} otherwise",
+            "chosen per graph: numba for scan and inner functions, and for indexing by integer arrays, "
+            "and for matrix-matrix products (no BLAS for C); {best} otherwise",
         ),
-        (True, "chosen per graph: numba for scan and inner functions (a BLAS for C); {best} otherwise"),
+        (
+            True,
+            "chosen per graph: numba for scan and inner functions, and for indexing by integer arrays "
+            "(a BLAS for C); {best} otherwise",
+        ),
     ],
 )
 def test_the_rule_doctor_and_linkers_print_says_what_per_graph_does_here(
@@ -195,8 +214,8 @@ def test_the_rule_said_is_the_rule_applied(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(auto, "why_unavailable", lambda name: "")
     monkeypatch.setattr(auto, "_c_has_blas", lambda: True)
     assert auto.rule_here() == (
-        "chosen per graph: vm for graphs with an exp; numba for scan and inner functions (a BLAS for C); "
-        "cvm otherwise"
+        "chosen per graph: vm for graphs with an exp; numba for scan and inner functions, and for indexing "
+        "by integer arrays (a BLAS for C); cvm otherwise"
     )
     assert choose(_fgraph([x], [pt.exp(x)])) == auto.Choice("vm", "a test step")
     assert choose(_fgraph([x], [x + 1])).name == "cvm"
