@@ -241,8 +241,9 @@ def assess(cfg: Config, *, pytensor: bool = True) -> Assessment:
 
         why = why_no_gpu(device)
         if why:
+            device += " (the CPU: no GPU here)"  # the verdict's own line says where graphs run
             notes.append(
-                f"graphs run on the CPU, not the GPU device={device} asks for (from "
+                f"graphs run on the CPU, not the GPU device={cfg.device} asks for (from "
                 f"{cfg.origin('device')}): {why}; force_device=True makes this an error"
             )
     try:

@@ -550,6 +550,9 @@ def test_doctor_its_verbose_form_and_validate_give_one_verdict(flags: str, tmp_p
     assert len(doctor.stdout.splitlines()) <= 30, doctor.stdout
     if flags == "device=gpu":
         assert any(n.startswith("graphs run on the CPU, not the GPU device=gpu asks for") for n in notes)
+        # the verdict itself says where graphs run, in both commands (not "device gpu" alone)
+        assert head[0].endswith(", device gpu (the CPU: no GPU here))"), head[0]
+        assert lines[-1].endswith(", device gpu (the CPU: no GPU here))"), lines
     if flags.startswith("base_compiledir"):
         assert problems and "it cannot be created" in problems[0]
     if flags in ("linker=mlx", "device=cuda"):
