@@ -122,10 +122,14 @@ def _as_python(argv: list[str], first_on_path: str, keep_main: bool) -> Iterator
 def report(exc: BaseException) -> None:
     """What ``python`` does with an exception its script did not catch: ``sys.excepthook``,
     called with the traceback from the script's own frames on (none of modecfg's or runpy's)."""
+    from modecfg._source import TRAMPOLINE_FILE
+
     tb = exc.__traceback__
     ours = (__file__, runpy.__file__, "<frozen runpy>")
     while tb is not None and (
-        tb.tb_frame.f_code.co_filename in ours or _is_cli(tb.tb_frame.f_code.co_filename)
+        tb.tb_frame.f_code.co_filename in ours
+        or _is_cli(tb.tb_frame.f_code.co_filename)
+        or tb.tb_frame.f_code.co_filename.endswith(TRAMPOLINE_FILE)  # `make mutate`'s call switch
     ):
         tb = tb.tb_next
     exc.__traceback__ = tb

@@ -426,3 +426,18 @@ def test_the_suite_never_sees_the_real_site_packages() -> None:
     real = {Path(p).resolve() for p in site.getsitepackages()}
     assert autoload.pth_path().parent.resolve() not in real
     assert autoload.pth_path().parent.is_dir()
+
+
+def test_a_place_autoload_cannot_write_is_a_clear_error_and_leaves_nothing(tmp_path: Path) -> None:
+    from modecfg import autoload
+    from modecfg.errors import ModecfgError
+
+    path = tmp_path / "missing" / "modecfg-autoload.pth"  # its directory is not there
+    with pytest.raises(ModecfgError) as caught:
+        autoload.enable(path)
+    assert str(caught.value) == (
+        f"cannot write {path} (No such file or directory): autoload needs a Python environment you can "
+        "write to (a virtual environment: python -m venv .venv, then .venv/bin/modecfg autoload on); or "
+        "run one script with `modecfg run SCRIPT`"
+    )
+    assert not tmp_path.joinpath("missing").exists()
