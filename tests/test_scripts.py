@@ -4,6 +4,7 @@ corpus under ``python`` and ``modecfg run`` side by side, in subprocesses.)"""
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import os
@@ -16,6 +17,7 @@ from typing import Any
 
 import pytest
 
+import modecfg
 from modecfg import scripts
 from modecfg.cli import running
 
@@ -572,3 +574,172 @@ def test_profile_prints_each_report_the_merged_one_and_writes_the_files_asked(
     assert running._profile_report(argparse.Namespace(**none), 0, 0, out) == 1
     assert out.getvalue() == "no function was profiled (did the script compile any?)\n"
     assert running._profile_report(argparse.Namespace(**none), 0, 4, io.StringIO()) == 4
+
+
+# -- check-float32 and replay, on stand-ins ------------------------------------------------------
+
+
+@pytest.fixture
+def checking(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, Any]:
+    """``check_script`` replaced: what it was asked, and what it gives (``.result``: findings, or
+    an exception to raise); the script ``s.py`` in the working directory."""
+    import modecfg.checks.script as check
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.py").write_text("pass\n")
+    seen: dict[str, Any] = {"result": []}
+
+    def check_script(script: str, args: list[str], *, keep_main: bool, before_exit: Any) -> Any:
+        seen["asked"] = (script, list(args), keep_main, before_exit)
+        if isinstance(seen["result"], BaseException):
+            raise seen["result"]
+        return seen["result"]
+
+    monkeypatch.setattr(check, "check_script", check_script)
+    return seen
+
+
+def _check(*words: str, floatX: str = "float32") -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    args = argparse.Namespace(script="s.py", args=list(words), keep_main=True, modecfg_flags=None)
+    with modecfg.config.override(floatX=floatX):
+        status = running.cmd_check_float32(args, out, err)
+    return status, out.getvalue(), err.getvalue()
+
+
+def test_check_float32_says_floatx_first_when_it_is_not_float32(checking: dict[str, Any]) -> None:
+    status, out, _ = _check(floatX="float64")
+    assert status == 0
+    assert out.startswith("floatX=float64 (from override at ")
+    assert out.endswith(
+        "): float64 is this configuration's own dtype, so every float64 the graphs take is listed; a GPU "
+        "run has floatX=float32 (THEANO_FLAGS=floatX=float32 modecfg check-float32 SCRIPT)\n"
+        "float32 check: no float64 enters any compiled graph\n"
+    )
+    assert _check()[1] == "float32 check: no float64 enters any compiled graph\n"  # float32: no preamble
+
+
+def test_check_float32_passes_the_script_its_words_and_a_report_for_its_os_exit(
+    checking: dict[str, Any],
+) -> None:
+    found = [_finding("a.py", 3, "an int64 input", "Add", "cast it", ("int64",))]
+    checking["result"] = found
+    out = io.StringIO()
+    args = argparse.Namespace(script="s.py", args=["--epochs", "2"], keep_main=True, modecfg_flags=None)
+    with modecfg.config.override(floatX="float32"):
+        assert running.cmd_check_float32(args, out, io.StringIO()) == 1  # findings: status 1
+    script, words, keep_main, before_exit = checking["asked"]
+    assert (script, words, keep_main) == ("s.py", ["--epochs", "2"], True)
+    listed = out.getvalue()
+    assert listed.startswith("float32 check: float64 enters at 1 line(s)")
+    before_exit(found, 0)  # the script's os._exit: what was found is printed before the process ends
+    assert out.getvalue() == listed * 2
+
+
+@pytest.mark.parametrize(("code", "status"), [(None, 0), (4, 4), ("bye", 1)])
+def test_check_float32_ends_with_the_scripts_own_exit_keeping_what_was_found(
+    checking: dict[str, Any], code: object, status: int
+) -> None:
+    ended = SystemExit(code)
+    ended.findings = [_finding("a.py", 3, "an int64 input", "Add", "cast it", ("int64",))]  # type: ignore[attr-defined]
+    checking["result"] = ended
+    got, out, err = _check()
+    assert got == (status or 1) and "float64 enters at 1 line(s)" in out
+    assert err == ("bye\n" if code == "bye" else "")
+    checking["result"] = SystemExit(4)  # no findings kept on it
+    got, out, _ = _check()
+    assert got == 4 and out == "float32 check: no float64 enters any compiled graph\n"
+
+
+def test_check_float32_of_a_script_that_raises_says_what_and_what_was_found(checking: dict[str, Any]) -> None:
+    failed = ValueError("bad input")
+    failed.findings = [_finding("a.py", 3, "an int64 input", "Add", "cast it", ("int64",))]  # type: ignore[attr-defined]
+    checking["result"] = failed
+    status, out, err = _check()
+    assert status == 2 and err == "error: s.py raised ValueError: bad input\n"
+    assert "float64 enters at 1 line(s)" in out
+    checking["result"] = KeyError("k")
+    status, out, err = _check()
+    assert (status, err) == (2, "error: s.py raised KeyError: 'k'\n")
+    assert out == "float32 check: no float64 enters any compiled graph\n"
+
+
+class _Bad:
+    def __init__(self, kind: str, where: str) -> None:
+        self.kind, self.where = kind, where
+
+    def describe(self) -> str:
+        return f"{self.kind} at {self.where}"
+
+    def __str__(self) -> str:
+        return f"the dump's {self.kind} at {self.where}"
+
+
+@pytest.fixture
+def replaying(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    import modecfg
+
+    seen: dict[str, Any] = {"signed": True, "bad": _Bad("nan", "Log"), "raise": None}
+    dump = types.SimpleNamespace(
+        summary=lambda: "SUMMARY\n", signature="someone else's key", bad=None,
+        signed_by_you=True,
+    )  # fmt: skip
+
+    def load_dump(path: str) -> Any:
+        dump.signed_by_you, dump.bad = seen["signed"], seen["bad"]
+        return dump
+
+    def replay(path: str, *, dump: Any, trust: bool) -> None:
+        seen["asked"] = (path, dump, trust)
+        if seen["raise"] is not None:
+            raise seen["raise"]
+
+    monkeypatch.setattr(modecfg, "load_dump", load_dump)
+    monkeypatch.setattr(modecfg, "replay", replay)
+    return seen
+
+
+def _replay(trust: bool = False, write_dump: Any = None) -> tuple[int, str]:
+    out = io.StringIO()
+    args = argparse.Namespace(dump="d.pkl", trust=trust, write_dump=write_dump)
+    return running.cmd_replay(args, out, io.StringIO()), out.getvalue()
+
+
+def _guard_error(bad: Any, outputs: tuple[str, ...] = ("cost",), path: str | None = None) -> Any:
+    from modecfg.errors import NanGuardError
+
+    exc = NanGuardError.__new__(NanGuardError)
+    exc.bad, exc.bad_outputs, exc.dump_path = bad, list(outputs), path
+    return exc
+
+
+def test_replay_of_someone_elses_dump_shows_it_and_says_how_to_go_further(replaying: dict[str, Any]) -> None:
+    replaying["signed"] = False
+    status, out = _replay()
+    assert status == 3 and "asked" not in replaying
+    assert out == (
+        "SUMMARY\n"
+        "\nnot run: this dump is not yours (its signature: someone else's key), and replaying it\n"
+        "runs the code its pickled graph holds. To go further:\n"
+        "  modecfg replay --trust d.pkl\n"
+        "      runs it as its writer compiled it: only a dump you trust, after reading the above\n"
+        "  modecfg.load_dump('d.pkl').call(f)\n"
+        "      runs YOUR compiled function f on its captured inputs and shared values\n"
+    )
+
+
+def test_replay_says_reproduced_where_the_dump_said_or_elsewhere(replaying: dict[str, Any]) -> None:
+    replaying["raise"] = _guard_error(_Bad("nan", "Log"), path="new.pkl")
+    assert _replay(write_dump="w") == (0, "reproduced: nan at Log\nnew dump: new.pkl\n")
+    assert replaying["asked"] == ("d.pkl", "w", False)
+    replaying["raise"] = _guard_error(_Bad("inf", "Exp"))
+    assert _replay() == (0, "reproduced, elsewhere: inf at Exp\n  the dump said: the dump's nan at Log\n")
+    replaying["raise"] = _guard_error(None, ("cost", "grad"))  # the guard could not say the node
+    assert _replay() == (0, "reproduced: bad values in cost, grad\n")
+    replaying["raise"] = _guard_error(_Bad("inf", "Exp"))
+    assert _replay(trust=True) == (0, "reproduced: inf at Exp\n")  # trusted: not read before, not compared
+    assert replaying["asked"] == ("d.pkl", None, True)
+
+
+def test_replay_that_no_longer_fails_says_so_with_status_one(replaying: dict[str, Any]) -> None:
+    assert _replay() == (1, "not reproduced: d.pkl: the call no longer produces a bad value\n")
