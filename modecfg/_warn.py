@@ -4,8 +4,8 @@ float32 graph, the NaN guard, test values)."""
 
 from __future__ import annotations
 
+import _thread
 import contextlib
-import threading
 import warnings
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -74,8 +74,9 @@ def act(
 # the warnings every other thread raises meanwhile. Python's warn() shows a warning through
 # warnings._showwarnmsg, looked up at each warning: while some thread folds, that is _shown,
 # which keeps the warnings of the threads folding and passes every other on, unchanged.
-_folding = threading.local()  # .into: the list this thread's warnings go to, while it folds
-_swap = threading.Lock()
+# (_thread's: threading is not imported to read the configuration, tests/test_startup.py)
+_folding = _thread._local()  # .into: the list this thread's warnings go to, while it folds
+_swap = _thread.allocate_lock()
 _held: list[Any] = []  # [the function _shown stands in for] (kept after: a hook set since may call it)
 _depth = [0]  # how many blocks fold, in all threads
 
