@@ -31,7 +31,9 @@ def has_gathers(fgraph: Any) -> bool:
     groups) or scatters into one (that indexing's gradient)."""
     from pytensor.tensor import subtensor as st
 
-    kinds = (st.AdvancedSubtensor1, st.AdvancedSubtensor, st.AdvancedIncSubtensor1, st.AdvancedIncSubtensor)
+    # PyTensor 3.3 folded the 1-d forms (AdvancedSubtensor1, ...) into the general ones
+    names = ("AdvancedSubtensor1", "AdvancedSubtensor", "AdvancedIncSubtensor1", "AdvancedIncSubtensor")
+    kinds = tuple(kind for kind in (getattr(st, name, None) for name in names) if isinstance(kind, type))
     return any(isinstance(node.op, kinds) for node in fgraph.apply_nodes)
 
 
