@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from tools import pytensor_suite
 from tools.pytensor_suite import outcomes
 
 XML = """<?xml version="1.0" encoding="utf-8"?>
@@ -27,3 +30,11 @@ def test_each_outcome_is_read_from_the_junit_report(tmp_path: Path) -> None:
         "tests.test_b::test_skip": "skipped",
         "tests.test_b::test_xf": "xfailed",
     }
+
+
+def test_a_run_where_no_test_ran_is_no_agreement(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A path that is not there: pytest reports nothing, and nothing agreeing is not 'the same
+    outcome for every test' (it said so, with exit 0)."""
+    assert pytensor_suite.main([str(tmp_path), "tests/not_there.py"]) == 2
+    err = capsys.readouterr().err
+    assert "with: no test ran (pytest exit 4): nothing to compare" in err

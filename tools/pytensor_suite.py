@@ -75,6 +75,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{side}: the run failed (exit {code}) before reporting", file=sys.stderr)
                 return 2
             found[side] = outcomes(report)
+            if not found[side]:  # pytest stopped before any test (a path not found, a usage error)
+                print(f"{side}: no test ran (pytest exit {code}): nothing to compare", file=sys.stderr)
+                return 2
     for side, results in found.items():
         counts = Counter(results.values())
         print(f"{side:>8}: " + ", ".join(f"{counts[k]} {k}" for k in sorted(counts)))
