@@ -273,8 +273,8 @@ class ComparedVM(WrappedVM):
         has not said yet (each line once)."""
         state = self._state
         with state.lock:
-            new = [text for text in dict.fromkeys(str(w.message).splitlines()[0] for w in caught)
-                   if text not in state.noted]  # fmt: skip
+            lines = (str(w.message).partition("\n")[0] or type(w.message).__name__ for w in caught)
+            new = [text for text in dict.fromkeys(lines) if text not in state.noted]
             state.noted.update(new)
         if new:
             more = f"; and {len(new) - NOTED} more" if len(new) > NOTED else ""

@@ -681,6 +681,8 @@ def test_a_note_says_five_of_the_references_warnings_and_counts_the_rest() -> No
         vm._note(caught + caught[:2])  # a repeat is said once
         vm._note(caught)  # and what was said is not said again
         vm._note([warnings.WarningMessage("note 7", UserWarning, "f.py", 7)])
-    assert [w.category for w in seen] == [ModecfgWarning, ModecfgWarning]
+        vm._note([warnings.WarningMessage(UserWarning(""), UserWarning, "f.py", 8)])  # no text: its kind
+    assert [w.category for w in seen] == [ModecfgWarning] * 3
     assert str(seen[0].message).endswith(": note 0; note 1; note 2; note 3; note 4; and 2 more")
     assert str(seen[1].message).endswith("values): note 7")
+    assert str(seen[2].message).endswith("values): UserWarning")
