@@ -10,23 +10,8 @@ checks, profiles and test values; this public API and the CLI. They are wired to
 in one place, :mod:`modecfg._wiring`, when modecfg is imported.
 """
 
+import gc as _gc
 from typing import TYPE_CHECKING as _TYPE_CHECKING
-
-from modecfg import errors as _errors
-from modecfg._lazy import attach as _attach
-from modecfg._wiring import wire as _wire
-from modecfg.config import (
-    Config,
-    Diagnosis,
-    Layer,
-    Origin,
-    Override,
-    change_flags,
-    config,
-    diagnose,
-    load,
-)
-from modecfg.errors import *  # noqa: F403  (the errors and warnings: modecfg.errors.__all__ names them)
 
 if _TYPE_CHECKING:  # the names handed out on first use, each written here once (modecfg._lazy)
     from modecfg import checks as checks
@@ -55,7 +40,33 @@ if _TYPE_CHECKING:  # the names handed out on first use, each written here once 
     from modecfg.modes.profile import ProfileMode as ProfileMode
     from modecfg.modes.replaying import replay as replay
 
-_wire()
+# A full collection falls due within the first few thousand objects made after `import pytensor`
+# (its import leaves the collector's oldest-generation count at its threshold): without this
+# pause it runs inside modecfg's import, 20-30 ms, which plain PyTensor pays at its first compile.
+# Paused while modecfg's modules load, it stays where plain PyTensor has it.
+_collecting = _gc.isenabled()
+_gc.disable()
+try:
+    from modecfg import errors as _errors
+    from modecfg._lazy import attach as _attach
+    from modecfg._wiring import wire as _wire
+    from modecfg.config import (
+        Config,
+        Diagnosis,
+        Layer,
+        Origin,
+        Override,
+        change_flags,
+        config,
+        diagnose,
+        load,
+    )
+    from modecfg.errors import *  # noqa: F403  (the errors and warnings: modecfg.errors.__all__ names them)
+
+    _wire()
+finally:
+    if _collecting:
+        _gc.enable()
 
 __version__ = "0.1.0"
 

@@ -121,3 +121,57 @@ def test_a_fast_run_compile_loads_none_of_the_features_it_does_not_use() -> None
               "modecfg.profiles.html", "modecfg._pytensor.jaxlink")  # fmt: skip
     assert [m for m in out["loaded"] if m in unused] == []
     assert "modecfg._pytensor.hostwrites" in out["loaded"]  # (what it updates is recorded all the same)
+
+
+def test_importing_modecfg_after_pytensor_loads_no_module_of_pytensor_and_no_feature() -> None:
+    """Issue 61: the check at PyTensor's import loaded PyTensor's 2,287-line DebugMode (a probe
+    that cannot fail), and the compile hook's helpers came with the patch list. Both now wait:
+    the PyTensor modules loaded are PyTensor's own import's, and the helpers load at the first
+    compile, grad or error that uses them."""
+    out = run_json(
+        """
+        import json, sys
+        import pytensor
+        before = set(sys.modules)
+        import modecfg
+        new = sorted(set(sys.modules) - before)
+        print(json.dumps({"new": new}))
+        """
+    )
+    new = out["new"]
+    assert isinstance(new, list)
+    assert "modecfg._pytensor.patches" in new  # PyTensor was wired all the same
+    assert [m for m in new if m.startswith("pytensor")] == []
+    later = ("modecfg._pytensor.debugmode", "modecfg._pytensor.blas", "modecfg._pytensor.locate",
+             "modecfg._pytensor.gradients", "modecfg._pytensor.hostwrites", "modecfg._pytensor.wrapped",
+             "modecfg._pytensor.modebuild")  # fmt: skip
+    assert [m for m in new if m in later] == []
+
+
+def test_the_gc_pause_of_the_import_is_lifted_and_a_disabled_collector_stays_disabled() -> None:
+    """modecfg's import pauses the cyclic collector (the full collection PyTensor's import left
+    due is then run where plain PyTensor runs it): enabled after, unless the program had it off."""
+    out = run_json(
+        """
+        import gc, json
+        gc.disable()
+        import modecfg
+        off = gc.isenabled()
+        print(json.dumps({"off_after": off}))
+        """
+    )
+    assert out["off_after"] is False
+    out = run_json(
+        """
+        import gc, json, sys
+        seen = []
+        class Spy:  # notes whether the collector runs while one of modecfg's modules is found
+            def find_spec(self, name, path=None, target=None):
+                if name == "modecfg.config.store":
+                    seen.append(gc.isenabled())
+        sys.meta_path.insert(0, Spy())
+        import pytensor, modecfg
+        print(json.dumps({"during": seen, "on_after": gc.isenabled()}))
+        """
+    )
+    assert (out["during"], out["on_after"]) == ([False], True)

@@ -13,6 +13,7 @@ contact of the patch list, listed by ``modecfg doctor``).
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import Any
 
 __all__ = [
@@ -133,11 +134,15 @@ def runs_c_code(linker: Any) -> bool:
     return name in ("cvm", "vm", "c", "c|py", "debug (own)", "wrap (monitor)", "per_graph (chosen per graph)")
 
 
-def missing() -> list[str]:
+def missing(*, loaded_only: bool = False) -> list[str]:
     """The classes named here that the installed PyTensor does not define where named (imports
-    their modules: for ``modecfg doctor`` and the contact check, never on a hot path)."""
+    their modules: for ``modecfg doctor`` and the contact check, never on a hot path).
+    ``loaded_only``: only in the modules already imported (the check at PyTensor's import,
+    which must not load DebugMode's or numba's modules for a process that never uses them)."""
     gone = []
     for module_name, name in sorted({*LINKERS, *(pair for pairs in CLASSES.values() for pair in pairs)}):
+        if loaded_only and module_name not in sys.modules:
+            continue
         try:
             cls = getattr(importlib.import_module(module_name), name)
         except Exception:

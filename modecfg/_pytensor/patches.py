@@ -24,6 +24,7 @@ and classes: nothing attached to PyTensor is a closure or a local class, so it p
 
 from __future__ import annotations
 
+import functools
 import importlib
 import sys
 import threading
@@ -651,6 +652,8 @@ class Contact(NamedTuple):
     probe: Callable[[], tuple[str, str]]  # (state, reason) now
     # a probe too slow for every import (it reads PyTensor's source): ``modecfg doctor`` runs it
     asked_only: bool = False
+    # what the check at PyTensor's import runs instead of ``probe`` (the same, on less), if given
+    at_import: Callable[[], tuple[str, str]] | None = None
 
 
 def _hand_off() -> tuple[str, str]:
@@ -766,10 +769,10 @@ def _cache_layout() -> tuple[str, str]:
     return "on", "the C cache's lock file and directories and numba's cache directory are where named"
 
 
-def _class_kinds() -> tuple[str, str]:
+def _class_kinds(*, loaded_only: bool = False) -> tuple[str, str]:
     from modecfg._pytensor import kinds
 
-    gone = kinds.missing()
+    gone = kinds.missing(loaded_only=loaded_only)
     if gone:
         return "failed", (
             f"this PyTensor has no {', '.join(gone)}: the float32 check and the linker names "
@@ -818,6 +821,7 @@ CONTACTS: tuple[Contact, ...] = (
         "pytensor.compile.debug.debugmode (a subclass of its linker; PyTensor's classes untouched)",
         "modecfg's DebugMode runs under numpy 2 and compares float32 results with float32 tolerances",
         _debugmode_fix,
+        asked_only=True,  # never fails (it imports PyTensor's 2,287-line DebugMode): doctor asks
     ),
     Contact(
         "requiring check",
@@ -825,6 +829,7 @@ CONTACTS: tuple[Contact, ...] = (
         "PyTensor 3.0-3.3 fails every compile with optimizer_requiring set (its rewrite database "
         "calls a method its OrderedSet lacks): modecfg says so before (modes/build.py)",
         _requiring_check,
+        asked_only=True,  # it never fails: the check at import has nothing to say of it
     ),
     Contact(
         "DebugMode fusion",
@@ -840,6 +845,7 @@ CONTACTS: tuple[Contact, ...] = (
         "inner graphs (scan, OpFromGraph) are rewritten for the linker that runs them, not for the "
         "NaN guard's or MonitorMode's wrapper, which PyTensor's inner-graph rewrites do not know",
         _wrapping_linkers,
+        asked_only=True,  # it never fails
     ),
     Contact(
         "subclassed modes",
@@ -874,6 +880,7 @@ CONTACTS: tuple[Contact, ...] = (
         "the float32 check asks what an operation is, the linker table names a linker object "
         "(modecfg._pytensor.kinds: a walk of the object's class hierarchy, nothing imported)",
         _class_kinds,
+        at_import=functools.partial(_class_kinds, loaded_only=True),
     ),
     Contact(
         "fixed flags",
@@ -892,8 +899,9 @@ def contacts(*, asked: bool = True) -> list[PatchStatus]:
     for contact in CONTACTS:
         if contact.asked_only and not asked:
             continue
+        probe = contact.probe if asked or contact.at_import is None else contact.at_import
         try:
-            state, reason = contact.probe()
+            state, reason = probe()
         except Exception as exc:
             state, reason = "failed", f"could not be checked ({type(exc).__name__}: {exc})"
         rows.append(PatchStatus(contact, state, reason))

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from modecfg._locks import RLock, fork_safe
-from modecfg._pytensor import blas, gradients, hostwrites, locate, marks
+from modecfg._pytensor import marks
 from modecfg._pytensor.hooks import hooks
 from modecfg._pytensor.kinds import linker_name
 from modecfg._pytensor.modetable import LinkerTable, ModeTable
@@ -235,10 +235,14 @@ def function(
             with config.override(compute_test_value="off"):
                 fn = original(inputs, outputs, mode, *args, **kwargs)
     except NotImplementedError as exc:  # linker=c and an op without C code here: say why, and what runs
+        from modecfg._pytensor import blas
+
         error = blas.no_c_code(exc, mode)
         if error is None:
             raise
         raise error from None
+    from modecfg._pytensor import hostwrites  # (this module's features load at their first use)
+
     hostwrites.host_updates(fn)  # what it updates on the host, a JAX function reads from there
     return fn
 
@@ -274,6 +278,8 @@ def register_mode_unless_taken(_original: Any, name: str, mode: Any) -> None:
 def prepare_fgraph(prepare: Any, inputs: Any, outputs: Any, additional_outputs: Any, fgraph: Any,
                    *args: Any, **kwargs: Any) -> Any:  # fmt: skip
     """What every compile does with the user's graph before PyTensor rewrites it."""
+    from modecfg._pytensor import blas, locate
+
     # the configuration of this compile, kept with the function: plain values, picklable anywhere
     setattr(fgraph, marks.COMPILED_WITH, config.in_effect())
     locate.remember(fgraph)
@@ -311,6 +317,8 @@ def prepare_fgraph(prepare: Any, inputs: Any, outputs: Any, additional_outputs: 
 def raise_with_op(raise_: Any, fgraph: Any, node: Any, thunk: Any = None, exc_info: Any = None,
                   storage_map: Any = None) -> Any:  # fmt: skip
     """PyTensor's ``raise_with_op``, and the user's line added to the error it raises."""
+    from modecfg._pytensor import locate
+
     return locate.raise_with_location(raise_, fgraph, node, thunk, exc_info, storage_map)
 
 
@@ -330,6 +338,8 @@ def atexit_print(print_: Any) -> None:
 
 def grad(grad_: Any, cost: Any, wrt: Any, *args: Any, **kwargs: Any) -> Any:
     """PyTensor's ``grad``; the nodes it adds name the grad call and the expression they differentiate."""
+    from modecfg._pytensor import gradients
+
     result = grad_(cost, wrt, *args, **kwargs)
     try:
         gradients.tag_gradient(cost, wrt, result, calling_line())

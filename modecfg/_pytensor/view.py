@@ -35,7 +35,6 @@ from typing import Any
 from pytensor.configparser import ConfigParam, PyTensorConfigParser
 
 from modecfg._pytensor.binding import Binding, binding
-from modecfg._pytensor.blas import PYTENSOR_TEXT
 from modecfg._pytensor.hooks import hooks
 from modecfg._pytensor.state import HAND_OFF
 from modecfg._pytensor.values import pytensor_accepts
@@ -201,6 +200,8 @@ class FlagParam(ConfigParam):  # type: ignore[misc]
         Working ``blas__ldflags`` out makes PyTensor warn, in four lines, when it finds no BLAS;
         modecfg says that itself (:mod:`modecfg._pytensor.blas`), so PyTensor's text is left
         out here, where the value is computed."""
+        from modecfg._pytensor.blas import PYTENSOR_TEXT
+
         assert self.original is not None
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=PYTENSOR_TEXT, category=UserWarning)
