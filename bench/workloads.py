@@ -147,8 +147,11 @@ def available_linkers() -> list[str]:
 
 def environment(cache: Path, modecfg_flags: str = "") -> dict[str, str]:
     """A fresh interpreter's environment: this tree first on the path, no flag variables or rc
-    files of the caller's, compile caches (PyTensor's and numba's) in ``cache``."""
+    files of the caller's, compile caches (PyTensor's and numba's) in ``cache``, bytecode written."""
     env = {k: v for k, v in os.environ.items() if not k.endswith(("_FLAGS", "RC"))}
+    # bytecode cached, as users have it: a caller's PYTHONDONTWRITEBYTECODE would make every
+    # child compile whatever source changed since its .pyc was written (modecfg's: ~15 ms)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.update(
         PYTHONPATH=str(ROOT),
         MODECFGRC="",
