@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from modecfg.config import Config, Override
+    from modecfg.configuration import Config, Override
 
 __all__ = ["modecfg_config"]
 
@@ -56,7 +56,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not text:
         return
     import modecfg
-    from modecfg.config.flagstring import parse
+    from modecfg.configuration.flagstring import parse
 
     try:
         for setting in parse(text, _SOURCE):
@@ -132,7 +132,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     marked = _marked(item)
     if marked:
         import modecfg
-        from modecfg.config.origin import Layer, Origin
+        from modecfg.configuration.origin import Layer, Origin
 
         override = modecfg.config.override_from(
             {

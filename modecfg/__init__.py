@@ -5,7 +5,7 @@
 'float64'
 
 The layers, lowest first: errors and the registries; the configuration
-(:mod:`modecfg.config`); the PyTensor layer (:mod:`modecfg._pytensor`); modes, linkers,
+(:mod:`modecfg.configuration`); the PyTensor layer (:mod:`modecfg._pytensor`); modes, linkers,
 checks, profiles and test values; this public API and the CLI. They are wired together
 in one place, :mod:`modecfg._wiring`, when modecfg is imported.
 """
@@ -22,11 +22,11 @@ if _TYPE_CHECKING:  # the names handed out on first use, each written here once 
     from modecfg._pytensor.debugmode import DebugMode as DebugMode
     from modecfg._pytensor.load import load_pytensor as load_pytensor
     from modecfg.checks import check_float32 as check_float32
-    from modecfg.config.explain import Explanation as Explanation
-    from modecfg.config.migrate import Migration as Migration
-    from modecfg.config.migrate import migrate_file as migrate_file
-    from modecfg.config.migrate import migrate_flags as migrate_flags
-    from modecfg.config.snapshot import Snapshot as Snapshot
+    from modecfg.configuration.explain import Explanation as Explanation
+    from modecfg.configuration.migrate import Migration as Migration
+    from modecfg.configuration.migrate import migrate_file as migrate_file
+    from modecfg.configuration.migrate import migrate_flags as migrate_flags
+    from modecfg.configuration.snapshot import Snapshot as Snapshot
     from modecfg.modes import register_mode as register_mode
     from modecfg.modes.build import get_mode as get_mode
     from modecfg.modes.compare import CompareMode as CompareMode
@@ -50,7 +50,7 @@ try:
     from modecfg import errors as _errors
     from modecfg._lazy import attach as _attach
     from modecfg._wiring import wire as _wire
-    from modecfg.config import (
+    from modecfg.configuration import (
         Config,
         Diagnosis,
         Layer,

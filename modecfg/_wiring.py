@@ -14,8 +14,8 @@ from typing import Any
 
 from modecfg._pytensor import PyTensorBridge, declared, hooks
 from modecfg._registry.modes import SHAPING_FLAGS
-from modecfg.config import Change, config
-from modecfg.config.flags import set_pytensor_names
+from modecfg.configuration import Change, config
+from modecfg.configuration.flags import set_pytensor_names
 
 __all__ = ["unwire", "wire"]
 

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from modecfg._pytensor import tutorial
-from modecfg.config import config
+from modecfg.configuration import config
 
 __all__ = ["DemoResult", "Model", "build_graph", "build_problem", "compile_model", "run"]
 

@@ -15,7 +15,7 @@ import sys
 from importlib import metadata
 from typing import NamedTuple
 
-from modecfg.config import Config, config
+from modecfg.configuration import Config, config
 from modecfg.errors import ModecfgError
 from modecfg.linkers import resolve_linker, table
 
@@ -102,7 +102,9 @@ def _integration(verbose: bool = True) -> list[tuple[str, str]]:
                      f"{off} (modecfg doctor --verbose lists each)"))  # fmt: skip
         found = [row for row in found if _failed(row.state, row.reason)]
     for row in found:
-        rows.append((row.patch.name, f"{row.state}: {row.patch.target} - {row.reason}"))
+        also = getattr(row.patch, "also", ())  # what else the patch changes, undone with it
+        target = row.patch.target + (f" (also {'; '.join(also)})" if also else "")
+        rows.append((row.patch.name, f"{row.state}: {target} - {row.reason}"))
     return rows
 
 
@@ -485,7 +487,7 @@ def preflight(cfg: Config) -> list[str]:
 
 def _per_graph_advice() -> str:
     """Whether linker=per_graph would help here: where cvm runs (a C++ compiler), small graphs
-    pay numba's per-call overhead under linker=auto (measured: README, bench/workloads.py)."""
+    pay numba's per-call overhead under linker=auto (measured: docs/modes.md, bench/workloads.py)."""
     from modecfg.linkers import why_unavailable
 
     if why_unavailable("cvm") or why_unavailable("numba"):

@@ -50,7 +50,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # origin.py imports nothing of modecfg: it sits in the bottom layer (test_layers)
-    from modecfg.config.origin import Origin
+    from modecfg.configuration.origin import Origin
 
 __all__ = [
     "CacheArchiveError",

@@ -493,7 +493,7 @@ def _from_import(
 
 def _flag_problem(flag: str) -> str:
     """What is wrong with reading flag ``flag`` ('' when it is a flag)."""
-    from modecfg.config.compat import lookup
+    from modecfg.configuration.compat import lookup
 
     info = lookup(flag, suggest=False)
     if info.flag is not None:

@@ -35,7 +35,7 @@ except ImportError as exc:
         f"modecfg.workers needs Dask's distributed ({exc}): pip install 'modecfg[dask]'"
     ) from exc
 
-from modecfg.config import Snapshot, config
+from modecfg.configuration import Snapshot, config
 
 __all__ = ["CachePlugin", "ConfigPlugin", "submit"]
 

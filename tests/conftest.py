@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from modecfg.config.sources import ENV_FLAG_VARS, RC_PATH_VARS
+from modecfg.configuration.sources import ENV_FLAG_VARS, RC_PATH_VARS
 
 ROOT = Path(__file__).resolve().parent.parent
 # `make mutate` runs the suite from a copy of the tree (mutants/): it shares the real tree's caches.

@@ -20,8 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture
 def fresh_config(monkeypatch: pytest.MonkeyPatch) -> None:
     """The process-wide config re-read from the environment the test sets."""
-    from modecfg.config import _resolution
-    from modecfg.config.live import build
+    from modecfg.configuration import _resolution
+    from modecfg.configuration.live import build
 
     monkeypatch.setattr(modecfg, "config", build(lambda flags: _resolution(os.environ, None, None, flags)))
 

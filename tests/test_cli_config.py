@@ -213,7 +213,7 @@ def test_migrate_refuses_what_it_cannot_do_with_the_usage(given: dict[str, Any],
 
 
 def test_migrate_writes_a_file_in_the_format_its_name_or_to_says(tmp_path: Path) -> None:
-    from modecfg.config.migrate import migrate_file
+    from modecfg.configuration.migrate import migrate_file
 
     rc = tmp_path / "old.theanorc"
     rc.write_text("[global]\nfloatX = float32\n")
@@ -228,7 +228,7 @@ def test_migrate_writes_a_file_in_the_format_its_name_or_to_says(tmp_path: Path)
 def test_migrate_with_nothing_named_takes_the_legacy_variable_then_the_legacy_rc_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from modecfg.config.migrate import migrate_file, migrate_flags
+    from modecfg.configuration.migrate import migrate_file, migrate_flags
 
     monkeypatch.setenv("HOME", str(tmp_path))
     for var in ("THEANO_FLAGS", "AESARA_FLAGS"):
@@ -267,8 +267,8 @@ def test_migrate_of_a_script_says_each_rename_and_what_it_rewrote(tmp_path: Path
 
 
 def test_schema_as_ini_or_as_json_indented() -> None:
-    from modecfg.config.example import theanorc_example
-    from modecfg.config.schema import json_schema
+    from modecfg.configuration.example import theanorc_example
+    from modecfg.configuration.schema import json_schema
 
     out = io.StringIO()
     assert commands.cmd_schema(_args(format="ini"), out, io.StringIO()) == 0

@@ -5,7 +5,7 @@ layer; modes, linkers, checks, profiles, test values; the public API, the CLI an
 wiring. Every import counts, also those inside functions and those under ``TYPE_CHECKING``
 (the lazy-export tables of ``modecfg._lazy`` are written there): a type a lower layer names
 from a higher one ties the two together as surely as an import that runs.
-``modecfg.config.origin`` (where a value came from) imports nothing of modecfg and sits at
+``modecfg.configuration.origin`` (where a value came from) imports nothing of modecfg and sits at
 the bottom: the errors name it.
 """
 
@@ -18,8 +18,8 @@ grimp = pytest.importorskip("grimp")
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("modecfg.errors", "modecfg._registry", "modecfg._warn", "modecfg._source", "modecfg.scripts",
      "modecfg._holders", "modecfg._html", "modecfg._files", "modecfg._locks", "modecfg._lazy",
-     "modecfg.terminal", "modecfg.config.origin"),
-    ("modecfg.config",),
+     "modecfg.terminal", "modecfg.configuration.origin"),
+    ("modecfg.configuration",),
     ("modecfg._pytensor",),
     ("modecfg.modes", "modecfg.linkers", "modecfg.checks", "modecfg.profiles", "modecfg.debug",
      "modecfg.cache"),
@@ -45,7 +45,7 @@ def _layer(module: str) -> int:
 def test_a_module_nobody_placed_belongs_to_no_layer() -> None:
     with pytest.raises(AssertionError, match=r"modecfg\.newthing belongs to no layer"):
         _layer("modecfg.newthing")
-    assert _layer("modecfg") == 4 and _layer("modecfg.config.live") == 1
+    assert _layer("modecfg") == 4 and _layer("modecfg.configuration.live") == 1
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +71,7 @@ def _edges(graph: object) -> list[tuple[str, str]]:
 
 def test_every_module_belongs_to_a_layer(graph: object) -> None:
     layers = {module: _layer(module) for module in graph.modules}  # type: ignore[attr-defined]
-    assert layers["modecfg.config.live"] == 1 and layers["modecfg._pytensor.patches"] == 2
+    assert layers["modecfg.configuration.live"] == 1 and layers["modecfg._pytensor.patches"] == 2
     assert set(layers.values()) == set(range(len(LAYERS)))  # every layer is populated
 
 
@@ -119,15 +119,15 @@ def test_no_import_goes_in_a_circle(running: object) -> None:
 
 
 def test_the_bottom_s_origin_imports_nothing_of_modecfg(graph: object) -> None:
-    assert [b for a, b in _edges(graph) if a == "modecfg.config.origin"] == []
+    assert [b for a, b in _edges(graph) if a == "modecfg.configuration.origin"] == []
 
 
 def test_the_layer_test_sees_an_upward_import() -> None:
     """The check itself can fail: an import from config up into modes is caught."""
     fake = grimp.ImportGraph()
-    fake.add_import(importer="modecfg.config.live", imported="modecfg.modes.build")
+    fake.add_import(importer="modecfg.configuration.live", imported="modecfg.modes.build")
     assert [(a, b) for a, b in _edges(fake) if _layer(b) > _layer(a)] == [
-        ("modecfg.config.live", "modecfg.modes.build")
+        ("modecfg.configuration.live", "modecfg.modes.build")
     ]
 
 

@@ -39,7 +39,7 @@ def test_a_fork_during_pydantics_first_use_never_leaves_the_child_waiting() -> N
     script = textwrap.dedent(
         """
         import os, sys, threading, time
-        from modecfg.config.units import size_bytes
+        from modecfg.configuration.units import size_bytes
         first = threading.Thread(target=size_bytes, args=("1GiB",))
         children = []
         first.start()

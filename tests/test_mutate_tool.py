@@ -29,8 +29,8 @@ def test_every_equivalent_mutant_is_named_quoted_and_explained() -> None:
 @pytest.mark.parametrize(
     "text",
     [
-        "modecfg.config.store.x_f__mutmut_1 | x = 1\n",  # no reason
-        "modecfg.config.store.x_f__mutmut_1 |  | an empty line as mutated\n",
+        "modecfg.configuration.store.x_f__mutmut_1 | x = 1\n",  # no reason
+        "modecfg.configuration.store.x_f__mutmut_1 |  | an empty line as mutated\n",
         "a | b | c\na | b | c\n",  # named twice
     ],
 )
@@ -214,10 +214,10 @@ def test_the_modules_asked_run_in_one_mutmut_run(monkeypatch: pytest.MonkeyPatch
     """One run for all: mutmut's type check and its record of what tests reach are paid once."""
     calls: list[list[str]] = []
     monkeypatch.setattr(mutate.subprocess, "run", lambda args, **kwargs: calls.append(list(args)))
-    mutate.run(["auto", "store"], 2, {"auto": None, "store": ["modecfg.config.store.x_a__mutmut_1"]})
+    mutate.run(["auto", "store"], 2, {"auto": None, "store": ["modecfg.configuration.store.x_a__mutmut_1"]})
     (args,) = calls
     assert args[args.index("run") + 1 :] == [
-        "--max-children", "2", "modecfg.linkers.auto.x*", "modecfg.config.store.x_a__mutmut_1",
+        "--max-children", "2", "modecfg.linkers.auto.x*", "modecfg.configuration.store.x_a__mutmut_1",
     ]  # fmt: skip
 
 

@@ -108,7 +108,7 @@ def test_layers_compare_by_precedence_and_equal_their_names() -> None:
 def test_each_lazy_name_is_read_from_its_package_s_type_checking_block() -> None:
     from modecfg import _lazy
 
-    packages = ("modecfg", "modecfg.modes", "modecfg.config", "modecfg._pytensor")
+    packages = ("modecfg", "modecfg.modes", "modecfg.configuration", "modecfg._pytensor")
     for package in (sys.modules[n] for n in packages):
         with open(package.__file__ or "", encoding="utf-8") as file:
             names = _lazy.table(package.__name__, file.read())
@@ -137,3 +137,24 @@ def test_a_type_checking_block_the_lazy_names_cannot_be_read_from_is_refused(sou
 
     with pytest.raises(ValueError, match=error):
         _lazy.table("pkg", source)
+
+
+def test_the_package_and_the_object_no_longer_share_a_name() -> None:
+    """Issue 61: ``modecfg.config`` was both the package of the configuration's modules and the
+    process's Config, so ``import modecfg.config.explain as e`` bound the method ``Config.explain``
+    and ``import modecfg.config.resolve`` failed. The package is ``modecfg.configuration``; the
+    object keeps its name (``from modecfg import config``)."""
+    import importlib
+    import types
+
+    import modecfg
+    import modecfg.configuration.explain as explain_module
+    from modecfg import config
+    from modecfg.configuration.live import Config
+
+    assert isinstance(explain_module, types.ModuleType)
+    assert explain_module.__name__ == "modecfg.configuration.explain"
+    assert isinstance(config, Config) and modecfg.config is config
+    assert isinstance(modecfg.configuration, types.ModuleType)
+    with pytest.raises(ModuleNotFoundError, match=r"modecfg\.config\b"):
+        importlib.import_module("modecfg.config.explain")

@@ -19,9 +19,9 @@ NOT_AT_START_UP = [
     "threading",  # the locks come from _thread
     "math",
     "linecache",
-    "modecfg.config.explain",
-    "modecfg.config.snapshot",
-    "modecfg.config.migrate",
+    "modecfg.configuration.explain",
+    "modecfg.configuration.snapshot",
+    "modecfg.configuration.migrate",
     "modecfg.modes",
     "modecfg.linkers",
     "modecfg._pytensor.patches",
@@ -53,7 +53,7 @@ def started() -> dict[str, object]:
 def test_reading_the_configuration_does_not_import(started: dict[str, object], module: str) -> None:
     new = started["new"]
     assert isinstance(new, list)
-    assert "modecfg.config.store" in new  # the check sees modecfg's own imports
+    assert "modecfg.configuration.store" in new  # the check sees modecfg's own imports
     assert module not in new
 
 
@@ -66,12 +66,12 @@ def test_the_names_loaded_on_first_use_are_the_defining_modules_objects() -> Non
         """
         import json, sys
         import modecfg
-        from modecfg.config.explain import Explanation
-        from modecfg.config.migrate import Migration, migrate_file, migrate_flags
-        from modecfg.config.snapshot import Snapshot
+        from modecfg.configuration.explain import Explanation
+        from modecfg.configuration.migrate import Migration, migrate_file, migrate_flags
+        from modecfg.configuration.snapshot import Snapshot
         from modecfg.modes import register_mode
         import modecfg.linkers, modecfg.modes
-        config_pkg = sys.modules["modecfg.config"]
+        config_pkg = sys.modules["modecfg.configuration"]
         print(json.dumps({
             "same": [
                 modecfg.Explanation is Explanation, modecfg.Snapshot is Snapshot,
@@ -94,7 +94,7 @@ def test_the_names_loaded_on_first_use_are_the_defining_modules_objects() -> Non
 def test_an_unknown_name_is_still_an_attribute_error() -> None:
     import importlib
 
-    config_pkg = importlib.import_module("modecfg.config")
+    config_pkg = importlib.import_module("modecfg.configuration")
     with pytest.raises(AttributeError, match="no attribute 'Snapshots'"):
         config_pkg.Snapshots  # noqa: B018
 
@@ -167,7 +167,7 @@ def test_the_gc_pause_of_the_import_is_lifted_and_a_disabled_collector_stays_dis
         seen = []
         class Spy:  # notes whether the collector runs while one of modecfg's modules is found
             def find_spec(self, name, path=None, target=None):
-                if name == "modecfg.config.store":
+                if name == "modecfg.configuration.store":
                     seen.append(gc.isenabled())
         sys.meta_path.insert(0, Spy())
         import pytensor, modecfg

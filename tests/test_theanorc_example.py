@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import modecfg
-from modecfg.config.compat import lookup
-from modecfg.config.example import theanorc_example
-from modecfg.config.flags import FLAGS
-from modecfg.config.sources import read_ini
+from modecfg.configuration.compat import lookup
+from modecfg.configuration.example import theanorc_example
+from modecfg.configuration.flags import FLAGS
+from modecfg.configuration.sources import read_ini
 
 EXAMPLE = Path(__file__).resolve().parents[1] / ".theanorc.example"
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import enum
 from typing import Any
 
-from modecfg.config.flags import Flag
+from modecfg.configuration.flags import Flag
 
 __all__ = ["Binding", "binding"]
 

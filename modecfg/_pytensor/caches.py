@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 from modecfg._pytensor.load import load_pytensor as load
-from modecfg.config import config
+from modecfg.configuration import config
 
 __all__ = ["LOCK_NAME", "SUPPORT_MODULES", "c_cache_dir", "layout_problem", "numba_cache_dir", "signature"]
 
@@ -74,7 +74,7 @@ def layout_problem() -> str:
                 gone.append(f"{module} ({text})")
         except (LookupError, OSError) as exc:
             gone.append(f"{module} ({exc})")
-    from modecfg.config.partition import PYTENSOR_KEYS
+    from modecfg.configuration.partition import PYTENSOR_KEYS
 
     defaults = sys.modules.get("pytensor.configdefaults")
     keys = getattr(defaults, "_compiledir_format_keys", None)
@@ -92,7 +92,7 @@ def signature() -> dict[str, str]:
     import numpy
     import pytensor
 
-    from modecfg.config.partition import cpu_features
+    from modecfg.configuration.partition import cpu_features
 
     try:
         from importlib.metadata import version

@@ -15,7 +15,7 @@ import functools
 import importlib.util
 from pathlib import Path
 
-from modecfg.config.compat import canonical
+from modecfg.configuration.compat import canonical
 
 __all__ = ["names"]
 

@@ -62,7 +62,7 @@ import numpy as np
 
 from modecfg._pytensor import hostwrites, marks
 from modecfg._pytensor.hooks import hooks
-from modecfg.config import config
+from modecfg.configuration import config
 from modecfg.errors import DeviceMemoryError, SharedValueError
 
 __all__ = [

@@ -28,7 +28,7 @@ from modecfg._pytensor import marks
 from modecfg._pytensor.gradients import grad_origin
 from modecfg._pytensor.kinds import is_loop
 from modecfg._source import user_frame
-from modecfg.config import config
+from modecfg.configuration import config
 
 __all__ = ["raise_with_location", "remember", "untouched"]
 

@@ -34,15 +34,15 @@ from modecfg._pytensor.state import HAND_OFF
 from modecfg._pytensor.values import pytensor_accepts
 from modecfg._pytensor.version import pytensor_version
 from modecfg._warn import warn
-from modecfg.config.flags import FLAGS, Flag
-from modecfg.config.flagstring import format_flags
+from modecfg.configuration.flags import FLAGS, Flag
+from modecfg.configuration.flagstring import format_flags
 from modecfg.errors import ConfigError, ModecfgWarning, PyTensorIntegrationWarning, ReadOnlyFlagError
 
 if TYPE_CHECKING:
     import logging
     from importlib.machinery import ModuleSpec
 
-    from modecfg.config.live import Change, Config
+    from modecfg.configuration.live import Change, Config
 
 __all__ = ["PyTensorBridge", "pytensor_accepts"]
 

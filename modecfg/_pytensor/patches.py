@@ -88,6 +88,9 @@ class Patch(NamedTuple):
     # place as it is, a function of the method's own parameters that asks state.original(name)
     # for PyTensor's; it binds as fast as PyTensor's own method does
     plain: bool = False
+    # what else the replacement changes in place, each undone with it (``undo``): listed, so that
+    # doctor and ARCHITECTURE.md name every object of PyTensor's that modecfg touches
+    also: tuple[str, ...] = ()
 
     @property
     def target(self) -> str:
@@ -104,6 +107,12 @@ CONFIG_VIEW = Patch(
     kind=object,
     why="pytensor.config reads, writes and change_flags are modecfg's configuration (one store, "
     "overrides per thread and task); changed in place, since every PyTensor module holds it",
+    also=(
+        "pytensor.configparser.PyTensorConfigParser.__setattr__",
+        "pytensor.configparser.PyTensorConfigParser.add",
+        "pytensor.configparser.PyTensorConfigParser.<flag> (a FlagParam for each flag modecfg answers)",
+        "pytensor.configdefaults.config._config_var_dict (a Table holding those FlagParams)",
+    ),
 )
 
 
@@ -581,6 +590,9 @@ def install(wanted: Callable[[Patch], bool] | None = None) -> list[PatchStatus]:
                 if not p.on_demand and p.name not in _applied and (wanted is None or wanted(p))
             ]  # fmt: skip
             problems += _try(todo)
+            wrapped = sys.modules.get("modecfg._pytensor.wrapped")
+            if wrapped is not None:  # installed again after uninstall(): its registrations too
+                wrapped.register_again()
             _installed = True
         except Exception as exc:  # pragma: no cover - the machinery itself failed
             problems = [f"modecfg's integration failed ({exc!r})"]
@@ -621,6 +633,9 @@ def uninstall() -> None:
             if isinstance(applied.original, dict):  # entries registered meanwhile stay registered
                 for key in dict.keys(applied.replacement):
                     applied.original.setdefault(key, dict.__getitem__(applied.replacement, key))
+        wrapped = sys.modules.get("modecfg._pytensor.wrapped")
+        if wrapped is not None:  # the one change that is no attribute: singledispatch registrations
+            wrapped.unregister_inner_graph_rewrites()
         _problems.clear()
         _installed = False
 
@@ -783,7 +798,7 @@ def _class_kinds(*, loaded_only: bool = False) -> tuple[str, str]:
 
 def _flag_names() -> tuple[str, str]:
     from modecfg._pytensor import declared
-    from modecfg.config.compat import canonical
+    from modecfg.configuration.compat import canonical
 
     pytensor = sys.modules.get("pytensor")
     if pytensor is None or not hasattr(pytensor, "config"):

@@ -21,7 +21,7 @@ from modecfg._pytensor import marks
 from modecfg._pytensor.kinds import linker_name
 from modecfg._registry.linkers import why_unavailable
 from modecfg._warn import warn
-from modecfg.config import config
+from modecfg.configuration import config
 from modecfg.errors import ModecfgWarning
 
 __all__ = ["all_stats", "mark_printed", "new_stats", "printed_as_is", "timing_mode"]

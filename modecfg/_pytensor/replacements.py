@@ -26,8 +26,8 @@ from modecfg._pytensor.kinds import linker_name
 from modecfg._pytensor.modetable import LinkerTable, ModeTable
 from modecfg._pytensor.state import originals as _originals
 from modecfg._source import calling_line
-from modecfg.config import config
-from modecfg.config.overrides import SingleOverride
+from modecfg.configuration import config
+from modecfg.configuration.overrides import SingleOverride
 
 __all__: list[str] = []  # the patch list (patches.PATCHES) names what it uses
 

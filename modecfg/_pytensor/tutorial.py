@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from modecfg.config import config
+from modecfg.configuration import config
 
 __all__ = ["build_graph"]
 

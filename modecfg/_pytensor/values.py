@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from modecfg._pytensor.version import pytensor_version
-from modecfg.config.flags import Flag
+from modecfg.configuration.flags import Flag
 
 __all__ = ["pytensor_accepts"]
 

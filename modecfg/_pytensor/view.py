@@ -38,9 +38,9 @@ from modecfg._pytensor.binding import Binding, binding
 from modecfg._pytensor.hooks import hooks
 from modecfg._pytensor.state import HAND_OFF
 from modecfg._pytensor.values import pytensor_accepts
-from modecfg.config import config as _config
-from modecfg.config.flags import FLAGS, Flag
-from modecfg.config.sections import UNSET
+from modecfg.configuration import config as _config
+from modecfg.configuration.flags import FLAGS, Flag
+from modecfg.configuration.sections import UNSET
 
 __all__ = ["ADOPTED", "FlagParam", "attach", "detach", "view"]
 
@@ -388,7 +388,7 @@ def _unknown(name: str) -> None:
         return
     _said.add(name)
     from modecfg._warn import warn
-    from modecfg.config.compat import lookup
+    from modecfg.configuration.compat import lookup
     from modecfg.errors import ObsoleteFlagWarning, UnknownFlagWarning
 
     found = lookup(name)  # PyTensor's spelling reads as modecfg's
@@ -620,9 +620,9 @@ class _View:
         """Every flag PyTensor declares and modecfg does not (``gcc_version_str``) is read and
         set through ``modecfg.config`` too, as PyTensor's own parameter (issue 60: one
         configuration, every flag readable from both)."""
-        from modecfg.config.compat import canonical
-        from modecfg.config.flags import FLAGS
-        from modecfg.config.live import Config
+        from modecfg.configuration.compat import canonical
+        from modecfg.configuration.flags import FLAGS
+        from modecfg.configuration.live import Config
 
         self.through: list[str] = []
         for name in list(self.params):
@@ -656,7 +656,7 @@ class _View:
 
     def detach(self) -> None:
         """PyTensor's parameters back, each holding the value in effect below the overrides."""
-        from modecfg.config.live import Config
+        from modecfg.configuration.live import Config
 
         for name in getattr(self, "through", ()):
             if isinstance(Config.__dict__.get(name), PyTensorsFlag):

@@ -20,7 +20,7 @@ from modecfg._lazy import attach as _attach
 from modecfg.cache.entries import Cache, Entry, caches
 from modecfg.cache.trim import Bounds, CleanReport, Plan, bounds, loaded, plan
 from modecfg.cache.trim import clean as _clean
-from modecfg.config.units import human_duration, human_size
+from modecfg.configuration.units import human_duration, human_size
 
 if TYPE_CHECKING:  # handed out on first use (modecfg._lazy): a compile never exports a cache
     from modecfg.cache.travel import Exported as Exported

@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 
 from modecfg._holders import hold, release
 from modecfg.cache.entries import Cache, caches
-from modecfg.config import config
+from modecfg.configuration import config
 from modecfg.errors import CacheArchiveError, UntrustedCacheError
 
 __all__ = ["Exported", "Imported", "export_cache", "import_cache"]

@@ -26,8 +26,8 @@ from typing import NamedTuple
 from modecfg._holders import Holder, hold, mapped_under, release
 from modecfg.cache.entries import OWN_FILES, Cache, Entry, rescan
 from modecfg.cache.entries import caches as current_caches
-from modecfg.config import config
-from modecfg.config.units import human_duration, human_size, seconds, size_bytes
+from modecfg.configuration import config
+from modecfg.configuration.units import human_duration, human_size, seconds, size_bytes
 from modecfg.errors import CacheLockTimeout, FlagValueError
 
 __all__ = ["BEING_WRITTEN", "Bounds", "CleanReport", "Plan", "bound_at_exit", "bounds", "clean", "plan"]
@@ -188,7 +188,7 @@ def clean(
 def prepare_exit() -> None:
     """Import now what :func:`bound_at_exit` runs: at exit nothing may be imported."""
     from modecfg._pytensor import caches  # noqa: F401 - entries.rescan imports it
-    from modecfg.config.units import seconds, size_bytes
+    from modecfg.configuration.units import seconds, size_bytes
 
     seconds("1d")
     size_bytes("1MiB")  # their validators, made on first use

@@ -22,7 +22,7 @@ from typing import Any
 
 from modecfg._warn import act, warn
 from modecfg.checks.float32 import Finding, check_float32
-from modecfg.config import config
+from modecfg.configuration import config
 from modecfg.errors import Float64Error, Float64Warning
 
 __all__ = ["collecting", "enforce"]

@@ -28,7 +28,7 @@ from modecfg.cli.config import (
 )
 from modecfg.cli.machine import cmd_autoload, cmd_demo, cmd_doctor, cmd_linkers, cmd_modes
 from modecfg.cli.running import cmd_check_float32, cmd_compare, cmd_profile, cmd_replay, cmd_run, run_command
-from modecfg.config.units import check_duration, check_size
+from modecfg.configuration.units import check_duration, check_size
 from modecfg.errors import ConfigErrors, ModecfgError
 from modecfg.terminal import Shown
 

@@ -12,7 +12,7 @@ __all__ = ["cmd_cache"]
 
 def cmd_cache(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from modecfg import cache
-    from modecfg.config.units import human_size
+    from modecfg.configuration.units import human_size
 
     if args.action == "export":
         done = cache.export_cache(args.file)
@@ -63,7 +63,7 @@ def _entries_in_short(verb: str, rows: Sequence[tuple[Any, str]]) -> list[str]:
     range the reason spans ("unused for 39 min to 6.1 h")."""
     import re
 
-    from modecfg.config.units import human_size
+    from modecfg.configuration.units import human_size
 
     groups: dict[tuple[str, str], list[tuple[Any, str]]] = {}
     for entry, why in rows:

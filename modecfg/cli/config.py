@@ -12,7 +12,7 @@ from typing import Any, TextIO
 
 import modecfg
 from modecfg.cli.common import _Failed, _Usage, jsonable, origin_dict
-from modecfg.config.migrate import Migration, migrate_file, migrate_flags
+from modecfg.configuration.migrate import Migration, migrate_file, migrate_flags
 
 __all__ = [
     "LISTED_PROBLEMS",
@@ -151,7 +151,7 @@ def cmd_migrate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         fmt = args.to or ("toml" if args.file.endswith(".toml") else "ini")
         return _report_migration(migrate_file(args.file), fmt, out, err)
     # Nothing named: the legacy variables and rc files of this environment.
-    from modecfg.config.sources import LEGACY_FLAG_VARS, LEGACY_RC_FILES
+    from modecfg.configuration.sources import LEGACY_FLAG_VARS, LEGACY_RC_FILES
 
     for var in LEGACY_FLAG_VARS:
         if os.environ.get(var):
@@ -174,7 +174,7 @@ def _migrate_script(path: str, write: bool, out: TextIO, err: TextIO) -> int:
     (or ``.bak.N``: an existing backup is never replaced)."""
     import tokenize
 
-    from modecfg.config.edit import edit_lock, edit_target, write_bytes
+    from modecfg.configuration.edit import edit_lock, edit_target, write_bytes
     from modecfg.theano_names import rewrite
 
     target = edit_target(path)
@@ -242,7 +242,7 @@ def _after_edit(edit: Any, out: TextIO) -> None:
 
 
 def cmd_set(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from modecfg.config.edit import set_flag
+    from modecfg.configuration.edit import set_flag
 
     edit = set_flag(args.flag, args.value, args.file)
     where = f"{edit.path}" + (f" (line {edit.line})" if edit.line else "")
@@ -253,7 +253,7 @@ def cmd_set(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_unset(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from modecfg.config.edit import unset_flag
+    from modecfg.configuration.edit import unset_flag
 
     edit = unset_flag(args.flag, args.file)
     if not edit.changed:
@@ -266,11 +266,11 @@ def cmd_unset(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def cmd_schema(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.format == "ini":
-        from modecfg.config.example import theanorc_example
+        from modecfg.configuration.example import theanorc_example
 
         out.write(theanorc_example())
         return 0
-    from modecfg.config.schema import json_schema
+    from modecfg.configuration.schema import json_schema
 
     out.write(json.dumps(json_schema(), indent=2) + "\n")
     return 0

@@ -8,7 +8,7 @@ import sys
 from typing import TextIO
 
 import modecfg
-from modecfg.config.flagstring import parse as parse_flags
+from modecfg.configuration.flagstring import parse as parse_flags
 
 __all__ = ["cmd_autoload", "cmd_demo", "cmd_doctor", "cmd_linkers", "cmd_modes"]
 

@@ -31,7 +31,7 @@ from modecfg._pytensor import marks
 from modecfg._pytensor.graphs import CannotRun, is_scalar_op, run_node, scan_function
 from modecfg._source import source_line
 from modecfg._warn import act, warn
-from modecfg.config import config
+from modecfg.configuration import config
 from modecfg.errors import TestValueError, TestValueWarning
 
 __all__ = ["TestValueWarning", "after_op_call", "after_scan", "compute_test_values"]

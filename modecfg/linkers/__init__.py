@@ -11,7 +11,7 @@ from typing import Any
 
 from modecfg._registry import linkers as _registry
 from modecfg._registry.linkers import LinkerInfo, canonical_linker, linker_names
-from modecfg.config import config
+from modecfg.configuration import config
 
 __all__ = [
     "LinkerInfo",

@@ -34,7 +34,7 @@ from modecfg._pytensor.modebuild import (
 from modecfg._registry.linkers import BACKENDS
 from modecfg._registry.modes import SHAPING_FLAGS, Builder, entries, find_mode, mode_names
 from modecfg._warn import warn
-from modecfg.config import config
+from modecfg.configuration import config
 from modecfg.errors import FlagValueError, ModecfgError, UnknownModeError
 from modecfg.modes.device import device_linker, resolved_linker
 

@@ -52,7 +52,7 @@ from modecfg._pytensor.subclasses import (
     WrappingMode,
 )
 from modecfg._warn import act, folded, warn
-from modecfg.config import config
+from modecfg.configuration import config
 from modecfg.errors import CompareError, CompareWarning, ModecfgWarning
 from modecfg.modes.judging import (
     FLAGS,

@@ -11,11 +11,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from modecfg._pytensor import marks
-from modecfg.config import config
+from modecfg.configuration import config
 from modecfg.modes.build import backend_missing, get_mode
 
 if TYPE_CHECKING:
-    from modecfg.config.explain import CompiledWith
+    from modecfg.configuration.explain import CompiledWith
 
 __all__ = ["compiled_with", "function"]
 
@@ -64,7 +64,7 @@ def compiled_with(fn: Any) -> CompiledWith:
     """The configuration ``fn`` was compiled with (a compiled function, its ``maker`` or its
     graph): flag -> (value, origin), recorded in the compiling thread or task, overrides
     included. Empty for a function compiled before modecfg was imported."""
-    from modecfg.config.explain import CompiledWith
+    from modecfg.configuration.explain import CompiledWith
 
     maker = getattr(fn, "maker", fn)
     fgraph = getattr(maker, "fgraph", maker)

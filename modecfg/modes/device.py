@@ -18,7 +18,7 @@ from modecfg._pytensor import marks
 from modecfg._pytensor.backends import gpu_devices, select_gpu
 from modecfg._registry.linkers import installed
 from modecfg._warn import warn
-from modecfg.config import config
+from modecfg.configuration import config
 from modecfg.errors import DeviceFallbackWarning, DeviceUnavailableError, ModecfgWarning
 
 __all__ = ["DeviceFallbackWarning", "device_linker", "gpu_devices", "ran_on", "resolved_linker", "why_no_gpu"]

@@ -52,8 +52,8 @@ import numpy as np
 
 from modecfg._files import configured_directory, private_directory
 from modecfg._locks import fork_safe
-from modecfg.config import Config, config
-from modecfg.config.flags import FLAGS
+from modecfg.configuration import Config, config
+from modecfg.configuration.flags import FLAGS
 
 __all__ = ["dump_directory", "no_dumps", "write_dump"]
 

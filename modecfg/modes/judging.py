@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from modecfg.config import config
+from modecfg.configuration import config
 
 __all__ = [
     "FLAGS",

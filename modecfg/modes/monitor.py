@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from modecfg._pytensor.subclasses import MonitoringMode
-from modecfg.config import config
+from modecfg.configuration import config
 
 __all__ = ["MonitorMode", "TheanoCallback", "adapt_callback"]
 

@@ -45,7 +45,7 @@ from modecfg._pytensor.locate import untouched
 from modecfg._pytensor.subclasses import WrappedVM, WrappingLinker, WrappingMode
 from modecfg._source import SourceLine, source_line
 from modecfg._warn import act
-from modecfg.config import config
+from modecfg.configuration import config
 from modecfg.errors import NanGuardError, NanGuardWarning
 
 __all__ = ["BadValue", "GuardLinker", "NanGuardMode", "NanGuardWarning", "bad_kind", "first_bad_value"]

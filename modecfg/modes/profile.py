@@ -33,7 +33,7 @@ class ProfileMode(ProfilingMode):
                       file: IO[str] | None = None) -> None:  # fmt: skip
         """Theano's ``ProfileMode.print_summary()``: the profile of each function compiled with
         this mode, then one merged for them all (rows: the profiling.n_apply / n_ops flags)."""
-        from modecfg.config import config
+        from modecfg.configuration import config
         from modecfg.profiles.report import ProfileReport
 
         out = file if file is not None else sys.stdout

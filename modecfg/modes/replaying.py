@@ -14,8 +14,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from modecfg.config import config
-from modecfg.config.flags import FLAGS
+from modecfg.configuration import config
+from modecfg.configuration.flags import FLAGS
 from modecfg.errors import DumpError, DumpWarning, ModecfgError
 from modecfg.modes.compiling import function
 from modecfg.modes.dump import no_dumps

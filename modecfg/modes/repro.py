@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from modecfg.config import config
+from modecfg.configuration import config
 
 __all__ = ["repro_directory", "smallest_repro", "write_repro"]
 

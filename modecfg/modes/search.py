@@ -13,7 +13,7 @@ import numpy as np
 from modecfg._pytensor.gradients import GradOrigin, grad_origin
 from modecfg._pytensor.kinds import is_loop, is_uninitialised
 from modecfg._source import SourceLine, source_line
-from modecfg.config import config
+from modecfg.configuration import config
 from modecfg.modes.judging import (
     FLAGS,
     PER_NODE,

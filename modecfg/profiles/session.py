@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 from modecfg._pytensor.profiling import all_stats, mark_printed, new_stats, printed_as_is, timing_mode
-from modecfg.config import config
+from modecfg.configuration import config
 
 __all__ = ["all_stats", "mark_printed", "new_stats", "print_at_exit", "reports", "timing_mode"]
 

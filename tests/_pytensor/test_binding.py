@@ -10,7 +10,7 @@ import modecfg  # noqa: F401  (wired: the view is attached)
 from modecfg._pytensor import view as view_module
 from modecfg._pytensor.binding import Binding, binding
 from modecfg._pytensor.values import pytensor_accepts
-from modecfg.config.flags import FLAGS
+from modecfg.configuration.flags import FLAGS
 
 
 def _param(name: str) -> object:

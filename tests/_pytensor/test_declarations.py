@@ -13,7 +13,7 @@ import pytensor
 
 import modecfg  # noqa: F401  (the bridge)
 from modecfg._pytensor import view
-from modecfg.config.flags import FLAGS
+from modecfg.configuration.flags import FLAGS
 
 # What modecfg declares and this PyTensor series does not: modecfg's own (its modes, cache
 # bounds, devices), and test values (PyTensor 3 dropped them; modecfg brings them back).

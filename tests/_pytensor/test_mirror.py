@@ -248,7 +248,7 @@ def test_assigning_any_per_process_flag_through_pytensor_config_never_hangs(
 ) -> None:
     """An assignment on pytensor.config reached the mirror, which wrote it back through the
     view, which assigned again and waited for the mirror's lock: forever (issue 31, item 4)."""
-    from modecfg.config.flags import FLAGS
+    from modecfg.configuration.flags import FLAGS
 
     fixed = sorted(n for n, s in FLAGS.items() if s.fixed and s.pytensor)
     assert set(fixed) == set(_FIXED_VALUES), "a new per-process flag: give it a value here"

@@ -18,8 +18,8 @@ import pytest
 pytest.importorskip("pytensor")
 
 from modecfg._pytensor.version import pytensor_version
-from modecfg.config.flags import FLAGS, Flag
-from modecfg.config.flagstring import format_flags
+from modecfg.configuration.flags import FLAGS, Flag
+from modecfg.configuration.flagstring import format_flags
 
 # values other than the default for the flags whose type says none (free text, worked-out defaults)
 TEXT = {
@@ -78,7 +78,7 @@ def _flags() -> dict[str, Any]:
 CHECK = """
 import json, sys
 import modecfg, pytensor
-from modecfg.config.flags import FLAGS
+from modecfg.configuration.flags import FLAGS
 flags = json.loads(sys.argv[1])
 layer = sys.argv[2]
 

@@ -224,7 +224,7 @@ def test_importing_the_config_layer_alone_imports_no_pytensor_and_installs_nothi
         package.__path__ = [__import__("os").environ["MODECFG_PACKAGE"]]
         sys.modules["modecfg"] = package
         hooks_before = list(sys.meta_path)
-        from modecfg.config import config
+        from modecfg.configuration import config
         floatX = config.floatX
         config.floatX = "float32"
         with config.override(traceback__limit=3):
@@ -233,9 +233,9 @@ def test_importing_the_config_layer_alone_imports_no_pytensor_and_installs_nothi
             "floatX": [floatX, config.floatX], "limit": limit,
             "pytensor": sorted(m for m in sys.modules if m.split(".")[0] == "pytensor"),
             "above": sorted(m for m in sys.modules if m.startswith("modecfg.")
-                            and not m.startswith(("modecfg.config", "modecfg._registry", "modecfg.errors",
-                                                  "modecfg._warn", "modecfg._source", "modecfg._files",
-                                                  "modecfg._locks", "modecfg._lazy"))),
+                            and not m.startswith(("modecfg.configuration", "modecfg._registry",
+                                                  "modecfg.errors", "modecfg._warn", "modecfg._source",
+                                                  "modecfg._files", "modecfg._locks", "modecfg._lazy"))),
             "meta_path": sys.meta_path == hooks_before,
         }))
         """,

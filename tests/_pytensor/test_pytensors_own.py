@@ -41,7 +41,7 @@ def test_a_setting_of_pytensors_own_flag_reaches_pytensor_in_either_import_order
         import warnings; warnings.simplefilter("error", UserWarning)
         {order}
         import modecfg
-        from modecfg.config.store import Store
+        from modecfg.configuration.store import Store
         assert pytensor.config.gcc_version_str == "x", pytensor.config.gcc_version_str
         assert type(pytensor.config._config_var_dict["gcc_version_str"]).__module__ == "pytensor.configparser"
         assert [(s.key, s.raw) for s in modecfg.config.for_pytensor] == [("gcc_version_str", "x")]
@@ -56,9 +56,9 @@ def test_a_setting_pytensor_does_not_take_is_said(monkeypatch: pytest.MonkeyPatc
     """PyTensor imported before modecfg has fixed gcc_version_str already; a name its source
     seemed to declare and its import did not (a contact that no longer verifies): each said."""
     from modecfg._pytensor import view as bridge
-    from modecfg.config.live import build
-    from modecfg.config.origin import Layer, Origin, Setting
-    from modecfg.config.resolve import Resolution
+    from modecfg.configuration.live import build
+    from modecfg.configuration.origin import Layer, Origin, Setting
+    from modecfg.configuration.resolve import Resolution
     from modecfg.errors import HeldFlagWarning
 
     current = bridge.view()
@@ -121,7 +121,7 @@ def test_a_name_neither_declares_is_refused_before_pytensor_s_import_as_after() 
 def test_the_names_pytensor_declares_are_read_from_its_source_exactly() -> None:
     """The reading that decides, without importing PyTensor, which unknown names are held."""
     from modecfg._pytensor import declared, patches
-    from modecfg.config.compat import canonical
+    from modecfg.configuration.compat import canonical
 
     assert declared.names() == {canonical(n) for n in pytensor.config._config_var_dict}
     (row,) = [r for r in patches.contacts() if r.patch.name == "flag names"]

@@ -19,7 +19,7 @@ import pytest
 
 import modecfg
 from modecfg import config
-from modecfg.config.origin import Layer
+from modecfg.configuration.origin import Layer
 from modecfg.errors import FlagValueError, UnknownFlagError
 from tests.fresh import run_json
 
@@ -701,8 +701,8 @@ def added_flag() -> Iterator[str]:
     """A flag PyTensor declares after the view is attached (``config.add`` at a later import, as
     PyTensor's own modules and libraries do), taken away again after the test."""
     from modecfg._pytensor import view
-    from modecfg.config import flags
-    from modecfg.config.store import _PROCESS_WIDE
+    from modecfg.configuration import flags
+    from modecfg.configuration.store import _PROCESS_WIDE
 
     name = "modecfgtest_added_late"
     yield name
@@ -814,7 +814,7 @@ def test_a_block_entered_again_at_its_call_site_makes_the_items_its_override_mak
     ones write its item out (the hot path): the same item, left the same way."""
     import weakref
 
-    from modecfg.config.overrides import SingleOverride
+    from modecfg.configuration.overrides import SingleOverride
 
     block = pytensor.config.change_flags(floatX="float32")
     seen = []

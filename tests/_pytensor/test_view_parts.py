@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from modecfg import config
-from modecfg.config import load
-from modecfg.config.flags import FLAGS
-from modecfg.config.origin import Layer, Origin, Setting
+from modecfg.configuration import load
+from modecfg.configuration.flags import FLAGS
+from modecfg.configuration.origin import Layer, Origin, Setting
 from modecfg.errors import HeldFlagWarning, ReadOnlyFlagError, UnknownFlagWarning
 
 pytensor = pytest.importorskip("pytensor")
