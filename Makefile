@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench lint mutate clean pymc
+.PHONY: demo test bench lint docs mutate clean pymc
 
 # pip's own output (and setuptools' notes on editable installs) goes to a log, shown if it fails.
 $(STAMP): pyproject.toml
@@ -43,6 +43,10 @@ lint: $(VENV)/.dev
 	$(BIN)/ruff check modecfg modecfg_autoload.py modecfg_pytest.py tests bench tools
 	$(BIN)/ruff format --check modecfg modecfg_autoload.py modecfg_pytest.py tests bench tools
 	$(BIN)/mypy
+
+# The documentation site, built as CI builds it: a broken link or a page outside the nav fails.
+docs: $(VENV)/.dev
+	$(BIN)/mkdocs build --strict --site-dir .cache/site
 
 # PyMC 6 with modecfg: PyMC 6 needs Python 3.12+ (and PyTensor 3.3), so its environment is
 # .venv-newest, built on the newest Python found here (python3.13, python3.12, pyenv's). Then:

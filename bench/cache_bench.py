@@ -9,7 +9,7 @@ first start to the last exit, the median of the rounds, with and without modecfg
 (the sides alternate within each round); the ratio ``modecfg/plain`` per N, and each side
 against its own N=1. PyTensor holds its compile lock while the compiler runs, so the C
 compilations of all processes run one at a time: the wall time grows with N whatever the
-cores (see the README's table). Every process must succeed; a failure stops the run.
+cores (see the table of docs/caches.md). Every process must succeed; a failure stops the run.
 
 ``travel``: a fresh worker's time to its first call of bench/workloads.py's hierarchical
 logp+grad (a process started on an empty cache: imports, graph, compile, one call), cold

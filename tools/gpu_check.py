@@ -10,7 +10,7 @@ GPU that JAX sees (``python tools/gpu_check.py``); it prints each check and exit
 4. a profile of what ran on the GPU: ``profile=True`` gives the device section, not a cvm profile;
 5. no traceback at exit: a fresh ``python -c "import pytensor, modecfg"`` writes nothing to stderr.
 
-Then ``pytest -m gpu`` and ``python bench/device_bench.py`` give the rest (see the README).
+Then ``pytest -m gpu`` and ``python bench/device_bench.py`` give the rest (see docs/gpu.md).
 """
 
 from __future__ import annotations
