@@ -473,6 +473,7 @@ class _View:
     def __init__(self, target: PyTensorConfigParser) -> None:
         self.target = target
         self.params: dict[str, Any] = target._config_var_dict
+        self.pytensors_table = self.params  # PyTensor's own dict, given back by detach()
         self.originals: dict[str, ConfigParam] = {}  # PyTensor name -> PyTensor's parameter replaced
         self.answered: dict[str, FlagParam] = {}  # PyTensor name -> the parameter answering it
         self.taking_turns: list[str] = []  # PyTensor's parameters whose first reads take turns
@@ -671,7 +672,10 @@ class _View:
         if PyTensorConfigParser.__dict__.get("__setattr__") is _setattr:
             del PyTensorConfigParser.__setattr__
         PyTensorConfigParser.add = _ORIGINAL_ADD
-        self.params = self.target._config_var_dict = dict(self.params)
+        table, entries = self.pytensors_table, dict(self.params)  # the same dict object PyTensor made
+        table.clear()
+        table.update(entries)
+        self.params = self.target._config_var_dict = table
         store = _config._cfg_store
         for name, param in self.answered.items():
             original = param.original

@@ -82,6 +82,7 @@ def test_uninstall_restores_every_original_object_and_install_puts_them_back() -
         import json, sys, types
         import pytensor, pytensor.compile.debug.debugmode
         from pytensor.compile.maker import FunctionMaker
+        from pytensor.configparser import PyTensorConfigParser
         from pytensor.graph.op import Op
 
         def snapshot():
@@ -90,9 +91,13 @@ def test_uninstall_restores_every_original_object_and_install_puts_them_back() -
                 if name.split(".")[0] == "pytensor" and isinstance(module, types.ModuleType):
                     for attr, value in list(vars(module).items()):
                         seen[f"{name}.{attr}"] = id(value)
-            for cls in (FunctionMaker, Op):
+            for cls in (FunctionMaker, Op, PyTensorConfigParser):
                 for attr, value in vars(cls).items():
                     seen[f"{cls.__name__}.{attr}"] = id(value)
+            for attr, value in vars(pytensor.config).items():  # its table of parameters: the same dict
+                seen[f"config.{attr}"] = id(value)
+            for name, param in pytensor.config._config_var_dict.items():
+                seen[f"config._config_var_dict[{name}]"] = id(param)
             return seen
 
         def modes():
@@ -126,7 +131,16 @@ def test_uninstall_restores_every_original_object_and_install_puts_them_back() -
     targets = {f"{p.module}.{p.attr.rsplit('.', 1)[-1]}" for p in patches.PATCHES}
     holders = {f"{h}.{p.attr.rsplit('.', 1)[-1]}" for p in patches.PATCHES for h in p.holders}
     classes = {p.attr for p in patches.PATCHES if "." in p.attr}
-    assert set(out["changed"]) <= targets | holders | classes
+    # what a patch says it also changes, by owner and name: PyTensorConfigParser.add,
+    # PyTensorConfigParser.<flag> (each flag's entry), config._config_var_dict (with its entries)
+    also = {".".join(a.split()[0].split(".")[-2:]) for p in patches.PATCHES for a in p.also}
+
+    def listed(key: str) -> bool:
+        a_flag = key.startswith("PyTensorConfigParser.") and "PyTensorConfigParser.<flag>" in also
+        return key in targets | holders | classes | also or key.split("[")[0] in also or a_flag
+
+    assert [key for key in out["changed"] if not listed(key)] == []
+    assert "PyTensorConfigParser.add" in out["changed"] and "config._config_var_dict" in out["changed"]
     # install() again: the eager points are back, the on-demand ones wait to be needed
     assert set(out["again"]) and "Op.__call__" not in out["again"]
     assert out["state"].count("on") == sum(not p.on_demand for p in patches.PATCHES)
