@@ -1,20 +1,20 @@
 """Every change modecfg makes to PyTensor: one declarative list, verified, undoable.
 
 A :class:`Patch` names its target (a module and an attribute, possibly of a class),
-every other module that binds the same object under the same name (``from
+every other module that binds the same object under the same name (``bound_in``: ``from
 pytensor.link.utils import raise_with_op`` makes a second reference that patching the
 first would miss), the replacement, and why. :func:`install`
 
 1. compares PyTensor's version with the range CI tests (:data:`TESTED`);
 2. verifies every patch **before touching anything**: the target exists and is what
    the replacement expects (a function with these parameters, a dict), and every
-   loaded holder holds that very object;
+   loaded module of ``bound_in`` binds that very object;
 3. applies the verified patches and leaves the others off; one
    :class:`~modecfg.errors.PyTensorIntegrationWarning` names what is off and why.
 
 It never raises: PyTensor is imported while it runs, and the user's ``import pytensor``
 must not fail because of modecfg. :func:`uninstall` puts every original back, in every
-holder. A replacement that someone captured meanwhile (``atexit`` holds the profile
+module that bound it. A replacement that someone captured meanwhile (``atexit`` holds the profile
 printer) calls the original once its patch is off. :func:`status` says, for each
 integration point, whether it is on and why (``modecfg doctor`` shows it).
 
@@ -78,7 +78,7 @@ class Patch(NamedTuple):
     # (see state.Wrapper); for an object (kind), a factory original -> what takes its place
     replacement: Callable[..., Any]
     why: str
-    holders: tuple[str, ...] = ()  # other modules binding the same object under the same name
+    bound_in: tuple[str, ...] = ()  # other modules binding the same object under the same name
     params: tuple[str, ...] | None = None  # leading parameters the replacement relies on
     kind: type | None = None  # the original's type when it is not a function
     on_demand: bool = False  # applied by enable(), when first needed, not by install()
@@ -101,7 +101,7 @@ CONFIG_VIEW = Patch(
     name="config view",
     module="pytensor.configdefaults",
     attr="config",
-    holders=("pytensor",),
+    bound_in=("pytensor",),
     replacement=replacements.config_view,
     undo=replacements.config_view_off,
     kind=object,
@@ -134,7 +134,7 @@ REGISTER_MODE = Patch(
     name="register_mode",
     module="pytensor.compile.mode",
     attr="register_mode",
-    holders=("pytensor.compile", "pytensor.compile.debug.debugmode"),
+    bound_in=("pytensor.compile", "pytensor.compile.debug.debugmode"),
     params=("name", "mode"),
     replacement=replacements.register_mode_unless_taken,
     why="PyTensor's register_mode refuses every name the mode table answers, DEBUG_MODE "
@@ -158,7 +158,7 @@ SCAN_TEST_VALUES = Patch(
     name="scan test values",
     module="pytensor.scan.basic",
     attr="scan",
-    holders=(
+    bound_in=(
         "pytensor.scan",
         "pytensor",
         "pytensor.scan.views",
@@ -228,7 +228,7 @@ PATCHES: tuple[Patch, ...] = (
         name="profiled compiles",
         module="pytensor.compile.maker",
         attr="function",
-        holders=(
+        bound_in=(
             "pytensor.compile",
             "pytensor",
             "pytensor.compile.builders",
@@ -247,7 +247,7 @@ PATCHES: tuple[Patch, ...] = (
         name="mode table",
         module="pytensor.compile.mode",
         attr="predefined_modes",
-        holders=("pytensor.compile",),
+        bound_in=("pytensor.compile",),
         kind=dict,
         replacement=replacements.mode_table,
         needs=(REGISTER_MODE,),
@@ -258,7 +258,7 @@ PATCHES: tuple[Patch, ...] = (
         name="linker table",
         module="pytensor.compile.mode",
         attr="predefined_linkers",
-        holders=("pytensor.compile",),
+        bound_in=("pytensor.compile",),
         kind=dict,
         replacement=replacements.linker_table,
         why="Mode(linker='per_graph') is the linker the per_graph flag gives (a linker chosen for each "
@@ -277,7 +277,7 @@ PATCHES: tuple[Patch, ...] = (
         name="error locations",
         module="pytensor.link.utils",
         attr="raise_with_op",
-        holders=(
+        bound_in=(
             "pytensor.link.basic",
             "pytensor.link.c.basic",
             "pytensor.link.vm",
@@ -300,7 +300,7 @@ PATCHES: tuple[Patch, ...] = (
         name="gradients",
         module="pytensor.gradient",
         attr="grad",
-        holders=(
+        bound_in=(
             "pytensor",
             "pytensor.tensor",
             "pytensor.tensor.optimize",
@@ -326,7 +326,7 @@ PATCHES: tuple[Patch, ...] = (
         name="compile lock",
         module="pytensor.compile.compilelock",
         attr="lock_ctx",
-        holders=(
+        bound_in=(
             "pytensor.link.c.basic",
             "pytensor.link.c.cmodule",
             "pytensor.link.c.cutils",
@@ -406,7 +406,7 @@ class _Applied(NamedTuple):
     raw: Any  # what owner held (a staticmethod stays one)
     original: Any
     replacement: Any
-    holders: tuple[str, ...]  # the holders patched
+    bound_in: tuple[str, ...]  # the other modules patched
 
 
 class _Mismatch(Exception):
@@ -477,13 +477,13 @@ def _verify(patch: Patch) -> tuple[Any, str, Any, Any]:
                 f"{patch.target} takes ({', '.join(names)}), where modecfg expects "
                 f"({', '.join(patch.params)}{', ...' if patch.params else ''})"
             )
-    for holder in patch.holders:
-        module = sys.modules.get(holder)
+    for other in patch.bound_in:
+        module = sys.modules.get(other)
         if module is None:
             continue  # not loaded: it binds the replacement when it is imported
-        held = getattr(module, attr, None)
-        if held is not None and held is not obj:
-            raise _Mismatch(f"{holder}.{attr} is not {patch.target}: patching one would miss the other")
+        bound = getattr(module, attr, None)
+        if bound is not None and bound is not obj:
+            raise _Mismatch(f"{other}.{attr} is not {patch.target}: patching one would miss the other")
     return owner, attr, raw, obj
 
 
@@ -503,13 +503,13 @@ def _apply(patch: Patch, owner: Any, attr: str, raw: Any, obj: Any) -> None:
         replacement = Wrapper(patch.name, made, obj)
     _originals[patch.name] = obj
     patched = []
-    for holder in patch.holders:
-        module = sys.modules.get(holder)
+    for other in patch.bound_in:
+        module = sys.modules.get(other)
         if module is not None and getattr(module, attr, None) is obj:
-            patched.append(holder)
+            patched.append(other)
     setattr(owner, attr, staticmethod(replacement) if isinstance(raw, staticmethod) else replacement)
-    for holder in patched:
-        setattr(sys.modules[holder], attr, replacement)
+    for other in patched:
+        setattr(sys.modules[other], attr, replacement)
     _applied[patch.name] = _Applied(owner, raw, obj, replacement, tuple(patched))
 
 
@@ -626,8 +626,8 @@ def uninstall() -> None:
             if patch.undo is not None:
                 patch.undo(applied.replacement)
             setattr(applied.owner, attr, applied.raw)
-            for holder in patch.holders:  # those loaded since bound the replacement too
-                module = sys.modules.get(holder)
+            for other in patch.bound_in:  # those loaded since bound the replacement too
+                module = sys.modules.get(other)
                 if module is not None and getattr(module, attr, None) is applied.replacement:
                     setattr(module, attr, applied.original)
             if isinstance(applied.original, dict):  # entries registered meanwhile stay registered

@@ -88,7 +88,7 @@ class FlagParam(ConfigParam):  # type: ignore[misc]
         self.fast: Any = _SLOW
         self.version = 0
         self.store = _config._cfg_store
-        self.held = self.store.holders[spec.name]  # true while some override holds it
+        self.held = self.store.held[spec.name]  # true while some override holds it
         self.shown: dict[tuple[type, Any], Any] = {}  # modecfg value -> as PyTensor shows it
         self.last: tuple[Any, Any] = (_UNREAD, None)  # the value shown last, and as shown
 

@@ -96,7 +96,7 @@ def _scoped_elsewhere(fgraph: Any) -> None:
     if _SAID_SCOPE:
         return
     store = config._cfg_store
-    if store.var_of("floatX").get() is not None or not store.holders["floatX"]:
+    if store.var_of("floatX").get() is not None or not store.held["floatX"]:
         return
     if not any(getattr(v.type, "dtype", None) == "float64" for v in fgraph.variables):
         return

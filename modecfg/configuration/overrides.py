@@ -10,7 +10,7 @@ override, for as long as it lives, as Python's context variables promise. One va
 flag keeps an entry to one ``set`` per flag, whatever else is overridden around it.
 
 Each item holds, as ``alive``, a weak reference of its own to the
-:class:`~modecfg.configuration.sections.Held` object of its flag (``Store.holders``): a flag is held
+:class:`~modecfg.configuration.sections.Held` object of its flag (``Store.held``): a flag is held
 while some weak reference to its ``Held`` lives, and these live exactly as long as the items
 holding them. A block's exit lets its item go; one a copied context still holds stays counted
 until that context lets it go, with no sweep and no reference count read. On any Python the
@@ -104,7 +104,7 @@ class Override:
         variables, held, listening = [], [], []  # loops, not generators: an override is made often
         for name in items:
             variables.append(found.get(name) or store.var_of(name))
-            held.append(store.holders[name])
+            held.append(store.held[name])
             listening.append(store.override_listeners[name])
         self._vars = tuple(variables)
         self._held = tuple(held)

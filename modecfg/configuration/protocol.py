@@ -50,7 +50,7 @@ class StoreLike(Protocol):
     (:class:`~modecfg.configuration.store.Store`)."""
 
     @property
-    def holders(self) -> Mapping[str, Any]: ...  # flag -> its Held (modecfg.configuration.sections)
+    def held(self) -> Mapping[str, Any]: ...  # flag -> its Held (modecfg.configuration.sections)
 
     def var_of(self, name: str) -> contextvars.ContextVar[Any]: ...
 

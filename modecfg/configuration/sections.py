@@ -103,7 +103,7 @@ class Overridden(_FlagDescriptor):
             if value is not UNSET:
                 return value
         store = self.store
-        if not store.holders[self.name]:
+        if not store.held[self.name]:
             store.uninstall(self.name)  # no item holds it any more: plain reads again
         return store.base(self.name)
 

@@ -68,7 +68,7 @@ class Store:
         self.notes: list[Note] = []
         self.read: list[str] = []
         # flag -> whether a live override item holds it, in any context (true while one does)
-        self.holders: dict[str, Held] = {name: Held(name) for name in flags}
+        self.held: dict[str, Held] = {name: Held(name) for name in flags}  # flag -> its Held
         # flag -> what its class held before an Overridden went in (None: nothing)
         self.shadowed: dict[str, object] = {}
         # called under ``counting`` with a flag's name and True when an override begins to hold it,
@@ -299,12 +299,12 @@ class Store:
         """Take the Overridden of ``name`` away again if no live item holds it.
 
         An item made meanwhile either sees the descriptor gone (and installs it) or is
-        seen by the re-check at the end: ``holders`` is appended to before ``shadowed`` is
+        seen by the re-check at the end: ``held`` is appended to before ``shadowed`` is
         looked at, ``shadowed`` is emptied before the descriptor goes and filled after
         it comes.
         """
         with self.counting:
-            if self.holders[name] or name not in self.shadowed:
+            if self.held[name] or name not in self.shadowed:
                 return
             spec = self.flags[name]
             cls = type(self.sections[spec.section])
@@ -313,7 +313,7 @@ class Store:
                 delattr(cls, spec.attr)
             else:
                 setattr(cls, spec.attr, previous)
-            if self.holders[name]:
+            if self.held[name]:
                 setattr(cls, spec.attr, Overridden(name, self))
                 self.shadowed[name] = previous
                 return

@@ -52,7 +52,8 @@ def test_every_integration_point_verifies_against_the_installed_pytensor() -> No
 @pytest.mark.usefixtures("on_demand_put_back")
 @pytest.mark.parametrize("patch", patches.PATCHES, ids=lambda p: p.name)
 def test_no_module_of_pytensor_still_holds_a_replaced_object(patch: patches.Patch) -> None:
-    """The holders listed are all there are: nothing calls PyTensor's original behind our back."""
+    """The modules listed as binding a patched object are all there are: nothing calls PyTensor's
+    original behind our back."""
     import importlib
 
     importlib.import_module("pytensor.compile.debug.debugmode")  # loaded lazily by PyTensor
@@ -129,7 +130,7 @@ def test_uninstall_restores_every_original_object_and_install_puts_them_back() -
     assert out["restored"] == []
     assert out["modes"] is True
     targets = {f"{p.module}.{p.attr.rsplit('.', 1)[-1]}" for p in patches.PATCHES}
-    holders = {f"{h}.{p.attr.rsplit('.', 1)[-1]}" for p in patches.PATCHES for h in p.holders}
+    bound = {f"{h}.{p.attr.rsplit('.', 1)[-1]}" for p in patches.PATCHES for h in p.bound_in}
     classes = {p.attr for p in patches.PATCHES if "." in p.attr}
     # what a patch says it also changes, by owner and name: PyTensorConfigParser.add,
     # PyTensorConfigParser.<flag> (each flag's entry), config._config_var_dict (with its entries)
@@ -137,7 +138,7 @@ def test_uninstall_restores_every_original_object_and_install_puts_them_back() -
 
     def listed(key: str) -> bool:
         a_flag = key.startswith("PyTensorConfigParser.") and "PyTensorConfigParser.<flag>" in also
-        return key in targets | holders | classes | also or key.split("[")[0] in also or a_flag
+        return key in targets | bound | classes | also or key.split("[")[0] in also or a_flag
 
     assert [key for key in out["changed"] if not listed(key)] == []
     assert "PyTensorConfigParser.add" in out["changed"] and "config._config_var_dict" in out["changed"]

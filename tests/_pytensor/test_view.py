@@ -722,7 +722,7 @@ def added_flag() -> Iterator[str]:
         # that the test runs again the same in one process (mutmut runs the suite twice)
         if store.shadowed.pop(name, None) is None and name in vars(type(store.sections[()])):
             delattr(type(store.sections[()]), name)
-        for table in (store.listeners, store.override_listeners, store.holders, store.candidates):
+        for table in (store.listeners, store.override_listeners, store.held, store.candidates):
             table.pop(name, None)
 
 

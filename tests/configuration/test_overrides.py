@@ -591,8 +591,8 @@ def _store(cfg: modecfg.Config) -> Any:
 def _held(store: Any, name: str) -> int:
     """How many live scopes hold ``name`` (each by a weak reference to its Held), checked against
     the Held's own answer."""
-    count = weakref.getweakrefcount(store.holders[name])
-    assert bool(store.holders[name]) is (count > 0)
+    count = weakref.getweakrefcount(store.held[name])
+    assert bool(store.held[name]) is (count > 0)
     return count
 
 
@@ -631,7 +631,7 @@ def test_each_copied_context_holds_its_own_count(cfg: modecfg.Config, flags: dic
             copies.append(contextvars.copy_context())
     names = ["floatX", "traceback.limit"][: len(flags)]
     assert [_held(store, name) for name in names] == [3] * len(names)
-    assert repr(store.holders["floatX"]) == "<Held floatX: 3 items>"
+    assert repr(store.held["floatX"]) == "<Held floatX: 3 items>"
     copies.pop()
     assert [_held(store, name) for name in names] == [2] * len(names)
     copies.clear()
