@@ -124,6 +124,17 @@ def calling_line() -> SourceLine | None:
     return SourceLine(filename, line, _line(filename, line))
 
 
+def at_users_compile(error: BaseException) -> BaseException:
+    """``error`` (a configuration this machine cannot run: device=cuda and no GPU, a linker not
+    installed), found while a compile's mode was built, made to be said at the user's compile:
+    a note naming its line, and none of the frames between it and the check (not a defect of
+    modecfg's or PyTensor's). Raise what it returns ``from None``."""
+    where = calling_line()
+    if where is not None:
+        error.add_note(f"(compiling the function at {where}: {where.code})")
+    return error.with_traceback(None)
+
+
 def _line(filename: str, lineno: int) -> str:
     """The text of a line of a file (linecache is imported here, not at start-up: it imports
     tokenize, 1 ms of reading the configuration)."""

@@ -25,9 +25,10 @@ from modecfg._pytensor.hooks import hooks
 from modecfg._pytensor.kinds import linker_name
 from modecfg._pytensor.modetable import LinkerTable, ModeTable
 from modecfg._pytensor.state import originals as _originals
-from modecfg._source import calling_line
+from modecfg._source import at_users_compile, calling_line
 from modecfg.configuration import config
 from modecfg.configuration.overrides import SingleOverride
+from modecfg.errors import ConfigError
 
 __all__: list[str] = []  # the patch list (patches.PATCHES) names what it uses
 
@@ -234,6 +235,8 @@ def function(
             # failing node of the graph as written was said once, at the user's line, already
             with config.override(compute_test_value="off"):
                 fn = original(inputs, outputs, mode, *args, **kwargs)
+    except ConfigError as exc:  # found while the mode was built: said at the user's compile
+        raise at_users_compile(exc) from None
     except NotImplementedError as exc:  # linker=c and an op without C code here: say why, and what runs
         from modecfg._pytensor import blas
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from modecfg._pytensor import marks
 from modecfg.configuration import config
+from modecfg.errors import ConfigError
 from modecfg.modes.build import backend_missing, get_mode
 
 if TYPE_CHECKING:
@@ -38,8 +39,13 @@ def function(inputs: Any, outputs: Any = None, mode: Any = None, **kwargs: Any) 
     """
     from modecfg._pytensor.load import compile_function
 
-    built = get_mode(mode)
-    _check_backend(built)
+    try:
+        built = get_mode(mode)
+        _check_backend(built)
+    except ConfigError as exc:  # a configuration this machine cannot run: said at the user's compile
+        from modecfg._source import at_users_compile
+
+        raise at_users_compile(exc) from None
     if config.warn_float64 == "raise":
         from modecfg.checks.enforce import before_compile
 

@@ -44,6 +44,30 @@ def test_device_cuda_without_a_gpu_says_what_is_missing(cpu_only: None) -> None:
     assert "jax[cuda12]" in message and "fallback_to_cpu=True" in message
 
 
+def test_a_configuration_that_cannot_run_is_said_at_the_users_compile(cpu_only: None) -> None:
+    """Issue 60: under ``modecfg run``, device=cuda without a GPU printed 30 lines of modecfg's and
+    PyTensor's frames and no word of which compile asked. The error names the user's line, and
+    the frames between the user's call and the check are left out (not a defect of theirs)."""
+    import traceback
+
+    x = pt.vector("x")
+    with modecfg.config.override(device="cuda"), pytest.raises(modecfg.DeviceUnavailableError) as caught:
+        modecfg.function([x], x + 1)  # the compile
+    error = caught.value
+    assert any(note.startswith("(compiling the function at ") and "modecfg.function([x], x + 1)" in note
+               and f"{__file__}:" in note for note in getattr(error, "__notes__", []))  # fmt: skip
+    frames = [f.filename for f in traceback.extract_tb(error.__traceback__)]
+    assert not any("/pytensor/" in f or "modes/build.py" in f or "modes/device.py" in f for f in frames)
+    assert len(frames) <= 5
+    import pytensor
+
+    with modecfg.config.override(device="cuda"), pytest.raises(modecfg.DeviceUnavailableError) as again:
+        pytensor.function([x], x + 1)  # PyTensor's door: the mode table asks modecfg
+    assert "pytensor.function([x], x + 1)" in "".join(getattr(again.value, "__notes__", []))
+    frames = [f.filename for f in traceback.extract_tb(again.value.__traceback__)]
+    assert not any("/pytensor/" in f or "modes/build.py" in f for f in frames) and len(frames) <= 5
+
+
 def test_device_cuda_falls_back_to_the_cpu_when_asked(
     cpu_only: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
