@@ -9,13 +9,14 @@ mirror. The plugs import their module on first use, so importing modecfg stays c
 from __future__ import annotations
 
 import atexit
-import sys
 from typing import Any
 
 from modecfg._pytensor import PyTensorBridge, declared, hooks
+from modecfg._pytensor.patch import register
 from modecfg._registry.modes import SHAPING_FLAGS
 from modecfg.configuration import Change, config
 from modecfg.configuration.flags import set_pytensor_names
+from modecfg.testvalues import contacts as testvalues
 
 __all__ = ["unwire", "wire"]
 
@@ -78,31 +79,6 @@ def _print_profiles() -> None:
     print_at_exit()
 
 
-def _test_values(result: Any) -> None:
-    from modecfg.debug.testvalues import after_op_call
-
-    after_op_call(result)
-
-
-def _scan_test_values(result: Any) -> None:
-    from modecfg.debug.testvalues import after_scan
-
-    after_scan(result)
-
-
-def _test_values_touched(change: Change | None = None) -> None:
-    """The flag is assigned or overridden (the override is not entered yet): get ready for it.
-
-    Test values cost nothing until the flag is first touched: only then are their
-    patches applied (the replacements read the flag at each call).
-    """
-    if "pytensor" in sys.modules:
-        from modecfg._pytensor.patches import SCAN_TEST_VALUES, TEST_VALUES, enable
-
-        enable(TEST_VALUES)
-        enable(SCAN_TEST_VALUES)
-
-
 def _jax_linked() -> None:
     """A function was linked for JAX: inputs given as JAX arrays are used where they are, and
     shared variables it left on the device read as numpy, from now on (these patches cost every
@@ -129,7 +105,7 @@ def _bound_caches() -> None:
 
 def _pytensor_loaded() -> None:
     if config.compute_test_value != "off":
-        _test_values_touched()
+        testvalues.touched()
     _say_unsafe_cache()
 
 
@@ -160,10 +136,9 @@ def wire() -> None:
     hooks.print_profiles = _print_profiles
     hooks.profiled_mode = _profiled_mode
     hooks.rewrite_mode = _rewrite_mode
-    hooks.test_values = _test_values
-    hooks.scan_test_values = _scan_test_values
     hooks.after_import.append(_pytensor_loaded)
-    _unsubscribe.append(config.subscribe(_test_values_touched, ["compute_test_value"], overrides=True))
+    register(*testvalues.PATCHES)  # a feature that owns its contacts (modecfg/testvalues/)
+    _unsubscribe.append(config.subscribe(testvalues.touched, ["compute_test_value"], overrides=True))
     _unsubscribe.append(config.subscribe(_modes_changed, SHAPING_FLAGS))
     _bridge = PyTensorBridge(config)
     _bridge.attach()
@@ -193,4 +168,3 @@ def unwire() -> None:
     hooks.get_mode = hooks.print_profiles = hooks.rewrite_mode = hooks.profiled_mode = None
     hooks.float64_checked = None
     hooks.jax_linked = None
-    hooks.test_values = hooks.scan_test_values = None

@@ -21,7 +21,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "modecfg.terminal", "modecfg.configuration.origin"),
     ("modecfg.configuration",),
     ("modecfg._pytensor",),
-    ("modecfg.modes", "modecfg.linkers", "modecfg.checks", "modecfg.profiles", "modecfg.debug",
+    ("modecfg.modes", "modecfg.linkers", "modecfg.checks", "modecfg.profiles", "modecfg.testvalues",
      "modecfg.cache"),
     ("modecfg", "modecfg.__main__", "modecfg.cli", "modecfg.demo", "modecfg.doctor",
      "modecfg._wiring", "modecfg.workers", "modecfg.autoload",
@@ -193,3 +193,28 @@ def test_the_cli_uses_the_public_api_only() -> None:
             if node.attr not in ("_asdict", "_replace", "_fields"):
                 private.append(f"line {node.lineno}: .{node.attr}")
     assert private == []
+
+
+# The features laid out as issue 61 asks (ARCHITECTURE.md, "Where the code is going"): each owns
+# its code and its contacts with PyTensor, imports the core (layers 0-2) and no other feature.
+FEATURES = ("modecfg.testvalues",)
+
+
+@pytest.mark.parametrize("feature", FEATURES)
+def test_a_feature_imports_the_core_and_no_other_feature(graph: object, feature: str) -> None:
+    reached = sorted(
+        {
+            imported
+            for module, imported in _edges(graph)
+            if module.startswith(feature + ".") or module == feature
+        }
+    )
+    beyond = [m for m in reached if not m.startswith(feature) and _layer(m) > 2]
+    assert beyond == []
+    assert "modecfg._pytensor.patch" in reached  # (its patches are its own)
+
+
+def test_the_core_names_no_feature(graph: object) -> None:
+    """The patch list holds the features' patches without its module importing them."""
+    into = [f"{a} -> {b}" for a, b in _edges(graph) if _layer(a) <= 2 and b.startswith(FEATURES)]
+    assert into == []

@@ -1,9 +1,9 @@
 """What the layers above do at PyTensor's integration points.
 
-The PyTensor layer owns the patches; the behaviour behind some of them belongs to
-layers above it (modes, checks, profiles, test values), which this layer must not
-import. They plug in here, and :mod:`modecfg` does the plugging, in one place. An
-empty slot means "do what PyTensor does".
+The PyTensor layer owns the patches; the behaviour behind some of them belongs to layers above
+it (modes, checks, profiles), which this layer must not import. They plug in here, and
+:mod:`modecfg` does the plugging, in one place. An empty slot means "do what PyTensor does". (A
+feature that owns its contacts, as test values do, needs no slot: its replacements are its own.)
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ class Hooks:
 
     __slots__ = (
         "after_import", "before_rewrites", "float64_checked", "get_mode", "jax_linked", "print_profiles",
-        "profiled_mode", "rewrite_mode", "scan_test_values", "test_values",
+        "profiled_mode", "rewrite_mode",
     )  # fmt: skip
 
     def __init__(self) -> None:
@@ -41,9 +41,6 @@ class Hooks:
         # A profiled pytensor.function: (mode, name) -> (the mode to compile with, its ProfileStats),
         # a linker that times nodes in place of one that cannot (numba, jax, c|py, py, c).
         self.profiled_mode: Callable[[Any, Any], tuple[Any, Any]] | None = None
-        # A node made by ``Op.__call__`` / what ``scan`` returned, while test values are on.
-        self.test_values: Callable[[Any], None] | None = None
-        self.scan_test_values: Callable[[Any], None] | None = None
 
 
 hooks = Hooks()

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from modecfg._locks import fork_safe
 from modecfg._pytensor import replacements
+from modecfg._pytensor.patch import REGISTERED, Patch
 from modecfg._pytensor.state import HAND_OFF, Method, Wrapper, original
 from modecfg._pytensor.state import applied as _applied
 from modecfg._pytensor.state import originals as _originals
@@ -54,6 +55,7 @@ __all__ = [
     "installed",
     "original",
     "status",
+    "take_registered",
     "uninstall",
 ]
 
@@ -66,35 +68,6 @@ def _log() -> logging.Logger:
 
 # The PyTensor versions CI runs modecfg's suite against: >= 3.0 and < 3.4.
 TESTED: tuple[tuple[int, int], tuple[int, int]] = ((3, 0), (3, 4))
-
-
-class Patch(NamedTuple):
-    """One integration point: ``module.attr`` (``attr`` may be ``Class.method``) replaced."""
-
-    name: str
-    module: str
-    attr: str
-    # for a function or method, the replacement itself, called as replacement(original, *args)
-    # (see state.Wrapper); for an object (kind), a factory original -> what takes its place
-    replacement: Callable[..., Any]
-    why: str
-    bound_in: tuple[str, ...] = ()  # other modules binding the same object under the same name
-    params: tuple[str, ...] | None = None  # leading parameters the replacement relies on
-    kind: type | None = None  # the original's type when it is not a function
-    on_demand: bool = False  # applied by enable(), when first needed, not by install()
-    undo: Callable[[Any], None] | None = None  # for a change made in place: what takes it back
-    needs: tuple[Patch, ...] = ()  # patches that must be on first: without them this one breaks PyTensor
-    # a method read at every statement (change_flags' enter and exit): the replacement is put in
-    # place as it is, a function of the method's own parameters that asks state.original(name)
-    # for PyTensor's; it binds as fast as PyTensor's own method does
-    plain: bool = False
-    # what else the replacement changes in place, each undone with it (``undo``): listed, so that
-    # doctor and ARCHITECTURE.md name every object of PyTensor's that modecfg touches
-    also: tuple[str, ...] = ()
-
-    @property
-    def target(self) -> str:
-        return f"{self.module}.{self.attr}"
 
 
 CONFIG_VIEW = Patch(
@@ -142,36 +115,6 @@ REGISTER_MODE = Patch(
 )
 
 
-TEST_VALUES = Patch(
-    name="test values",
-    module="pytensor.graph.op",
-    attr="Op.__call__",
-    params=("self",),
-    on_demand=True,
-    replacement=replacements.op_call,
-    why="compute_test_value: each node is evaluated as the graph is written (on once the "
-    "flag is first touched)",
-)
-
-
-SCAN_TEST_VALUES = Patch(
-    name="scan test values",
-    module="pytensor.scan.basic",
-    attr="scan",
-    bound_in=(
-        "pytensor.scan",
-        "pytensor",
-        "pytensor.scan.views",
-        "pytensor.scan.checkpoints",
-        "pytensor.tensor.pad",
-    ),
-    on_demand=True,
-    replacement=replacements.scan,
-    why="compute_test_value: scan's outputs get their values when scan returns (on once the "
-    "flag is first touched)",
-)
-
-
 SHARED_VALUES = Patch(
     name="shared values",
     module="pytensor.compile.sharedvalue",
@@ -211,7 +154,9 @@ DEVICE_INPUTS = Patch(
 )
 
 
-PATCHES: tuple[Patch, ...] = (
+# The one list of every change modecfg makes to PyTensor: the core's here, and each feature's,
+# declared beside its replacements and registered when modecfg is wired (before install()).
+PATCHES: list[Patch] = [
     CONFIG_VIEW,
     CHANGE_FLAGS,
     Patch(
@@ -388,9 +333,8 @@ PATCHES: tuple[Patch, ...] = (
     SHARED_VALUES,
     SHARED_VALUES_SET,
     DEVICE_INPUTS,
-    TEST_VALUES,
-    SCAN_TEST_VALUES,
-)
+]
+PATCHES.extend(REGISTERED)  # the features' (modecfg._pytensor.patch.register)
 
 
 class PatchStatus(NamedTuple):
@@ -422,6 +366,13 @@ _warned = False
 
 def installed() -> bool:
     return _installed
+
+
+def take_registered() -> None:
+    """The features' patches registered since (``modecfg._pytensor.patch.register``), added to
+    the one list."""
+    with _lock:
+        PATCHES.extend(patch for patch in REGISTERED if patch not in PATCHES)
 
 
 def _check_version() -> str:

@@ -375,27 +375,6 @@ def vm_accept(self: Any, accept: Any, fgraph: Any, no_recycling: Any = None, pro
     return accept(self, fgraph, no_recycling, profile)
 
 
-# -- test values -----------------------------------------------------------------------
-
-
-def op_call(self: Any, call: Any, *inputs: Any, **kwargs: Any) -> Any:
-    """``Op.__call__``; the new node gets its test values while compute_test_value is on."""
-    result = call(self, *inputs, **kwargs)
-    hook = hooks.test_values
-    if hook is not None and config.compute_test_value != "off":
-        hook(result)
-    return result
-
-
-def scan(scan_: Any, *args: Any, **kwargs: Any) -> Any:
-    """``scan``; its outputs get their test values while compute_test_value is on."""
-    result = scan_(*args, **kwargs)
-    hook = hooks.scan_test_values
-    if hook is not None and config.compute_test_value != "off":
-        hook(result)
-    return result
-
-
 # -- the compile lock ----------------------------------------------------------------
 
 

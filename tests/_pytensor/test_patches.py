@@ -10,6 +10,7 @@ import pytest
 
 from modecfg._pytensor import patches
 from modecfg._pytensor import state as patch_state
+from modecfg.testvalues import contacts
 from tests.conftest import COMPILEDIR
 from tests.fresh import ROOT, run_json
 
@@ -40,7 +41,7 @@ def on_demand_put_back() -> Any:
 def test_every_integration_point_verifies_against_the_installed_pytensor() -> None:
     import modecfg  # noqa: F401  (wired: PyTensor is loaded, so the points are in)
 
-    on_demand = (patches.TEST_VALUES, patches.SCAN_TEST_VALUES, patches.DEVICE_INPUTS, patches.SHARED_VALUES)
+    on_demand = (*contacts.PATCHES, patches.DEVICE_INPUTS, patches.SHARED_VALUES)
     for patch in (*on_demand, patches.SHARED_VALUES_SET):
         assert patches.enable(patch)
     rows = {row.patch.name: row for row in patches.status()}
@@ -107,7 +108,8 @@ def test_uninstall_restores_every_original_object_and_install_puts_them_back() -
         before, before_modes = snapshot(), modes()
         import modecfg
         from modecfg._pytensor import patches
-        for patch in (patches.TEST_VALUES, patches.SCAN_TEST_VALUES):
+        from modecfg.testvalues import contacts
+        for patch in contacts.PATCHES:
             patches.enable(patch)
         installed = snapshot()
         changed = sorted(k for k in before if installed.get(k) != before[k])

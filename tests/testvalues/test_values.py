@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 import modecfg
-from modecfg.debug import testvalues
-from modecfg.debug.testvalues import TestValueWarning
+from modecfg.testvalues import contacts
+from modecfg.testvalues import values as testvalues
+from modecfg.testvalues.values import TestValueWarning
 
 
 @pytest.fixture(autouse=True)
@@ -110,7 +111,7 @@ def test_off_computes_nothing() -> None:
     from modecfg._pytensor import patches
     from modecfg._pytensor import state as patch_state
 
-    assert patches.enable(patches.TEST_VALUES) and "test values" in patch_state.applied
+    assert patches.enable(contacts.TEST_VALUES) and "test values" in patch_state.applied
     assert modecfg.config.compute_test_value == "off"
     z, _ = _mismatch()
     assert not hasattr(z.tag, "test_value")

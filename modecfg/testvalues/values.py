@@ -13,7 +13,7 @@ Python one). An operation that has neither, and the inner graphs of scan, get no
 value: that is said once per operation type, and the nodes after them are skipped
 without more messages. Nothing of this costs anything until the flag is first turned
 on in the process: only then are ``Op.__call__`` and ``scan`` wrapped (the patches
-"test values" of :mod:`modecfg._pytensor.patches`, which call :func:`after_op_call`
+"test values" of :mod:`modecfg.testvalues.contacts`, which call :func:`after_op_call`
 and :func:`after_scan`).
 """
 

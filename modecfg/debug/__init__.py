@@ -1,1 +1,0 @@
-"""Debugging aids that work while the graph is built (test values)."""
