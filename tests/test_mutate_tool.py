@@ -201,8 +201,12 @@ def test_a_copy_of_a_module_the_source_no_longer_has_is_removed(
     (copy / "tests" / "mutation-equivalent.txt").write_text("")  # a data file gone too
     (copy / "tests" / "_pytensor" / "__pycache__").mkdir()
     (copy / "tests" / "_pytensor" / "__pycache__" / "test_view.cpython-311.pyc").write_bytes(b"")
+    # a package renamed (config to configuration): its folder kept only a __pycache__, which
+    # Python imports as a namespace package
+    (copy / "modecfg" / "config" / "__pycache__").mkdir(parents=True)
+    (copy / "modecfg" / "config" / "__pycache__" / "store.cpython-311.pyc").write_bytes(b"")
     assert mutate.drop_removed(source) == [
-        "modecfg/_terminal.py", "modecfg/cli.py",
+        "modecfg/_terminal.py", "modecfg/cli.py", "modecfg/config/",
         "tests/_pytensor/test_adopt.py", "tests/mutation-equivalent.txt",
     ]  # fmt: skip
     assert sorted(p.name for p in (copy / "modecfg").iterdir()) == ["cli", "terminal.py"]

@@ -27,6 +27,7 @@ import argparse
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -289,6 +290,14 @@ def drop_removed(source: Path | None = None) -> list[str]:
                 for extra in (".meta", ".spans"):
                     Path(f"{path}{extra}").unlink(missing_ok=True)
                 dropped.append(relative.as_posix())
+        # A folder the source no longer has, left with only its __pycache__ (a package renamed),
+        # is still importable, as a namespace package: `import modecfg.config.x` in the copy
+        # would find it and rebind modecfg.config, the Config object, to it.
+        for folder in sorted((p for p in copied.rglob("*") if p.is_dir()), reverse=True):
+            relative = folder.relative_to(MUTANTS)
+            if "__pycache__" not in relative.parts and not (source / relative).exists():
+                shutil.rmtree(folder)
+                dropped.append(relative.as_posix() + "/")
     return dropped
 
 
