@@ -128,7 +128,7 @@ def at_users_compile(error: BaseException) -> BaseException:
     """``error`` (a configuration this machine cannot run: device=cuda and no GPU, a linker not
     installed), found while a compile's mode was built, made to be said at the user's compile:
     a note naming its line, and none of the frames between it and the check (not a defect of
-    modecfg's or PyTensor's). Raise what it returns ``from None``."""
+    modecfg's or PyTensor's). Raise what it returns (its cause, if any, stays)."""
     where = calling_line()
     if where is not None:
         error.add_note(f"(compiling the function at {where}: {where.code})")
