@@ -236,7 +236,7 @@ def function(
             with config.override(compute_test_value="off"):
                 fn = original(inputs, outputs, mode, *args, **kwargs)
     except ConfigError as exc:  # found while the mode was built: said at the user's compile
-        raise at_users_compile(exc)  # (its own cause, if any, is kept)
+        raise at_users_compile(exc)  # noqa: B904 (the same exception: its own cause and context stay)
     except NotImplementedError as exc:  # linker=c and an op without C code here: say why, and what runs
         from modecfg._pytensor import blas
 

@@ -45,7 +45,7 @@ def function(inputs: Any, outputs: Any = None, mode: Any = None, **kwargs: Any) 
     except ConfigError as exc:  # a configuration this machine cannot run: said at the user's compile
         from modecfg._source import at_users_compile
 
-        raise at_users_compile(exc)  # (its own cause, if any, is kept)
+        raise at_users_compile(exc)  # noqa: B904 (the same exception: its own cause and context stay)
     if config.warn_float64 == "raise":
         from modecfg.checks.enforce import before_compile
 
