@@ -179,10 +179,28 @@ def test_a_wrong_rewrite_of_numbas_own_is_named_on_numba() -> None:
     assert _run_plain(found.repro).returncode == 1
 
 
-def test_stabilising_rewrites_are_not_reported() -> None:
+def test_stabilising_rewrites_are_not_reported(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from modecfg._pytensor import compare as pytensor_compare
+
+    real, as_written = pytensor_compare.compile_on, []
+
+    def counting(inputs: Any, outputs: Any, linker: str, rewrites: Any = None) -> Any:
+        if rewrites is None:
+            as_written.append(linker)
+        return real(inputs, outputs, linker, rewrites=rewrites)
+
+    monkeypatch.setattr(pytensor_compare, "compile_on", counting)
     x = pt.vector("x")
     numbas_own = pytensor.function([x], planted.unstable(x), mode=_mode())  # NaN as written; numba: 1
-    assert numbas_own(np.array([1000.0, 1.0])).tolist() == [1.0, 1.0]
+    with caplog.at_level("INFO", logger="modecfg"):
+        for _ in range(2):
+            assert numbas_own(np.array([1000.0, 1.0])).tolist() == [1.0, 1.0]
+    assert as_written.count("numba") == 1  # compiled as written once, kept for the later calls
+    said = [r.getMessage() for r in caplog.records if "stabilise" in r.getMessage()]
+    assert said[0] == ("CompareMode: numba's rewrites stabilise output 0, which makes NaN or Inf as "
+                       "written (not reported)")  # fmt: skip
     everyones = pytensor.function([x], pt.log(1 + pt.exp(x)), mode=_mode())  # inf as written; softplus
     assert everyones(np.array([1000.0])).tolist() == [1000.0]
 
@@ -351,10 +369,11 @@ def test_the_command_runs_a_script_in_compare_mode(tmp_path: Path) -> None:
 def test_a_graph_that_draws_at_random_compares_and_leaves_jax_out() -> None:
     rng = pytensor.shared(np.random.default_rng(0), name="rng")
     x = pt.vector("x")
-    f = pytensor.function([x], x + pt.random.normal(0, 1, size=(3,), rng=rng), mode=_mode(linkers="py,jax"))
+    f = pytensor.function([x], x + pt.random.normal(0, 1, size=(3,), rng=rng), mode=_mode(linkers="jax,py"))
     expected = np.random.default_rng(0).normal(size=3)
     assert f(np.zeros(3)) == pytest.approx(expected)  # numba, Python and the graph as written draw alike
     state = object.__getattribute__(f.vm, "_state")
+    assert "py" in state.references  # the backends after JAX are compared all the same
     if "jax" in state.references or "jax" in state.skipped:  # JAX is installed
         assert state.skipped["jax"] == "it draws with a generator of its own, not numpy's"
 

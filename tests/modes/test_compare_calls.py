@@ -80,6 +80,16 @@ def test_the_modes_own_linker_and_rewrites() -> None:
         assert compare.linker_name(CompareMode(linkers="cvm").linker.inner) == "py"
 
 
+def test_the_default_linker_is_modecfgs_choice_not_pytensors(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a linker, the one modecfg resolves for the linker and device flags (device=cuda:
+    jax on the GPU), which PyTensor's Mode(linker=None) would not know."""
+    import modecfg.modes.device as device
+
+    monkeypatch.setattr(device, "resolved_linker", lambda: "py")
+    with config.override(linker="cvm"):
+        assert compare.linker_name(CompareMode(linkers="cvm").linker.inner) == "py"
+
+
 # -- a call -------------------------------------------------------------------------------------
 
 
@@ -95,6 +105,23 @@ def test_each_call_and_function_and_difference_is_counted_once(counted: compare.
     assert (counted.functions, counted.calls, counted.differences) == (1, 4, 2)
     assert counted.found == [str(caught.value).splitlines()[1].strip()]  # its first difference, once
     assert counted.found[0].startswith("output 0: cvm differs from py and the graph as written")
+    y = pt.vector("y")
+    modecfg.function([y], y + 1, mode=_cvm())(np.ones(2))  # a second function: counted, not reset
+    assert (counted.functions, counted.calls) == (2, 5)
+
+
+def test_at_most_a_thousand_differences_are_kept_and_every_one_is_counted(counted: compare._Count) -> None:
+    """The first difference of each function is kept for the verdict, up to 1,000 (a run over a
+    test suite's thousands of functions must not grow without bound); all are counted."""
+    counted.found.extend(f"an earlier one {i}" for i in range(999))
+    f = _wrong()
+    with pytest.raises(CompareError):
+        f(np.array([3.0]))
+    assert len(counted.found) == 1000 and counted.found[-1].startswith("output 0: cvm differs")
+    g = _wrong()
+    with pytest.raises(CompareError):
+        g(np.array([3.0]))
+    assert len(counted.found) == 1000 and counted.differences == 2  # kept no more, counted all
 
 
 def test_a_loops_inner_function_is_no_call_of_its_own(counted: compare._Count) -> None:
