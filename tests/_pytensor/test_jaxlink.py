@@ -303,6 +303,28 @@ def test_outputs_keep_their_declared_dtypes_on_every_call_not_only_the_first() -
     assert "tensor<f32>" in lowered.split("return")[-1]  # the program itself returns a float32
 
 
+def test_where_the_linker_cannot_be_traced_the_outputs_are_cast_after_each_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A PyTensor whose JAX linker has no ``jit_compile`` to wrap (the casts cannot go into the
+    traced program): the outputs come back in their declared dtypes all the same, cast after the
+    call, on every call."""
+    import contextlib
+
+    @contextlib.contextmanager
+    def untraced(linker: Any, precision: Any) -> Any:
+        yield False
+
+    monkeypatch.setattr(jaxlink, "_traced", untraced)
+    x = pt.vector("x", dtype="float32")
+    with config.override(floatX="float32"):
+        f = _jax_function([x], [x.sum(), pt.cast(x, "float64").mean()])
+    for _ in range(3):
+        narrow, wide = f(np.ones(4, dtype="float32"))
+        assert (narrow.dtype, wide.dtype) == (np.float32, np.float64)
+    assert f.vm.x64 is True and len(f.vm.casts) == 1 and not f.vm.steady  # the float32 sum, cast
+
+
 def test_64_bit_integers_from_the_host_are_never_truncated() -> None:
     """An int64 shared value beyond int32's range, read by a float32 graph and a float64 one: with
     x64 off JAX would make it int32 (2**33 + 5 -> 5) silently; with x64 on, its copy placed for
