@@ -70,9 +70,11 @@ def test_call_counts_match_the_calls_made(profiled: object) -> None:
 
 
 def test_rows_carry_dtypes_and_time_per_call(profiled: object) -> None:
-    top = report(profiled).applies[0]
-    assert [d for _, d in top.inputs][:2] == ["float64", "float64"]
-    assert top.per_call == pytest.approx(top.time / top.calls)
+    # the product's row, found by its op: which row is slowest is the machine's to say (a loaded
+    # machine once put a one-input node first)
+    (product,) = [row for row in report(profiled).applies if "Dot" in row.op or "Gemm" in row.op]
+    assert [d for _, d in product.inputs][:2] == ["float64", "float64"]
+    assert product.per_call == pytest.approx(product.time / product.calls)
 
 
 def test_the_json_validates_against_its_schema(profiled: object) -> None:
