@@ -760,3 +760,23 @@ def test_a_function_runs_on_the_device_given_else_jaxs_default_device_else_its_f
     assert jaxlink._target() == "cpu:0"
     jax.config.jax_default_device = chosen = SimpleNamespace(platform="gpu", id=3)
     assert jaxlink._target() is chosen
+
+
+def test_a_random_generator_in_the_graph_has_no_dtype_and_is_no_wide_data() -> None:
+    """A generator's type has no dtype (nor shape): asked of every variable of a graph, as of a
+    tensor's, it is read as none, never an AttributeError; and a variable never sent to a device
+    has been sent 0 times, 0 bytes."""
+    from pytensor.graph.fg import FunctionGraph
+
+    rng = pytensor.shared(np.random.default_rng(0))
+    assert not hasattr(rng.type, "dtype") and not hasattr(rng.type, "shape")
+    x = pt.vector("x", dtype="float32")
+    with config.override(floatX="float32"):
+        draw = pt.random.normal(0, 1, size=(3,), rng=rng, dtype="float32")
+        graph = FunctionGraph([x, rng], [x + draw], clone=False)
+        assert not jaxlink.needs_x64(graph)  # every variable asked, the generator too
+        draw64 = pt.random.normal(0, 1, size=(3,), rng=rng, dtype="float64")
+        wide = FunctionGraph([x, rng], [x + draw64], clone=False)
+        assert jaxlink.needs_x64(wide)  # a float64 draw
+    assert jaxlink._wide_data(rng) is False
+    assert jaxlink.sent_to_device(pytensor.shared(np.ones(2))) == (0, 0)
