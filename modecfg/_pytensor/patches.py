@@ -334,7 +334,7 @@ PATCHES: list[Patch] = [
     SHARED_VALUES_SET,
     DEVICE_INPUTS,
 ]
-PATCHES.extend(REGISTERED)  # the features' (modecfg._pytensor.patch.register)
+PATCHES.extend(REGISTERED)  # the features' registered so far (later ones: take_registered)
 
 
 class PatchStatus(NamedTuple):
@@ -372,7 +372,8 @@ def take_registered() -> None:
     """The features' patches registered since (``modecfg._pytensor.patch.register``), added to
     the one list."""
     with _lock:
-        PATCHES.extend(patch for patch in REGISTERED if patch not in PATCHES)
+        listed = {patch.name for patch in PATCHES}
+        PATCHES.extend(patch for patch in REGISTERED if patch.name not in listed)
 
 
 def _check_version() -> str:

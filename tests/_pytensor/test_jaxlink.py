@@ -289,13 +289,20 @@ def test_outputs_come_back_in_the_dtypes_the_graph_declares() -> None:
     assert (narrow.dtype, wide.dtype) == (np.float32, np.float64)
 
 
-def test_outputs_keep_their_declared_dtypes_on_every_call_not_only_the_first() -> None:
+def _narrow_and_wide() -> Any:
+    """A float32 sum beside a float64 mean (x64 on: JAX's sum comes back float64), called three
+    times: each call's outputs in their declared dtypes."""
     x = pt.vector("x", dtype="float32")
     with config.override(floatX="float32"):
         f = _jax_function([x], [x.sum(), pt.cast(x, "float64").mean()])
     for _ in range(3):
         narrow, wide = f(np.ones(4, dtype="float32"))
         assert (narrow.dtype, wide.dtype) == (np.float32, np.float64)
+    return f
+
+
+def test_outputs_keep_their_declared_dtypes_on_every_call_not_only_the_first() -> None:
+    f = _narrow_and_wide()
     # the casts are in the compiled program (issue 62: a cast after each call was a JAX dispatch
     # of its own, 20 us a call against plain PyTensor's 8): a steady call is the thunk alone
     assert f.vm.casts == [] and f.vm.steady
@@ -316,12 +323,7 @@ def test_where_the_linker_cannot_be_traced_the_outputs_are_cast_after_each_call(
         yield False
 
     monkeypatch.setattr(jaxlink, "_traced", untraced)
-    x = pt.vector("x", dtype="float32")
-    with config.override(floatX="float32"):
-        f = _jax_function([x], [x.sum(), pt.cast(x, "float64").mean()])
-    for _ in range(3):
-        narrow, wide = f(np.ones(4, dtype="float32"))
-        assert (narrow.dtype, wide.dtype) == (np.float32, np.float64)
+    f = _narrow_and_wide()
     assert f.vm.x64 is True and len(f.vm.casts) == 1 and not f.vm.steady  # the float32 sum, cast
 
 
