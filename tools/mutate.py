@@ -83,6 +83,9 @@ MODULES = {
     "html": "modecfg/profiles/html.py",
     "report": "modecfg/profiles/report.py",
     "enforce": "modecfg/checks/enforce.py",
+    "patch": "modecfg/_pytensor/patch.py",
+    "wrapped": "modecfg/_pytensor/wrapped.py",
+    "testvalue_contacts": "modecfg/testvalues/contacts.py",
 }
 
 # mutmut's exit codes (mutmut.stats.status_by_exit_code) as this report counts them.
