@@ -13,6 +13,7 @@ import pytest
 
 from modecfg import autoload
 from modecfg.errors import ModecfgError
+from tests.fresh import pythonpath
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = """\
@@ -297,7 +298,7 @@ def test_the_environments_own_sitecustomize_still_runs_under_modecfg_run(tmp_pat
         "print(subprocess.run([sys.executable, '-c', 'print(SITE_WAS_HERE)'], capture_output=True, "
         "text=True).stdout.strip())\n"
     )
-    done = _run([sys.executable, "-m", "modecfg", "run", str(script)], tmp_path, PYTHONPATH=str(own))
+    done = _run([sys.executable, "-m", "modecfg", "run", str(script)], tmp_path, PYTHONPATH=pythonpath(own))
     assert done.stdout.strip() == "True", done.stderr
 
 

@@ -21,6 +21,8 @@ from typing import NamedTuple
 
 import pytest
 
+from tests.fresh import pythonpath
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^```(\w*)$")
@@ -105,7 +107,7 @@ def test_the_page_runs_as_written(page: Path, tmp_path: Path) -> None:
         "    namespace = runpy.run_path(name, init_globals=namespace, run_name='docs_page')\n"
     )
     env = {k: v for k, v in os.environ.items() if not k.endswith(("_FLAGS", "RC"))}
-    env.update(MODECFGRC="", PYTHONPATH=str(ROOT), HOME=str(ROOT / ".cache" / "home"))
+    env.update(MODECFGRC="", PYTHONPATH=pythonpath(), HOME=str(ROOT / ".cache" / "home"))
     proc = subprocess.run([sys.executable, "-c", runner], cwd=tmp_path, env=env, capture_output=True,
                           text=True, timeout=600)  # fmt: skip
     failed = proc.stderr.rsplit("--- ", 1)[-1].split("\n", 1)[0] if proc.returncode else ""

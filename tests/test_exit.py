@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.fresh import pythonpath
+
 _PROBE = textwrap.dedent(
     """
     import atexit, sys
@@ -45,6 +47,7 @@ def test_a_process_exits_without_importing_anything_or_a_traceback(what: str, tm
         timeout=300,
         env={
             "PATH": "/usr/bin:/bin",
+            "PYTHONPATH": pythonpath(),
             "HOME": str(tmp_path),
             "PYTENSOR_FLAGS": f"base_compiledir={tmp_path / 'cache'}",
             "MODECFG_FLAGS": "cache.max_age=1s",

@@ -128,15 +128,20 @@ def cmd_check_float32(args: argparse.Namespace, out: TextIO, err: TextIO) -> int
     except Exception as exc:
         findings = getattr(exc, "findings", [])
         err.write(f"error: {args.script} raised {type(exc).__name__}: {exc}\n")
-        _print_findings(findings, out)
+        _print_findings(findings, out, stopped=type(exc).__name__)
         return 2
     _print_findings(findings, out)
     return status or (1 if findings else 0)
 
 
-def _print_findings(findings: Sequence[modecfg.checks.Finding], out: TextIO) -> None:
+def _print_findings(findings: Sequence[modecfg.checks.Finding], out: TextIO, stopped: str = "") -> None:
+    """The findings by line; ``stopped`` names the exception that ended the script early (what it
+    would have compiled after that was not checked)."""
+    if stopped:
+        out.write(f"float32 check: incomplete: the script stopped at {stopped}; only the graphs "
+                  "compiled before that were checked\n")  # fmt: skip
     if not findings:
-        out.write("float32 check: no float64 enters any compiled graph\n")
+        out.write(f"float32 check: no float64 enters any compiled graph{' of those' if stopped else ''}\n")
         return
     by_line: dict[str, list[modecfg.checks.Finding]] = {}
     seen: dict[tuple[object, ...], int] = {}  # one finding found by several compiles: said once

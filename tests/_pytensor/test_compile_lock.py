@@ -19,7 +19,7 @@ from pytensor.compile import compilelock
 from modecfg._holders import note_path
 from modecfg._pytensor import patches
 from modecfg.errors import CacheLockTimeout
-from tests.fresh import run_json
+from tests.fresh import pythonpath, run_json
 
 HOLDER = """
 import sys, time
@@ -41,7 +41,7 @@ else:  # PyTensor's own way, without modecfg
 def held(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[subprocess.Popen[str]]:
     """Another process holding tmp_path's compile lock: with modecfg or as plain PyTensor does."""
     env = {k: v for k, v in os.environ.items() if not k.endswith("_FLAGS")}
-    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = pythonpath()
     proc = subprocess.Popen(
         [sys.executable, "-c", HOLDER, str(tmp_path), request.param, "60"],
         stdout=subprocess.PIPE,

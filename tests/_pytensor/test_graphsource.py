@@ -23,7 +23,7 @@ from pytensor.graph.op import Op
 from pytensor.tensor.special import softmax
 
 from modecfg._pytensor.graphsource import CannotWrite, write_graph
-from tests.fresh import ROOT
+from tests.fresh import pythonpath
 
 
 def _run(fgraph: Any, values: list[np.ndarray], tmp_path: Path) -> list[Any]:
@@ -47,7 +47,7 @@ def _run(fgraph: Any, values: list[np.ndarray], tmp_path: Path) -> list[Any]:
         ]
     )
     env = {k: v for k, v in os.environ.items() if not k.endswith(("_FLAGS", "RC"))}
-    env["PYTHONPATH"] = str(ROOT)
+    env["PYTHONPATH"] = pythonpath()
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
     assert run.returncode == 0, run.stderr + "\n" + script
     *_, result, imported = run.stdout.strip().splitlines()

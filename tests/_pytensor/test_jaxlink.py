@@ -26,6 +26,9 @@ pt = pytest.importorskip("pytensor.tensor")
 
 from modecfg._pytensor import jaxlink  # noqa: E402
 
+# Where these tests' functions run: JAX's default device (its CPU here, a GPU where JAX sees one).
+WHERE = jaxlink.describe_device(jax.devices()[0])
+
 
 def _jax_function(inputs: list[Any], outputs: Any, **kwargs: Any) -> Any:
     with config.override(linker="jax", floatX="float32"), warnings.catch_warnings():
@@ -97,8 +100,8 @@ def test_shared_data_stays_on_the_device_between_calls() -> None:
     data, _w, _, step = _regression()
     x = jax.device_put(np.ones(3, dtype="float32"))
     first = float(step(x))
-    with jax.transfer_guard("disallow_explicit"):  # nothing moves, implicitly or explicitly
-        costs = [float(step(x)) for _ in range(5)]
+    with jax.transfer_guard_host_to_device("disallow_explicit"):  # nothing is sent, implicitly or not
+        costs = [float(step(x)) for _ in range(5)]  # (reading the cost back is the one move)
     assert costs[-1] < first  # it trains: the updates of w stay on the device too
     assert jaxlink.sent_to_device(data) == (1, data.get_value().nbytes)  # once, at link time
 
@@ -194,7 +197,7 @@ def test_compiled_jax_functions_and_resident_variables_pickle() -> None:
     assert type(loaded_w.get_value()) is np.ndarray
     np.testing.assert_allclose(loaded_w.get_value(), w.get_value())
     assert np.isfinite(float(again(np.ones(3, dtype="float32"))))
-    assert modecfg.ran_on(again) == "cpu:0 through jax"
+    assert modecfg.ran_on(again) == f"{WHERE} through jax"
 
 
 # -- bad values ----------------------------------------------------------------------------
@@ -386,8 +389,8 @@ def test_on_the_cpu_the_program_is_plain_pytensors_whatever_the_precision(flag: 
     from pytensor.compile.mode import Mode
 
     a = pt.matrix("a", dtype="float32")
-    with config.override(matmul_precision=flag):
-        f = _jax_function([a], a @ a)
+    with config.override(matmul_precision=flag), jax.default_device(jax.devices("cpu")[0]):
+        f = _jax_function([a], a @ a)  # on JAX's CPU, wherever a GPU is the default
     with pytensor.config.change_flags(floatX="float32"), warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         plain = pytensor.function([a], a @ a, mode=Mode(linker="jax"))
@@ -436,7 +439,7 @@ def test_a_float64_on_a_gpu_is_reported_whatever_warn_float64_says(monkeypatch: 
 
 def test_ran_on_names_the_device_and_the_backend() -> None:
     _, _, x, step = _regression()
-    assert modecfg.ran_on(step) == "cpu:0 through jax"
+    assert modecfg.ran_on(step) == f"{WHERE} through jax"
     cpu = pytensor.function([x], x * 2, mode=pytensor.compile.mode.Mode(linker="cvm"))
     assert modecfg.ran_on(cpu) == "cpu through cvm"
     with pytest.raises(TypeError, match="compiled PyTensor function"):
@@ -459,11 +462,11 @@ def test_a_profiled_jax_function_is_timed_on_its_device_not_by_cvm() -> None:
     report = ProfileReport.from_stats(f.profile)
     assert report.linker == "jax" and report.note == "" and report.device is not None
     device = report.device
-    assert device["device"] == "cpu:0" and device["calls"] == 5 and device["first_call"] > 0
+    assert device["device"] == WHERE and device["calls"] == 5 and device["first_call"] > 0
     assert device["run"] > 0 and device["sent_bytes"] >= 5 * 8 * 4  # x, each timed call
     assert device["shared_sent"]["data"][0] == 2  # set_value after calls 2 and 4 (and 6: not sent)
     text = report.text()
-    assert "ran on cpu:0 through jax (x64 off, matmul precision highest)" in text
+    assert f"ran on {WHERE} through jax (x64 off, matmul precision highest)" in text
     assert "per call (5 timed)" in text and "shared variable 'data'" in text and "2 of 5 calls" in text
 
 
@@ -493,7 +496,7 @@ def test_the_html_report_shows_the_device_section() -> None:
     f()
     f()
     page = sections([ProfileReport.from_stats(f.profile)], 10, 10)
-    assert "ran on cpu:0 through jax" in page and "<script>" not in page and "&lt;script&gt;" in page
+    assert f"ran on {WHERE} through jax" in page and "<script>" not in page and "&lt;script&gt;" in page
 
 
 # -- device=gpu: Theano's fallback ---------------------------------------------------------------
@@ -561,7 +564,7 @@ def test_comparemode_attributes_a_lowered_gpu_precision_to_its_flag(monkeypatch:
     a = pt.matrix("a", dtype="float32")
     products = FunctionGraph([a], [pt.tanh(a @ a)], clone=True)
     elementwise = FunctionGraph([a], [pt.tanh(a)], clone=True)
-    with config.override(matmul_precision="default"):
+    with config.override(matmul_precision="default"), jax.default_device(jax.devices("cpu")[0]):
         assert jaxlink.precision_note(products) == ""  # JAX's CPU device computes float32 anyway
     gpu = SimpleNamespace(platform="gpu", id=0, device_kind="NVIDIA H100 80GB HBM3")
     monkeypatch.setattr(jaxlink, "_target", lambda device=None: gpu)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fresh import run_json
+from tests.fresh import pythonpath, run_json
 
 pytest.importorskip("pytensor")
 
@@ -157,7 +157,7 @@ def test_optimizer_assigned_after_import_is_what_pytensor_config_reads_and_uses(
 def test_a_broken_configuration_does_not_break_import_but_the_first_read() -> None:
     proc = subprocess.run(
         [sys.executable, "-c", "import modecfg\nprint('imported')\nmodecfg.config.floatX"],
-        env={**os.environ, "PYTHONPATH": str(ROOT), "MODECFGRC": "", "THEANO_FLAGS": "floatX=float33"},
+        env={**os.environ, "PYTHONPATH": pythonpath(), "MODECFGRC": "", "THEANO_FLAGS": "floatX=float33"},
         capture_output=True,
         text=True,
         timeout=60,
@@ -292,7 +292,7 @@ def test_a_configuration_mistake_in_a_script_is_one_message(tmp_path: Path) -> N
         "import modecfg\nimport pytensor\nprint(pytensor.config.floatX)\nmodecfg.config.floatX\n"
     )
     env = {k: v for k, v in os.environ.items() if not k.endswith(("_FLAGS", "RC"))}
-    env.update(MODECFGRC="", PYTHONPATH=str(ROOT), THEANO_FLAGS="floatx=float32")
+    env.update(MODECFGRC="", PYTHONPATH=pythonpath(), THEANO_FLAGS="floatx=float32")
     done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120)
     assert done.stdout == "float64\n"  # PyTensor imported, with its own configuration
     lines = done.stderr.splitlines()

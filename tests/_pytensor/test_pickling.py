@@ -22,6 +22,7 @@ import pytest
 
 import modecfg
 from tests.conftest import COMPILEDIR
+from tests.fresh import pythonpath
 
 pytensor = pytest.importorskip("pytensor")
 pt = pytest.importorskip("pytensor.tensor")
@@ -127,7 +128,7 @@ def _unpickle_elsewhere(blobs: dict[str, bytes], tmp: Path, with_modecfg: bool) 
     path = tmp / "functions.pkl"
     path.write_bytes(pickle.dumps(blobs))
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT)
+    env["PYTHONPATH"] = pythonpath()
     env["PYTENSOR_FLAGS"] = f"base_compiledir={COMPILEDIR}"  # the tests' compile cache
     code = UNPICKLE.format(with_modecfg=with_modecfg, x=X)
     proc = subprocess.run(

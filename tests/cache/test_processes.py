@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from modecfg.cache.entries import scan
-from tests.fresh import ROOT
+from tests.fresh import pythonpath
 
 pytest.importorskip("pytensor")
 
@@ -37,7 +37,7 @@ print(json.dumps({"value": value, "misses": misses}))
 
 def _at_once(linker: str, base: Path, n: int) -> list[dict[str, float]]:
     env = {k: v for k, v in os.environ.items() if not k.endswith(("_FLAGS", "RC"))}
-    env.update(MODECFGRC="", PYTHONPATH=str(ROOT), PYTENSOR_FLAGS=f"base_compiledir={base}")
+    env.update(MODECFGRC="", PYTHONPATH=pythonpath(), PYTENSOR_FLAGS=f"base_compiledir={base}")
     go = base / "go"
     procs = [
         subprocess.Popen(

@@ -17,6 +17,7 @@ import modecfg
 from modecfg.checks import Reason, check_float32
 from modecfg.checks.enforce import enforce
 from tests.conftest import COMPILEDIR
+from tests.fresh import pythonpath
 
 pytensor = pytest.importorskip("pytensor")
 pt = pytest.importorskip("pytensor.tensor")
@@ -281,7 +282,7 @@ def _run_check(tmp_path: Path, body: str) -> subprocess.CompletedProcess[str]:
         timeout=120,
         env={
             "PATH": "/usr/bin:/bin",
-            "PYTHONPATH": str(ROOT),
+            "PYTHONPATH": pythonpath(),
             "MODECFGRC": "",
             "MODECFG_FLAGS": f"floatX=float32,base_compiledir={COMPILEDIR}",  # the tests' cache
         },
@@ -345,6 +346,28 @@ def test_the_command_passes_a_clean_script(tmp_path: Path) -> None:
 def test_the_command_reports_a_crashing_script(tmp_path: Path) -> None:
     proc = _run_check(tmp_path, "raise RuntimeError('boom')\n")
     assert proc.returncode == 2 and "RuntimeError: boom" in proc.stderr
+    # never a clean bill for graphs it never saw (a missing import read "no float64 enters any
+    # compiled graph" on a machine where the script could not import PyTensor)
+    assert proc.stdout.splitlines()[-2:] == [
+        "float32 check: incomplete: the script stopped at RuntimeError; only the graphs compiled "
+        "before that were checked",
+        "float32 check: no float64 enters any compiled graph of those",
+    ], proc.stdout
+
+
+def test_a_script_stopped_after_a_finding_says_the_rest_was_not_checked(tmp_path: Path) -> None:
+    proc = _run_check(
+        tmp_path,
+        """
+        import pytensor, pytensor.tensor as pt
+        X = pt.matrix("X", dtype="float64")
+        pytensor.function([X], X * 2)
+        raise KeyError("later")
+        """,
+    )
+    assert proc.returncode == 2 and "KeyError: 'later'" in proc.stderr
+    assert "incomplete: the script stopped at KeyError" in proc.stdout
+    assert "float32 check: float64 enters at 1 line(s) (1 finding(s))" in proc.stdout
 
 
 def _tutorial_with_int32_labels() -> tuple[object, object]:

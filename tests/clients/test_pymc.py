@@ -22,7 +22,7 @@ import pytest
 if importlib.util.find_spec("pymc") is None:  # looked up, not imported: PyMC's import assigns flags
     pytest.skip("could not import 'pymc': not installed", allow_module_level=True)
 
-from tests.fresh import ROOT
+from tests.fresh import pythonpath
 
 MODEL = """
 import json, sys
@@ -63,7 +63,7 @@ print(json.dumps(out))
 
 def _run(side: str, cache: Path) -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if not k.endswith(("_FLAGS", "RC"))}
-    env.update(PYTHONPATH=str(ROOT), PYTENSOR_FLAGS=f"base_compiledir={cache}", MODECFGRC="")
+    env.update(PYTHONPATH=pythonpath(), PYTENSOR_FLAGS=f"base_compiledir={cache}", MODECFGRC="")
     run = subprocess.run(
         [sys.executable, "-c", MODEL, side], capture_output=True, text=True, env=env, timeout=900
     )

@@ -11,6 +11,7 @@ import pytest
 import modecfg
 from modecfg.configuration.compat import OBSOLETE, canonical, lookup
 from modecfg.configuration.flags import FLAGS
+from tests.fresh import pythonpath
 
 
 def _load_warnings(
@@ -310,8 +311,7 @@ def test_an_obsolete_flag_read_during_pytensors_import_is_warned_at_the_users_im
 
     script = tmp_path / "train.py"
     script.write_text("import modecfg\nimport pytensor\n")
-    root = Path(__file__).resolve().parents[2]
-    env = {**os.environ, "PYTHONPATH": str(root), "THEANO_FLAGS": "lib.cnmem=0.5", "THEANORC": ""}
+    env = {**os.environ, "PYTHONPATH": pythonpath(), "THEANO_FLAGS": "lib.cnmem=0.5", "THEANORC": ""}
     done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert f"{script}:2: ObsoleteFlagWarning: lib.cnmem is obsolete" in done.stderr, done.stderr

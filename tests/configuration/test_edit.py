@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import modecfg
 from modecfg.configuration.edit import default_rc_file, set_flag, unset_flag
+from tests.fresh import pythonpath
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -306,7 +307,7 @@ def test_set_and_validate_say_a_files_obsolete_flags_once(tmp_path: Path) -> Non
     (its report on stdout, the warning on stderr)."""
     rc = tmp_path / "theanorc"
     rc.write_text("[global]\nfloatX = float32\n[lib]\ncnmem = .75\n[nvcc]\nfastmath = True\n")
-    env = {**os.environ, "THEANORC": str(rc), "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    env = {**os.environ, "THEANORC": str(rc), "PYTHONPATH": pythonpath()}
     env.pop("THEANO_FLAGS", None)
     edit = subprocess.run([sys.executable, "-m", "modecfg", "set", "floatX", "float64", "--file", str(rc)],
                           env=env, capture_output=True, text=True, timeout=120)  # fmt: skip

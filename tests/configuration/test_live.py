@@ -17,6 +17,7 @@ from modecfg.configuration.live import build
 from modecfg.configuration.origin import Layer
 from modecfg.configuration.resolve import Resolution
 from modecfg.errors import FlagValueError, ReadOnlyFlagError, UnknownFlagError
+from tests.fresh import pythonpath
 
 HERE = str(Path(__file__).resolve())
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,7 +54,7 @@ def test_unknown_names(cfg: modecfg.Config) -> None:
             capture_output=True,
             text=True,
             timeout=60,
-            env={**os.environ, "PYTHONPATH": str(Path(HERE).parents[2])},
+            env={**os.environ, "PYTHONPATH": pythonpath()},
         )
         assert f"has no attribute {expr.rsplit('.', 1)[1]!r}. Did you mean: {hint}?" in proc.stderr
     assert not hasattr(cfg, "floatx")
@@ -516,7 +517,7 @@ def test_a_package_that_sets_a_flag_while_imported_over_yours_is_said_once(tmp_p
         "print(json.dumps([(w.category.__name__, str(w.message), w.filename) for w in seen]))\n"
     )
     env = {k: v for k, v in os.environ.items() if not k.endswith(("_FLAGS", "RC"))}
-    env.update(MODECFGRC="", THEANO_FLAGS="floatX=float32", PYTHONPATH=f"{tmp_path}{os.pathsep}{ROOT}")
+    env.update(MODECFGRC="", THEANO_FLAGS="floatX=float32", PYTHONPATH=pythonpath(tmp_path))
     done = subprocess.run([sys.executable, str(tmp_path / "train.py")], env=env, capture_output=True,
                           text=True, timeout=120, cwd=tmp_path)  # fmt: skip
     assert done.returncode == 0, done.stderr

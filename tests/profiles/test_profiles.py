@@ -19,6 +19,7 @@ import modecfg
 from modecfg.profiles import ProfileReport, report
 from modecfg.profiles.render import schema, to_html, to_json, to_trace
 from tests.conftest import COMPILEDIR
+from tests.fresh import pythonpath
 
 pytensor = pytest.importorskip("pytensor")
 pt = pytest.importorskip("pytensor.tensor")
@@ -213,7 +214,7 @@ def test_the_profile_command_writes_every_format(tmp_path: Path, order: str) -> 
     script_args = [str(script), "--epochs", "1"]
     words = options + script_args if order == "options first" else script_args + options
     cmd = [sys.executable, "-m", "modecfg", "profile", *words]
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "MODECFGRC": ""}
+    env = {**os.environ, "PYTHONPATH": pythonpath(), "MODECFGRC": ""}
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=180, env=env)
     assert proc.returncode == 0, proc.stderr
     assert "Profile of" in proc.stdout and "calls" in proc.stdout
@@ -291,7 +292,7 @@ def test_the_summary_is_printed_at_exit_to_the_destination(tmp_path: Path) -> No
     )
     env = {
         **os.environ,
-        "PYTHONPATH": str(ROOT),
+        "PYTHONPATH": pythonpath(),
         "MODECFGRC": "",
         "MODECFG_FLAGS": f"profiling.destination={out},base_compiledir={COMPILEDIR}",  # the tests' cache
     }
@@ -441,7 +442,7 @@ def test_print_summary_is_not_printed_again_at_exit_unless_it_ran_since(tmp_path
     )
     script = tmp_path / "p.py"
     script.write_text(code)
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "MODECFG_FLAGS": "profiling.destination=stdout"}
+    env = {**os.environ, "PYTHONPATH": pythonpath(), "MODECFG_FLAGS": "profiling.destination=stdout"}
     once = subprocess.run([sys.executable, str(script), "once"], env=env, capture_output=True, text=True)
     assert once.returncode == 0, once.stderr
     assert once.stdout.count("Profile of once: 1 call(s)") == 1 and "Profile of once: 2" not in once.stdout
@@ -497,7 +498,7 @@ def test_the_html_report_is_readable_as_a_person_reads_it(tmp_path: Path) -> Non
     done = subprocess.run(
         [sys.executable, "-m", "modecfg", "profile", str(script), "--html", str(page)],
         capture_output=True, text=True, timeout=300,
-        env={**os.environ, "PYTHONPATH": str(ROOT), "MODECFG_FLAGS": f"base_compiledir={COMPILEDIR}"},
+        env={**os.environ, "PYTHONPATH": pythonpath(), "MODECFG_FLAGS": f"base_compiledir={COMPILEDIR}"},
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     text = page.read_text()

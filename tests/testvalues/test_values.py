@@ -15,6 +15,7 @@ import modecfg
 from modecfg.testvalues import contacts
 from modecfg.testvalues import values as testvalues
 from modecfg.testvalues.values import TestValueWarning
+from tests.fresh import pythonpath
 
 
 @pytest.fixture(autouse=True)
@@ -235,7 +236,7 @@ def test_nothing_is_wrapped_until_the_flag_is_first_on() -> None:
         "    pass\n"
         "print(before, type(Op.__dict__['__call__']).__name__)\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "MODECFGRC": ""}
+    env = {**os.environ, "PYTHONPATH": pythonpath(), "MODECFGRC": ""}
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert proc.stdout.split() == ["function", "Method"], proc.stderr  # bound to modecfg's op_call
 
@@ -246,7 +247,12 @@ def test_the_flag_set_in_the_environment_installs_at_import() -> None:
         "x = pt.vector('x'); x.tag.test_value = np.ones(2)\n"
         "print((x * 3).tag.test_value.sum())\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "MODECFGRC": "", "THEANO_FLAGS": "compute_test_value=raise"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": pythonpath(),
+        "MODECFGRC": "",
+        "THEANO_FLAGS": "compute_test_value=raise",
+    }
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert proc.stdout.strip() == "6.0", proc.stderr
 
