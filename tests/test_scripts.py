@@ -657,11 +657,15 @@ def test_check_float32_of_a_script_that_raises_says_what_and_what_was_found(chec
     checking["result"] = failed
     status, out, err = _check()
     assert status == 2 and err == "error: s.py raised ValueError: bad input\n"
+    assert out.startswith("float32 check: incomplete: the script stopped at ValueError; only the graphs ")
     assert "float64 enters at 1 line(s)" in out
     checking["result"] = KeyError("k")
     status, out, err = _check()
     assert (status, err) == (2, "error: s.py raised KeyError: 'k'\n")
-    assert out == "float32 check: no float64 enters any compiled graph\n"
+    assert out == (
+        "float32 check: incomplete: the script stopped at KeyError; only the graphs compiled before "
+        "that were checked\nfloat32 check: no float64 enters any compiled graph of those\n"
+    )
 
 
 class _Bad:

@@ -49,7 +49,9 @@ SCRIPTS: dict[str, str] = {
         sys.excepthook = hook
         raise KeyError("k")
     """,
-    "warnings": """
+    # not "warnings": a script named warnings.py shadows the module where the interpreter's start
+    # did not import it (python -c, a bare interpreter), and python and modecfg run then differ
+    "warns": """
         import warnings
         warnings.warn("careful", UserWarning)
         print("after the warning")
@@ -149,7 +151,7 @@ def test_a_script_runs_as_python_runs_it(tmp_path: Path, name: str) -> None:
 @pytest.mark.parametrize("filters", ["error", "ignore"])
 def test_pythonwarnings_is_honoured(tmp_path: Path, filters: str) -> None:
     env = {**os.environ, "PYTHONWARNINGS": filters}
-    _both(tmp_path, "warnings", SCRIPTS["warnings"], ["SCRIPT"], [], env)
+    _both(tmp_path, "warns", SCRIPTS["warns"], ["SCRIPT"], [], env)
 
 
 def _side_by_side(tmp_path: Path, lay_out: Callable[[Path], list[str]]) -> tuple[Any, Any]:

@@ -31,11 +31,14 @@ NOT_AT_START_UP = [
 @pytest.fixture(scope="module")
 def started() -> dict[str, object]:
     # Under `make mutate` every modecfg module imports mutmut's switch first: an import of the
-    # tool's, made before modecfg's own here.
+    # tool's, made before modecfg's own here. pathlib is imported first too: flags of type Path
+    # need it, and whether the interpreter's start imported it already depends on the environment
+    # (a venv with an editable install does; a bare interpreter pays ~8 ms for it, with math and
+    # urllib.parse) -- the rest of the list holds either way.
     tool = "mutmut.mutation.trampoline" if "mutmut" in sys.modules else "json"
     return run_json(
         f"""
-        import json, re, sys, {tool}
+        import json, pathlib, re, sys, {tool}
         """
         + """
         before = set(sys.modules)
