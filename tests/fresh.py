@@ -3,6 +3,7 @@ files, and a home directory inside the repository's cache (nothing is written ou
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -42,3 +43,34 @@ def run_json(code: str, env: dict[str, str] | None = None, timeout: float = 300)
     result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
     result["stderr"] = proc.stderr
     return result
+
+
+_PYTORCH_PROBE = """
+import json, numpy as np, pytensor, pytensor.tensor as pt
+from pytensor.compile.mode import Mode
+x, y = pt.matrix("x"), pt.vector("y")
+w = pytensor.shared(np.zeros(3), name="w")
+p_1 = 1 / (1 + pt.exp(-pt.dot(x, w)))
+cost = (-y * pt.log(p_1) - (1 - y) * pt.log(1 - p_1)).mean()
+try:
+    f = pytensor.function([x, y], [p_1 > 0.5, cost], updates=[(w, w - 0.1 * pytensor.grad(cost, w))],
+                          mode=Mode(linker="pytorch", optimizer="fast_run"))
+    f(np.ones((4, 3)), np.ones(4))
+    failure = None
+except Exception as exc:
+    failure = f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
+print(json.dumps({"failure": failure}))
+"""
+
+
+@functools.cache
+def plain_pytorch_failure() -> str | None:
+    """How PyTensor's own PyTorch linker fails on the tutorial's graph in a process that never
+    imports modecfg (``"TypeError: 'bool' object is not subscriptable"`` with PyTensor 3.3.8 and
+    torch 2.11-2.14), or None where it runs: the reference a modecfg run of it is held to."""
+    return run_json(_PYTORCH_PROBE, timeout=600)["failure"]  # type: ignore[no-any-return]
+
+
+def failure_of(exc: BaseException) -> str:
+    """An exception as :func:`plain_pytorch_failure` words it (PyTensor's notes left out)."""
+    return f"{type(exc).__name__}: {str(exc).splitlines()[0]}"

@@ -15,6 +15,7 @@ import modecfg
 from modecfg.demo import build_graph, build_problem
 from modecfg.linkers.auto import chosen
 from modecfg.modes.build import describe_linker, table
+from tests.fresh import failure_of, plain_pytorch_failure
 from tests.machine import best_linker_here
 
 pytensor = pytest.importorskip("pytensor")
@@ -69,6 +70,11 @@ def reference() -> tuple[list[float], np.ndarray, float, np.ndarray]:
 
 @pytest.mark.parametrize("mode", _mode_params())
 def test_every_usable_mode_trains_the_demo_graph_as_numpy_does(mode: str, reference: tuple) -> None:
+    if mode == "PYTORCH" and (failure := plain_pytorch_failure()):
+        with pytest.raises(Exception) as caught:
+            _train(mode)
+        assert failure_of(caught.value) == failure  # modecfg fails as plain PyTensor does
+        pytest.skip(f"PyTensor's own PyTorch linker fails here without modecfg too: {failure}")
     costs, w, b, predictions = _train(mode)
     ref_costs, ref_w, ref_b, ref_predictions = reference
     rtol = 1e-10 if modecfg.config.floatX == "float64" else 1e-5
