@@ -785,3 +785,66 @@ def test_a_random_generator_in_the_graph_has_no_dtype_and_is_no_wide_data() -> N
         assert jaxlink.needs_x64(wide)  # a float64 draw
     assert jaxlink._wide_data(rng) is False
     assert jaxlink.sent_to_device(pytensor.shared(np.ones(2))) == (0, 0)
+
+
+class _StateSeen:
+    """A thunk that records JAX's x64 and matmul precision in the thread that calls it."""
+
+    def __init__(self) -> None:
+        self.outputs: list[Any] = []
+        self.seen: list[tuple[bool, Any]] = []
+
+    def __call__(self) -> list[Any]:
+        self.seen.append((bool(jax.config.jax_enable_x64), jax.config.jax_default_matmul_precision))
+        return []
+
+
+@pytest.mark.parametrize("precision", ["highest", "high", "default"])
+@pytest.mark.parametrize("x64_on", [False, True])
+def test_a_call_enters_the_contexts_that_differ_and_runs_as_the_function_says(
+    x64_on: bool, precision: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A function whose precision is not in its traced program (``traced=False``) enters JAX's
+    contexts at a call where the calling thread's state differs, and only those that differ (a
+    context costs ~0.4 us a call, issue 62; JAX's unset precision is its "default"): its thunk
+    sees the function's x64 and precision, first call and steady calls alike, and the caller's
+    state is back after."""
+    import contextlib
+
+    x64_context, matmul_context = jaxlink._contexts()
+    entered: list[str] = []
+
+    def x64(on: bool) -> Any:
+        entered.append("x64")
+        return x64_context(on)
+
+    def matmul(name: str) -> Any:
+        entered.append("precision")
+        return matmul_context(name)
+
+    monkeypatch.setattr(jaxlink, "_contexts", lambda: (x64, matmul))
+    thunk = _StateSeen()
+    vm = jaxlink.DeviceThunk(thunk, jax.devices("cpu")[0], x64_on, precision, [], [], [], traced=False)
+    wanted = jaxlink.PRECISIONS[precision]
+    other = "bfloat16" if precision != "default" else "highest"
+    for steady in (False, True):
+        vm.steady = steady
+        for caller_x64 in (x64_on, not x64_on):
+            for caller_precision in (None, precision, other):
+                scope = (
+                    jax.default_matmul_precision(caller_precision)
+                    if caller_precision
+                    else contextlib.nullcontext()
+                )
+                with jax.enable_x64(caller_x64), scope:
+                    before = (bool(jax.config.jax_enable_x64), jax.config.jax_default_matmul_precision)
+                    entered.clear()
+                    vm()
+                    after = (bool(jax.config.jax_enable_x64), jax.config.jax_default_matmul_precision)
+                case = (steady, caller_x64, caller_precision)
+                differs = ["precision"] if (caller_precision or "default") != wanted else []
+                assert entered == differs + (["x64"] if caller_x64 is not x64_on else []), case
+                got_x64, got_precision = thunk.seen[-1]
+                assert got_x64 is x64_on and (got_precision or "default") == wanted, case
+                assert after == before, case
+    assert vm.stats["first_call"] is not None  # the first, unsteady call was timed as the first
