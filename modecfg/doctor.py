@@ -113,17 +113,18 @@ def _failed(state: str, reason: str) -> bool:
     return state == "off" and not reason.startswith("not needed")
 
 
-# What each matmul_precision costs and gains on a GPU: a 4096x4096 float32 product on an H100
-# (issue 46's measurements; the CPU computes float32 whatever the flag says).
+# What each matmul_precision costs and gains on a GPU: a 4096x4096 float32 product on an H200
+# (bench/device_bench.py, 2026-11-28, JAX 0.11.2; the CPU computes float32 whatever the flag says).
 PRECISION_COST = {
-    "highest": "matmuls and convolutions through JAX in true float32 (as reported for an H100's "
-    "4096x4096 product: max relative error ~3e-6 against float64, 2.9 ms); matmul_precision=default "
-    "is ~8x faster there at ~3e-4",
+    "highest": "matmuls and convolutions through JAX in true float32 (an H200's 4096x4096 "
+    "product: max relative error 2.9e-6 against float64, 3.1 ms); matmul_precision=default "
+    "is ~5x faster there at 3.0e-4",
     "high": "matmuls through JAX at JAX's 'high' precision (TF32 inputs or three bfloat16 passes, "
-    "XLA's choice): faster than float32, less exact; matmul_precision=highest for true float32",
-    "default": "matmuls through JAX at JAX's default, the backend's fastest (as reported for an "
-    "H100's 4096x4096 product: max relative error ~3e-4, 0.35 ms); matmul_precision=highest for "
-    "true float32 (~3e-6)",
+    "XLA's choice; an H200's 4096x4096 product: 3.0e-4, 0.58 ms): faster than float32, less exact; "
+    "matmul_precision=highest for true float32",
+    "default": "matmuls through JAX at JAX's default, the backend's fastest (an H200's 4096x4096 "
+    "product: max relative error 3.0e-4, 0.61 ms); matmul_precision=highest for true float32 "
+    "(2.9e-6)",
 }
 
 
