@@ -232,3 +232,28 @@ def test_a_package_s_own_mutants_are_told_from_its_submodules() -> None:
     assert not sub.startswith(mutate.names_of("modecfg/cli/__init__.py"))
     assert sub.startswith(mutate.names_of("modecfg/cli/cache.py"))
     assert "modecfg_autoload.xǁA·ǁb__mutmut_2".startswith(mutate.names_of("modecfg_autoload.py"))
+
+
+def test_importing_the_suite_starts_no_jax_runtime(tmp_path: Path) -> None:
+    """mutmut forks each mutant's tests from a process that has imported every test module: JAX's
+    runtime started there (a module-level ``jax.devices()``) makes every forked JAX call wait, and
+    the run stops at its clean test ("Failed to run clean test", as this stop's first runs did)."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.fresh import pythonpath
+
+    (tmp_path / "jax_probe.py").write_text(
+        "def pytest_collection_finish(session):\n"
+        "    import sys\n"
+        "    bridge = sys.modules.get('jax._src.xla_bridge')\n"
+        "    print('JAX RUNTIME STARTED:', bool(bridge and bridge.backends_are_initialized()))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": pythonpath(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "jax_probe", "-p", "no:cacheprovider",
+         "tests"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert "JAX RUNTIME STARTED: False" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]

@@ -26,8 +26,12 @@ pt = pytest.importorskip("pytensor.tensor")
 
 from modecfg._pytensor import jaxlink  # noqa: E402
 
-# Where these tests' functions run: JAX's default device (its CPU here, a GPU where JAX sees one).
-WHERE = jaxlink.describe_device(jax.devices()[0])
+
+def where() -> str:
+    """Where these tests' functions run: JAX's default device (its CPU here, a GPU where JAX sees
+    one). Asked in a test, never at import: `make mutate` forks each mutant's tests from a
+    process that imported this module, and JAX's runtime must not have started there."""
+    return jaxlink.describe_device(jax.devices()[0])
 
 
 def _jax_function(inputs: list[Any], outputs: Any, **kwargs: Any) -> Any:
@@ -197,7 +201,7 @@ def test_compiled_jax_functions_and_resident_variables_pickle() -> None:
     assert type(loaded_w.get_value()) is np.ndarray
     np.testing.assert_allclose(loaded_w.get_value(), w.get_value())
     assert np.isfinite(float(again(np.ones(3, dtype="float32"))))
-    assert modecfg.ran_on(again) == f"{WHERE} through jax"
+    assert modecfg.ran_on(again) == f"{where()} through jax"
 
 
 # -- bad values ----------------------------------------------------------------------------
@@ -439,7 +443,7 @@ def test_a_float64_on_a_gpu_is_reported_whatever_warn_float64_says(monkeypatch: 
 
 def test_ran_on_names_the_device_and_the_backend() -> None:
     _, _, x, step = _regression()
-    assert modecfg.ran_on(step) == f"{WHERE} through jax"
+    assert modecfg.ran_on(step) == f"{where()} through jax"
     cpu = pytensor.function([x], x * 2, mode=pytensor.compile.mode.Mode(linker="cvm"))
     assert modecfg.ran_on(cpu) == "cpu through cvm"
     with pytest.raises(TypeError, match="compiled PyTensor function"):
@@ -462,11 +466,11 @@ def test_a_profiled_jax_function_is_timed_on_its_device_not_by_cvm() -> None:
     report = ProfileReport.from_stats(f.profile)
     assert report.linker == "jax" and report.note == "" and report.device is not None
     device = report.device
-    assert device["device"] == WHERE and device["calls"] == 5 and device["first_call"] > 0
+    assert device["device"] == where() and device["calls"] == 5 and device["first_call"] > 0
     assert device["run"] > 0 and device["sent_bytes"] >= 5 * 8 * 4  # x, each timed call
     assert device["shared_sent"]["data"][0] == 2  # set_value after calls 2 and 4 (and 6: not sent)
     text = report.text()
-    assert f"ran on {WHERE} through jax (x64 off, matmul precision highest)" in text
+    assert f"ran on {where()} through jax (x64 off, matmul precision highest)" in text
     assert "per call (5 timed)" in text and "shared variable 'data'" in text and "2 of 5 calls" in text
 
 
@@ -496,7 +500,7 @@ def test_the_html_report_shows_the_device_section() -> None:
     f()
     f()
     page = sections([ProfileReport.from_stats(f.profile)], 10, 10)
-    assert f"ran on {WHERE} through jax" in page and "<script>" not in page and "&lt;script&gt;" in page
+    assert f"ran on {where()} through jax" in page and "<script>" not in page and "&lt;script&gt;" in page
 
 
 # -- device=gpu: Theano's fallback ---------------------------------------------------------------
