@@ -10,6 +10,7 @@ call) to evaluate the new node. The replacements are module-level functions: the
 from __future__ import annotations
 
 import sys
+from types import FrameType
 from typing import Any
 
 from modecfg._pytensor.patch import Patch
@@ -21,11 +22,40 @@ __all__ = ["PATCHES", "SCAN_TEST_VALUES", "TEST_VALUES", "op_call", "scan", "tou
 def op_call(self: Any, call: Any, *inputs: Any, **kwargs: Any) -> Any:
     """``Op.__call__``; the new node gets its test values while compute_test_value is on."""
     result = call(self, *inputs, **kwargs)
+    _traced_from_the_caller(result)
     if config.compute_test_value != "off":
         from modecfg.testvalues.values import after_op_call
 
         after_op_call(result)
     return result
+
+
+def _traced_from_the_caller(result: Any) -> None:
+    """The new variables' creation traces as PyTensor records them without this patch: from the
+    line that called ``Op.__call__`` outwards, ``traceback.limit`` frames. PyTensor's own record
+    counts the frames of this module (:func:`op_call`, and :func:`scan` for a node made inside a
+    loop), and under ``traceback.limit=1`` it named this module's line instead of the user's."""
+    made = result if isinstance(result, list | tuple) else [result]
+    nodes = {id(v.owner): v.owner for v in made if getattr(v, "owner", None) is not None}
+    variables = [v for node in nodes.values() for v in node.outputs if getattr(v.tag, "trace", None)]
+    if not variables:
+        return
+    from pytensor.graph.utils import add_tag_trace
+
+    limit = int(config.traceback.limit)
+    inside, depth = 0, 0
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None and depth < 256:  # this module's frames (any wrapper between them too)
+        depth += 1
+        if frame.f_code.co_filename == __file__:
+            inside = depth
+        frame = frame.f_back
+    for variable in variables:
+        add_tag_trace(variable, user_line=-1 if limit == -1 else limit + inside + 1)
+        frames = variable.tag.trace[0] if variable.tag.trace else []
+        own = next((i for i, f in enumerate(frames) if f[0] == __file__), len(frames))
+        kept = frames[:own] if limit == -1 else frames[:own][max(own - limit, 0) :]
+        variable.tag.trace = [kept] if kept else []
 
 
 def scan(scan_: Any, *args: Any, **kwargs: Any) -> Any:

@@ -15,7 +15,7 @@ import modecfg
 from modecfg.testvalues import contacts
 from modecfg.testvalues import values as testvalues
 from modecfg.testvalues.values import TestValueWarning
-from tests.fresh import pythonpath
+from tests.fresh import pythonpath, run_json
 
 
 @pytest.fixture(autouse=True)
@@ -282,3 +282,35 @@ def test_the_flag_in_the_environment_says_nothing_at_import_and_scan_values_work
     )
     assert out["warnings"] == [] and "Traceback" not in out["stderr"]
     assert out["value"] == (None if value == "off" else [2.0, 2.0])
+
+
+_TRACES = """
+import json, numpy as np, pytensor, pytensor.tensor as pt
+{first}
+x = pt.vector("x")
+x.tag.test_value = np.ones(2)
+def inner():
+    return pt.sqrt(x)
+out = {{}}
+for limit in (1, 2, 3, -1, 0):
+    with {scope}(traceback__limit=limit{flag}):
+        y = inner()
+    out[limit] = [[f[1], f[2]] for f in (y.tag.trace[0] if y.tag.trace else [])]
+with {scope}(traceback__limit=1):
+    z = pt.exp(x)  # the flag off again, the patch still on
+out["after"] = [[f[1], f[2]] for f in z.tag.trace[0]]
+print(json.dumps(out))
+"""
+
+
+def test_a_node_is_traced_from_the_users_line_as_plain_pytensor_traces_it() -> None:
+    """The creation trace of a node made through test values' ``Op.__call__`` is the one plain
+    PyTensor records: its frame was one of ``traceback.limit``'s, and under ``limit=1`` the node
+    named modecfg's line instead of the user's (found by `make mutate`, whose clean run of a
+    NaN-guard test met it)."""
+    plain = run_json(_TRACES.format(first="", scope="pytensor.config.change_flags", flag=""))
+    ours = run_json(_TRACES.format(first="import modecfg", scope="modecfg.config.override",
+                                   flag=", compute_test_value='warn'"))  # fmt: skip
+    plain.pop("stderr"), ours.pop("stderr")
+    assert ours == plain
+    assert plain["1"] == [[7, "inner"]] and plain["after"] == [[14, "<module>"]]
