@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["CannotRun", "has_inner_loops", "inner_graph", "is_scalar_op", "run_node", "scan_function"]
+__all__ = [
+    "CannotRun",
+    "has_inner_loops",
+    "inner_graph",
+    "is_scalar_op",
+    "retrace",
+    "run_node",
+    "scan_function",
+]
 
 
 class CannotRun(Exception):
@@ -76,3 +84,18 @@ def scan_function() -> Any:
         from pytensor.scan.basic import scan
 
         return scan
+
+
+def retrace(variables: list[Any], outside: str, limit: int, extra: int) -> None:
+    """Each variable's creation trace made again as PyTensor makes it (its own frames skipped),
+    then cut where the frames of the file ``outside`` begin: ``limit`` frames (-1: all) from
+    the line that called into that file. ``extra``: how many frames the file and what it calls
+    add, so that PyTensor's record reaches past them."""
+    from pytensor.graph.utils import add_tag_trace
+
+    for variable in variables:
+        add_tag_trace(variable, user_line=-1 if limit == -1 else limit + extra)
+        frames = variable.tag.trace[0] if variable.tag.trace else []
+        own = next((i for i, frame in enumerate(frames) if frame[0] == outside), len(frames))
+        kept = frames[:own] if limit == -1 else frames[:own][max(own - limit, 0) :]
+        variable.tag.trace = [kept] if kept else []

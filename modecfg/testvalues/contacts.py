@@ -40,9 +40,8 @@ def _traced_from_the_caller(result: Any) -> None:
     variables = [v for node in nodes.values() for v in node.outputs if getattr(v.tag, "trace", None)]
     if not variables:
         return
-    from pytensor.graph.utils import add_tag_trace
+    from modecfg._pytensor.graphs import retrace
 
-    limit = int(config.traceback.limit)
     inside, depth = 0, 0
     frame: FrameType | None = sys._getframe(1)
     while frame is not None and depth < 256:  # this module's frames (any wrapper between them too)
@@ -50,12 +49,7 @@ def _traced_from_the_caller(result: Any) -> None:
         if frame.f_code.co_filename == __file__:
             inside = depth
         frame = frame.f_back
-    for variable in variables:
-        add_tag_trace(variable, user_line=-1 if limit == -1 else limit + inside + 1)
-        frames = variable.tag.trace[0] if variable.tag.trace else []
-        own = next((i for i, f in enumerate(frames) if f[0] == __file__), len(frames))
-        kept = frames[:own] if limit == -1 else frames[:own][max(own - limit, 0) :]
-        variable.tag.trace = [kept] if kept else []
+    retrace(variables, __file__, int(config.traceback.limit), inside + 2)  # (+ retrace's own)
 
 
 def scan(scan_: Any, *args: Any, **kwargs: Any) -> Any:
