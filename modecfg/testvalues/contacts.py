@@ -43,13 +43,13 @@ def _traced_from_the_caller(result: Any) -> None:
     from modecfg._pytensor.graphs import retrace
 
     inside, depth = 0, 0
-    frame: FrameType | None = sys._getframe(1)
+    frame: FrameType | None = sys._getframe()
     while frame is not None and depth < 256:  # this module's frames (any wrapper between them too)
         depth += 1
         if frame.f_code.co_filename == __file__:
             inside = depth
         frame = frame.f_back
-    retrace(variables, __file__, int(config.traceback.limit), inside + 2)  # (+ retrace's own)
+    retrace(variables, __file__, int(config.traceback.limit), inside + 1)  # (+ retrace's own)
 
 
 def scan(scan_: Any, *args: Any, **kwargs: Any) -> Any:
