@@ -217,7 +217,12 @@ def test_a_copy_of_a_module_the_source_no_longer_has_is_removed(
 def test_the_modules_asked_run_in_one_mutmut_run(monkeypatch: pytest.MonkeyPatch) -> None:
     """One run for all: mutmut's type check and its record of what tests reach are paid once."""
     calls: list[list[str]] = []
-    monkeypatch.setattr(mutate.subprocess, "run", lambda args, **kwargs: calls.append(list(args)))
+
+    def run(args: list[str], **kwargs: object) -> object:
+        calls.append(list(args))
+        return mutate.subprocess.CompletedProcess(args, 0)
+
+    monkeypatch.setattr(mutate.subprocess, "run", run)
     mutate.run(["auto", "store"], 2, {"auto": None, "store": ["modecfg.configuration.store.x_a__mutmut_1"]})
     (args,) = calls
     assert args[args.index("run") + 1 :] == [
@@ -257,3 +262,14 @@ def test_importing_the_suite_starts_no_jax_runtime(tmp_path: Path) -> None:
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert "JAX RUNTIME STARTED: False" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
+
+
+def test_a_mutmut_run_that_stops_says_where_to_look(monkeypatch: pytest.MonkeyPatch) -> None:
+    """mutmut's "Failed to run clean test" names no test: the tool says how to find it."""
+    import subprocess
+
+    monkeypatch.setattr(subprocess, "run", lambda *args, **kwargs: subprocess.CompletedProcess(args, 1))
+    with pytest.raises(SystemExit) as stopped:
+        mutate.run(["store"], 2, {"store": None})
+    assert str(stopped.value).startswith("mutmut stopped (status 1).")
+    assert "debug = true under [tool.mutmut]" in str(stopped.value)

@@ -317,15 +317,27 @@ def run(modules: list[str], jobs: int, names: dict[str, list[str] | None]) -> fl
     path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
     env = {**os.environ, "MODECFG_TEST_CACHE": str(ROOT / ".cache"), "PATH": path}
     start = time.perf_counter()
-    subprocess.run(
+    done = subprocess.run(
         [sys.executable, "-m", "mutmut", "run", "--max-children", str(jobs),
          *(name for module in modules
            for name in (names[module] or [names_of(MODULES[module]) + "*"]))],
         cwd=ROOT,
         env=env,
-        check=True,
     )  # fmt: skip
+    if done.returncode:
+        raise SystemExit(STOPPED.format(status=done.returncode))
     return time.perf_counter() - start
+
+
+# mutmut's own words for a test that fails before any mutant ran ("Failed to run clean test",
+# "failed to collect stats") name no test unless its debug setting is on.
+STOPPED = (
+    "mutmut stopped (status {status}). If it said 'Failed to run clean test' or 'failed to collect "
+    "stats', a test fails in its copy of the tree (mutants/): every modecfg function there goes "
+    "through a trampoline (more frames, mutmut imported) and the tests were imported before they "
+    "run (a runtime such as JAX's started at import makes forked runs wait). To see which test: "
+    "debug = true under [tool.mutmut] in pyproject.toml, for one run."
+)
 
 
 def report(modules: list[str]) -> int:
