@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 __all__ = [
@@ -86,16 +87,30 @@ def scan_function() -> Any:
         return scan
 
 
-def retrace(variables: list[Any], outside: str, limit: int, extra: int) -> None:
-    """Each variable's creation trace made again as PyTensor makes it (its own frames skipped),
-    then cut where the frames of the file ``outside`` begin: ``limit`` frames (-1: all) from
-    the line that called into that file. ``extra``: how many frames the file and what it calls
-    add, so that PyTensor's record reaches past them."""
-    from pytensor.graph.utils import add_tag_trace
-
+def retrace(variables: list[Any], outside: str, limit: int, extra: Callable[[], int]) -> None:
+    """Each variable's creation trace without the frames of the file ``outside`` and what they
+    call: ``limit`` frames (-1: all) from the line that called into that file, as PyTensor records
+    them without it. A trace PyTensor did not cut short only loses those frames; one it did is
+    made again (PyTensor's own frames skipped), ``extra()`` frames deeper: how many the file and
+    what it calls add."""
+    again = []
     for variable in variables:
-        add_tag_trace(variable, user_line=-1 if limit == -1 else limit + extra)
         frames = variable.tag.trace[0] if variable.tag.trace else []
         own = next((i for i, frame in enumerate(frames) if frame[0] == outside), len(frames))
-        kept = frames[:own] if limit == -1 else frames[:own][max(own - limit, 0) :]
+        if own == len(frames):
+            continue  # none of its frames (limit 0, or nothing of the file's kept)
+        if limit == -1 or len(frames) < limit:  # nothing cut off: only the file's frames to drop
+            variable.tag.trace = [frames[:own]] if own else []
+        else:
+            again.append(variable)
+    if not again:
+        return
+    from pytensor.graph.utils import add_tag_trace
+
+    deeper = limit + extra()
+    for variable in again:
+        add_tag_trace(variable, user_line=deeper)
+        frames = variable.tag.trace[0] if variable.tag.trace else []
+        own = next((i for i, frame in enumerate(frames) if frame[0] == outside), len(frames))
+        kept = frames[max(own - limit, 0) : own]
         variable.tag.trace = [kept] if kept else []

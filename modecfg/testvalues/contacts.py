@@ -42,14 +42,20 @@ def _traced_from_the_caller(result: Any) -> None:
         return
     from modecfg._pytensor.graphs import retrace
 
+    retrace(variables, __file__, int(config.traceback.limit), _frames_inside)
+
+
+def _frames_inside() -> int:
+    """How many frames deep the outermost frame of this module is, counted from the caller's (any
+    wrapper between this module's frames counted too)."""
     inside, depth = 0, 0
-    frame: FrameType | None = sys._getframe()
-    while frame is not None and depth < 256:  # this module's frames (any wrapper between them too)
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None and depth < 256:
         depth += 1
         if frame.f_code.co_filename == __file__:
             inside = depth
         frame = frame.f_back
-    retrace(variables, __file__, int(config.traceback.limit), inside + 1)  # (+ retrace's own)
+    return inside + 1  # and the caller's own (retrace)
 
 
 def scan(scan_: Any, *args: Any, **kwargs: Any) -> Any:
