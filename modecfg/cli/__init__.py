@@ -27,7 +27,7 @@ from modecfg.cli.config import (
     cmd_validate,
 )
 from modecfg.cli.machine import cmd_autoload, cmd_demo, cmd_doctor, cmd_linkers, cmd_modes
-from modecfg.cli.running import cmd_check_float32, cmd_compare, cmd_profile, cmd_replay, cmd_run, run_command
+from modecfg.cli.running import cmd_check_float32, cmd_compare, cmd_profile, cmd_replay, run_command
 from modecfg.configuration.units import check_duration, check_size
 from modecfg.errors import ConfigErrors, ModecfgError
 from modecfg.terminal import Shown
@@ -127,18 +127,13 @@ def _parser() -> argparse.ArgumentParser:
     s.set_defaults(handler=cmd_doctor)
     s.add_argument("--verbose", action="store_true", help="also every contact with PyTensor, one a line")
 
-    s = sub.add_parser(
-        "run", help="run a script with modecfg loaded: THEANO_FLAGS and rc files reach PyTensor",
-        description="Run SCRIPT (or -m MODULE) as python would, with modecfg loaded first, so that "
-        "THEANO_FLAGS, PYTENSOR_FLAGS, MODECFG_FLAGS, ~/.theanorc and the other rc files shape PyTensor "
-        "although the script never imports modecfg. The script's exit status is the command's. For every "
-        "script of this environment: modecfg autoload on.",
-    )  # fmt: skip
-    s.set_defaults(handler=cmd_run)
-    s.add_argument(
-        "-m", dest="module", nargs=argparse.REMAINDER, metavar="MODULE", help="run a module, as python -m"
+    # Listed for `modecfg --help` only: main() hands `modecfg run ...` to run_command before any
+    # parsing (every word after SCRIPT is the script's, and argparse would take some for its own).
+    sub.add_parser(
+        "run",
+        help="run a script with modecfg loaded: THEANO_FLAGS and rc files reach PyTensor",
+        add_help=False,
     )
-    s.add_argument("words", nargs=argparse.REMAINDER, metavar="SCRIPT [ARGS]")
 
     s = sub.add_parser(
         "autoload", help="load modecfg whenever PyTensor is imported, in every script of this environment",

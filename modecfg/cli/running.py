@@ -13,16 +13,7 @@ from typing import TextIO
 import modecfg
 from modecfg.cli.common import script_arguments
 
-__all__ = ["cmd_check_float32", "cmd_compare", "cmd_profile", "cmd_replay", "cmd_run", "run_command"]
-
-
-def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    """``modecfg run`` reached through the parser (``main`` hands the command line to
-    :func:`run_command` before parsing it): the same, from the words the parser kept."""
-    words = ["-m", *args.module] if args.module else list(args.words)
-    if args.passthrough:
-        words += ["--", *args.passthrough]
-    return run_command(words, err=err)
+__all__ = ["cmd_check_float32", "cmd_compare", "cmd_profile", "cmd_replay", "run_command"]
 
 
 def run_command(words: Sequence[str], *, keep_main: bool = False, err: TextIO | None = None) -> int:
