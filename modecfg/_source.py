@@ -4,6 +4,10 @@ made (from PyTensor's traces).
 
 It is the one definition of "the user's line" that an assignment's origin, a warning's
 location and an error's location all use, so that the same statement is named alike by each.
+Where a library such as PyMC stands between the user and PyTensor, what was *made* there (a
+node, a flag's assignment, a gradient, a profiled function) is named at the library's line that
+made it; what is *said* to the user about a call (a warning, a compile this machine cannot run)
+at the line of theirs that called the library (``past_installed``).
 """
 
 import functools
@@ -11,7 +15,8 @@ import os
 from typing import Any, NamedTuple
 
 __all__ = [
-    "SourceLine", "calling_line", "first_user_frame", "is_library", "source_line", "statement", "user_frame",
+    "SourceLine", "calling_line", "first_user_frame", "installed", "is_library", "source_line", "statement",
+    "user_frame",
 ]  # fmt: skip
 
 _MODECFG_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -93,31 +98,58 @@ def source_line(thing: Any) -> SourceLine | None:
 _LIBRARY: dict[str, bool] = {}  # file name -> is_library(file name): asked at every assignment
 
 
-def first_user_frame(skip: int = 1) -> tuple[Any, int]:
+def first_user_frame(skip: int = 1, *, past_installed: bool = False) -> tuple[Any, int]:
     """The first frame of user code on the stack, looking from ``skip`` frames above the
     caller on (1: the caller's caller), and its distance from the caller (a ``stacklevel``
     for ``warnings.warn`` called by the caller is that plus one); ``(None, 0)`` when every
-    frame is a library's."""
+    frame is a library's.
+
+    ``past_installed``: the first that is not an installed package's either (:func:`installed`:
+    PyMC's sampler calling a compiled function is passed over for the script that called
+    ``pm.sample``), or, when every frame outside the libraries is (an installed tool's own
+    command), the first of those."""
     import sys
 
     frame: Any = sys._getframe(skip + 1)
     distance = skip
     known = _LIBRARY
+    fallback: tuple[Any, int] | None = None
     while frame is not None:
         filename = frame.f_code.co_filename
         library = known.get(filename)
         if library is None:
             library = known[filename] = is_library(filename)
         if not library:
-            return frame, distance
+            if not past_installed or not installed(filename):
+                return frame, distance
+            fallback = fallback or (frame, distance)
         frame = frame.f_back
         distance += 1
-    return None, 0
+    return fallback or (None, 0)
 
 
-def calling_line() -> SourceLine | None:
-    """The first line of user code on the current stack (who called ``grad``, who compiled)."""
-    frame, _ = first_user_frame(1)
+def installed(filename: str) -> bool:
+    """True for a file of a package installed into an environment (a ``site-packages`` or
+    ``dist-packages`` folder: PyMC, ArviZ, a lab's package installed with pip) or of its
+    commands (the environment's ``bin``, whose files start an installed tool). modecfg's demo
+    is the user's code wherever modecfg is installed."""
+    if filename == _DEMO:
+        return False
+    parts = filename.split(os.sep)
+    return "site-packages" in parts or "dist-packages" in parts or filename.startswith(_scripts_dir())
+
+
+@functools.cache
+def _scripts_dir() -> str:
+    import sysconfig
+
+    return sysconfig.get_paths()["scripts"] + os.sep
+
+
+def calling_line(*, past_installed: bool = False) -> SourceLine | None:
+    """The first line of user code on the current stack (who called ``grad``, who compiled);
+    ``past_installed``: as :func:`first_user_frame` says."""
+    frame, _ = first_user_frame(1, past_installed=past_installed)
     if frame is None:
         return None
     filename, line = frame.f_code.co_filename, frame.f_lineno
@@ -129,7 +161,7 @@ def at_users_compile(error: BaseException) -> BaseException:
     installed), found while a compile's mode was built, made to be said at the user's compile:
     a note naming its line, and none of the frames between it and the check (not a defect of
     modecfg's or PyTensor's). Raise what it returns (its cause, if any, stays)."""
-    where = calling_line()
+    where = calling_line(past_installed=True)
     if where is not None:
         error.add_note(f"(compiling the function at {where}: {where.code})")
     return error.with_traceback(None)

@@ -20,13 +20,16 @@ def warn(message: str, category: type[Warning]) -> None:
     """``warnings.warn`` with the stack level of the first frame of user code.
 
     Frames of modecfg, PyTensor, numpy and the standard library are passed over, so
-    that a warning raised while compiling points at the user's compile call.
+    that a warning raised while compiling points at the user's compile call, and so are those of
+    installed packages above them: a function PyMC compiled and calls inside ``pm.sample`` warns
+    at the script's ``pm.sample`` line, not at PyMC's (where every frame outside the libraries is
+    an installed package's, the first of them).
     """
     import sys
 
     from modecfg._source import first_user_frame
 
-    frame, _ = first_user_frame(1)  # from our caller on
+    frame, _ = first_user_frame(1, past_installed=True)  # from our caller on
     if frame is None:
         warnings.warn(message, category, stacklevel=2)
         return

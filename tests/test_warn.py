@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import functools
+import os
+import subprocess
+import sys
 import threading
 import warnings
+from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from modecfg._warn import folded
+from tests.fresh import pythonpath
 
 
 def test_warnings_in_the_block_are_kept_not_shown_and_the_hook_is_put_back() -> None:
@@ -128,3 +135,77 @@ def test_each_thread_keeps_exactly_its_own_and_shows_only_the_others(folds: list
             assert [str(w.message) for w in shown if str(w.message).startswith(f"{index}:")] == own
     assert len(shown) == 20 * folds.count(False)
     assert getattr(warnings, "_showwarnmsg") is before  # noqa: B009
+
+
+# -- where a warning is said -------------------------------------------------------------------------
+
+LIBRARY = "def call(f, *args):\n    return f(*args)\n"
+
+
+def _installed_module(root: Path, name: str, text: str) -> Any:
+    """A module in a ``site-packages`` folder under ``root``: an installed package's code."""
+    import importlib.util
+
+    path = root / "env" / "lib" / "site-packages" / f"{name}.py"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_warning_raised_under_an_installed_library_is_said_at_the_line_that_called_it(
+    tmp_path: Path,
+) -> None:
+    from modecfg._warn import warn
+    from modecfg.errors import ModecfgWarning
+
+    library = _installed_module(tmp_path, "somelib", LIBRARY)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        line = sys._getframe().f_lineno + 1
+        library.call(functools.partial(warn, "found", ModecfgWarning))  # no frame of the partial's
+        library.call(library.call, functools.partial(warn, "deeper", ModecfgWarning))
+    assert [(str(w.message), w.filename, w.lineno) for w in seen] == [
+        ("found", __file__, line),
+        ("deeper", __file__, line + 1),
+    ]
+
+
+def test_where_every_frame_outside_the_libraries_is_installed_the_innermost_is_named(tmp_path: Path) -> None:
+    """An installed tool's own command (``python -m tool``: runpy, then the tool): no line of the
+    user's is on the stack, and the warning is said at the tool's line nearest the call."""
+    _installed_module(tmp_path, "somelib", LIBRARY)
+    site = tmp_path / "env" / "lib" / "site-packages"
+    (site / "sometool.py").write_text(
+        "import functools, warnings\n"
+        "import somelib\n"
+        "from modecfg._warn import warn\n"
+        "from modecfg.errors import ModecfgWarning\n"
+        "warnings.simplefilter('always')\n"
+        "def main():\n"
+        "    somelib.call(functools.partial(warn, 'found', ModecfgWarning))\n"
+        "main()\n"
+    )
+    env = {**os.environ, "PYTHONPATH": pythonpath(site), "PYTHONWARNINGS": ""}
+    run = subprocess.run(
+        [sys.executable, "-m", "sometool"], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert run.returncode == 0, run.stderr
+    assert f"{site / 'somelib.py'}:2: ModecfgWarning: found" in run.stderr
+
+
+def test_installed_means_a_site_packages_or_dist_packages_folder_or_the_environments_commands() -> None:
+    import sysconfig
+
+    from modecfg import demo
+    from modecfg._source import installed
+
+    assert installed(os.path.join(os.sep, "v", "lib", "python3", "site-packages", "pymc", "x.py"))
+    assert installed(os.path.join(os.sep, "usr", "lib", "python3", "dist-packages", "pymc", "x.py"))
+    assert installed(os.path.join(sysconfig.get_paths()["scripts"], "pytest"))
+    assert not installed(os.path.join(os.sep, "home", "me", "site-packages-notes", "train.py"))
+    assert not installed(os.path.join(os.sep, "home", "me", "train.py"))
+    assert not installed(demo.__file__)  # the user's code, wherever modecfg is

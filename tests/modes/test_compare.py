@@ -691,6 +691,37 @@ def test_what_a_reference_warns_is_said_once_a_function_at_the_users_line() -> N
     assert "Skipping Assert{msg='x is positive'}" in note and "Skipping Assert{msg='x is small'}" in note
 
 
+def test_a_function_an_installed_library_calls_notes_at_the_line_that_called_the_library(
+    tmp_path: Path,
+) -> None:
+    """Issue 60 (PyMC's journey): a function PyMC compiled and calls inside ``pm.sample`` noted
+    what JAX warned at PyMC's line (pymc/pytensorf.py:621); the line is the script's that called
+    the installed library."""
+    import importlib.util
+
+    from pytensor.raise_op import Assert
+
+    from modecfg._registry.linkers import installed
+    from modecfg.errors import ModecfgWarning
+
+    if not installed("jax"):
+        pytest.skip("jax is not installed")
+    library = tmp_path / "lib" / "site-packages" / "samplerlib.py"
+    library.parent.mkdir(parents=True)
+    library.write_text("def sample(f, value):\n    return f(value)\n")
+    spec = importlib.util.spec_from_file_location("samplerlib", library)
+    assert spec is not None and spec.loader is not None
+    samplerlib = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(samplerlib)
+    x = pt.vector("x", dtype="float64")
+    f = pytensor.function([x], Assert("x is positive")(x, pt.all(x > 0)).sum(), mode=_mode(linkers="jax"))
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        line = sys._getframe().f_lineno + 1
+        assert float(samplerlib.sample(f, np.ones(3))) == 3.0
+    assert [(w.category, w.filename, w.lineno) for w in seen] == [(ModecfgWarning, __file__, line)]
+
+
 def test_a_note_says_five_of_the_references_warnings_and_counts_the_rest() -> None:
     from modecfg.errors import ModecfgWarning
     from modecfg.modes.compare import ComparedVM, _State

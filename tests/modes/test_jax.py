@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -66,6 +69,28 @@ def test_a_configuration_that_cannot_run_is_said_at_the_users_compile(cpu_only: 
     assert "pytensor.function([x], x + 1)" in "".join(getattr(again.value, "__notes__", []))
     frames = [f.filename for f in traceback.extract_tb(again.value.__traceback__)]
     assert not any("/pytensor/" in f or "modes/build.py" in f for f in frames) and len(frames) <= 5
+
+
+def test_a_compile_an_installed_library_makes_is_said_at_the_line_that_called_it(
+    cpu_only: None, tmp_path: Path
+) -> None:
+    """PyMC compiles inside ``pm.sample``: the note names the script's ``pm.sample`` line, the
+    one the user can change, not PyMC's compile."""
+    import importlib.util
+
+    library = tmp_path / "lib" / "site-packages" / "modellib.py"
+    library.parent.mkdir(parents=True)
+    library.write_text("import pytensor\ndef sample(x, y):\n    return pytensor.function([x], y)\n")
+    spec = importlib.util.spec_from_file_location("modellib", library)
+    assert spec is not None and spec.loader is not None
+    modellib = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(modellib)
+    x = pt.vector("x")
+    with modecfg.config.override(device="cuda"), pytest.raises(modecfg.DeviceUnavailableError) as caught:
+        line = sys._getframe().f_lineno + 1
+        modellib.sample(x, x + 1)
+    notes = getattr(caught.value, "__notes__", [])
+    assert notes == [f"(compiling the function at {__file__}:{line}: modellib.sample(x, x + 1))"]
 
 
 def test_device_cuda_falls_back_to_the_cpu_when_asked(
