@@ -162,8 +162,8 @@ def at_users_compile(error: BaseException) -> BaseException:
     a note naming its line, and none of the frames between it and the check (not a defect of
     modecfg's or PyTensor's). Raise what it returns (its cause, if any, stays)."""
     where = calling_line(past_installed=True)
-    if where is not None:
-        error.add_note(f"(compiling the function at {where}: {where.code})")
+    if where is not None:  # the whole statement: its first line alone may end in "function("
+        error.add_note(f"(compiling the function at {where}: {statement(where.file, where.line, 160)})")
     return error.with_traceback(None)
 
 

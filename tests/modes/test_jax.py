@@ -93,6 +93,21 @@ def test_a_compile_an_installed_library_makes_is_said_at_the_line_that_called_it
     assert notes == [f"(compiling the function at {__file__}:{line}: modellib.sample(x, x + 1))"]
 
 
+def test_the_compile_note_quotes_the_whole_statement_not_its_first_line(cpu_only: None) -> None:
+    """The tutorial's ``train = pytensor.function(`` spans five lines: its first line in the
+    note's parentheses read ``train = pytensor.function()``, a call with no arguments."""
+    x = pt.vector("x")
+    with modecfg.config.override(device="cuda"), pytest.raises(modecfg.DeviceUnavailableError) as caught:
+        line = sys._getframe().f_lineno + 1
+        modecfg.function(
+            [x],
+            x + 1,
+        )
+    assert getattr(caught.value, "__notes__", []) == [
+        f"(compiling the function at {__file__}:{line}: modecfg.function( [x], x + 1, ))"
+    ]
+
+
 def test_device_cuda_falls_back_to_the_cpu_when_asked(
     cpu_only: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
