@@ -37,7 +37,7 @@ from modecfg.configuration.flags import Flag
 from modecfg.configuration.origin import Layer, Origin
 from modecfg.configuration.resolve import unknown_flag, value_error
 from modecfg.configuration.schema import validate
-from modecfg.configuration.sources import RC_FILE_LIMIT, find_rc_files, read_ini, read_toml
+from modecfg.configuration.sources import RC_FILE_LIMIT, find_rc_files, ini_text, read_ini, read_toml
 from modecfg.errors import ConfigError, RcFileError
 
 __all__ = [
@@ -143,7 +143,9 @@ _VALUE = re.compile(r"^(?P<head>\s*[^=:#;\s][^=:]*?\s*[=:][ \t]*)(?P<value>.*?)(
 
 
 def _ini_text(value: str) -> str:
-    return value.replace("%", "%%")  # the reader interpolates %(name)s
+    """``value`` as an INI rc file holds it; one INI cannot hold is written as it is, and the
+    read-back (:func:`_check`) refuses the edit, saying why."""
+    return ini_text(value) or value.replace("%", "%%")
 
 
 def _ini_lines(text: str, path: str, name: str) -> list[int]:

@@ -28,7 +28,14 @@ from modecfg.configuration.flagstring import parse as parse_flag_string
 from modecfg.configuration.origin import Layer, Setting
 from modecfg.configuration.partition import filled_when_read
 from modecfg.configuration.resolve import Note, candidate
-from modecfg.configuration.sources import RcFile, interpolation_defaults, read_ini, read_text, read_toml
+from modecfg.configuration.sources import (
+    RcFile,
+    ini_text,
+    interpolation_defaults,
+    read_ini,
+    read_text,
+    read_toml,
+)
 from modecfg.errors import ConfigError, RcFileError
 
 __all__ = ["Migration", "migrate_file", "migrate_flags"]
@@ -44,10 +51,12 @@ class Migration:
         self.errors: list[ConfigError] = []
         # flags whose value holds INI interpolation that differs by user or process: INI only
         self.ini_only: dict[str, RcFileError] = {}
+        # flags whose value an INI file cannot hold (a line break, a comment's " #"): TOML and flags only
+        self.not_ini: dict[str, RcFileError] = {}
 
     def refused(self, fmt: str) -> list[ConfigError]:
         """The flags left out of ``fmt`` (``ini``, ``toml``, ``flags``), each with why."""
-        return [] if fmt == "ini" else list(self.ini_only.values())
+        return list((self.not_ini if fmt == "ini" else self.ini_only).values())
 
     def render(self, fmt: str) -> str:
         """The text in ``fmt``: ``ini``, ``toml`` or ``flags`` (a line)."""
@@ -61,7 +70,8 @@ class Migration:
 
     def to_ini(self) -> str:
         lines = []
-        for section, items in _grouped(self.flags).items():
+        held = {name: value for name, value in self.flags.items() if name not in self.not_ini}
+        for section, items in _grouped(held).items():
             lines.append(f"[{section}]")
             for key, value in items:
                 name = key if section == "global" else f"{section}.{key}"
@@ -92,10 +102,10 @@ def _grouped(flags: dict[str, Any]) -> dict[str, list[tuple[str, Any]]]:
 
 
 def _ini_literal(value: Any) -> str:
-    """``value`` as an INI file holds it: a ``%`` is written ``%%`` (the reader interpolates)."""
-    if isinstance(value, bool):
-        return str(value)
-    return str(value).replace("%", "%%")
+    """``value`` as an INI file holds it (:func:`~modecfg.configuration.sources.ini_text`: a ``%``
+    written ``%%``, a value wrapped whole in quotes quoted once more)."""
+    text = str(value)
+    return text if isinstance(value, bool) else ini_text(text) or text.replace("%", "%%")
 
 
 # INI's own names, filled when the file is read: another user or process reads another value
@@ -143,6 +153,14 @@ def _migrate(settings: Iterable[Setting], migration: Migration) -> Migration:
             value = raw.strip()  # as written: '~' is expanded when read, for whoever reads it
         migration.flags[spec.name] = value  # a later duplicate wins
         migration.ini_only.pop(spec.name, None)
+        migration.not_ini.pop(spec.name, None)
+        if not isinstance(value, bool) and ini_text(str(value)) is None:
+            migration.not_ini[spec.name] = RcFileError(
+                f"{setting.origin}: {spec.name} = {value!r}: an INI value cannot hold a line break or a "
+                "' #' (a comment starts there), nor start with '#' or start or end with blanks: left out "
+                "of INI. Keep it in a TOML rc file (modecfg migrate FILE --to toml), which holds any text",
+                origin=setting.origin,
+            )
         if isinstance(value, str) and setting.section is not None and any(p in value for p in _PER_READER):
             placeholder = next(p for p in _PER_READER if p in value)
             migration.ini_only[spec.name] = RcFileError(

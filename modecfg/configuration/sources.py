@@ -32,6 +32,7 @@ __all__ = [
     "RcFile",
     "env_settings",
     "find_rc_files",
+    "ini_text",
     "read_ini",
     "read_rc",
     "read_text",
@@ -385,6 +386,23 @@ def _toml_lines(text: str) -> dict[str, int]:
 
 def _toml_key(raw: str) -> str:
     return ".".join(part.strip().strip("\"'") for part in raw.split("."))
+
+
+def ini_text(value: str) -> str | None:
+    """``value`` written as an INI rc file holds it: :func:`read_ini` reads the text back as
+    exactly ``value``. A ``%`` is doubled (the reader interpolates ``%(name)s``) and a value wrapped
+    whole in quotes is quoted once more (the reader takes one pair off, as Theano's did). None
+    where INI cannot hold the value (a line break, a `` #`` comment, a leading ``#``, blanks at
+    either end): a TOML rc file holds any text."""
+    text = value
+    if unwrap_quotes(value) != value:
+        text = '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    text = text.replace("%", "%%")
+    try:
+        settings = read_ini(f"[global]\nvalue = {text}\n", "<a value>")
+    except ConfigError:
+        return None
+    return text if [s.raw for s in settings] == [value] else None
 
 
 def read_toml(text: str, path: str) -> list[Setting]:

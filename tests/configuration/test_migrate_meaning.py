@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import modecfg
 from modecfg.configuration.migrate import migrate_file, migrate_flags
@@ -200,3 +202,58 @@ def test_a_flag_string_is_read_as_the_variable_it_names() -> None:
     assert note.origin.source == "THEANO_FLAGS" and note.origin.layer is modecfg.Layer.ENV
     (note,) = migrate_flags("lib.cnmem=.8", source="--flags").dropped
     assert note.origin.source == "--flags"
+
+
+# -- what INI cannot hold ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("toml_value", "held"),
+    [
+        ('"\\"-O3\\""', True),  # wrapped whole in quotes: INI's reader takes a pair off, so one more
+        ("\"'-O3'\"", True),
+        ('"-O3 -Wall"', True),
+        ('"-O3 # fast"', False),  # " #" starts a comment in INI: the value read would be "-O3"
+        ('"a\\nb"', False),  # a line break
+        ('"#x"', False),
+    ],
+)
+def test_a_value_ini_cannot_hold_is_refused_in_ini_never_cut(
+    tmp_path: Path, toml_value: str, held: bool
+) -> None:
+    """``migrate --to ini`` wrote ``cxxflags = -O3 # fast`` (read back as ``-O3``) and a
+    ``"-O3"`` without the quotes the reader takes off: silently another value."""
+    original = tmp_path / "rc.toml"
+    original.write_text(f"[gcc]\ncxxflags = {toml_value}\n")
+    expected = modecfg.load(env={}, rc_files=[str(original)])["gcc.cxxflags"]
+    migration = migrate_file(original)
+    ini = tmp_path / "new.ini"
+    ini.write_text(migration.render("ini"))
+    if held:
+        assert migration.refused("ini") == []
+        assert modecfg.load(env={}, rc_files=[str(ini)])["gcc.cxxflags"] == expected
+    else:
+        (refused,) = migration.refused("ini")
+        assert isinstance(refused, RcFileError) and refused.origin.line == 2
+        assert str(refused).startswith(f"{original}:2: gcc.cxxflags = {expected!r}: an INI value cannot")
+        assert "--to toml" in str(refused) and "cxxflags" not in ini.read_text()
+        assert "[gcc]" not in ini.read_text()  # no section left empty
+    assert migration.refused("toml") == []
+
+
+_ANY = st.characters(codec="utf-8", exclude_categories=["Cs"]) | st.sampled_from("%#;\"'\\\n []=")
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=st.text(_ANY, max_size=20))
+def test_any_string_migrated_to_ini_reads_back_as_it_was_or_is_refused(value: str) -> None:
+    from modecfg.configuration.sources import ini_text, read_ini
+
+    if "\x00" in value:
+        return
+    text = ini_text(value)
+    if text is None:  # what INI cannot hold, and only that
+        line_break = len(f"x{value}x".splitlines()) > 1
+        assert line_break or "#" in value or value != value.strip(), value
+        return
+    assert [s.raw for s in read_ini(f"[gcc]\ncxxflags = {text}\n", "rc")] == [value]
