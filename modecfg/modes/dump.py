@@ -234,11 +234,12 @@ def write_dump(
     problem = private_directory(directory)
     if problem:
         return None, problem
+    now = time.localtime()  # one instant for the name and the record: a second may turn between
     try:
-        parts = _parts(plan, values, found, bad_outputs, checks or {})
+        parts = _parts(plan, values, found, bad_outputs, checks or {}, now)
     except Exception as exc:  # a dump must never cost the user the guard's error
         return None, f"the call cannot be described ({type(exc).__name__}: {exc})"
-    name = f"nanguard-{time.strftime('%Y%m%d-%H%M%S')}-{_process_name()}-{next(_counter)}.npz"
+    name = f"nanguard-{time.strftime('%Y%m%d-%H%M%S', now)}-{_process_name()}-{next(_counter)}.npz"
     path = os.path.join(directory, name)
     tmp = None
     try:
@@ -277,9 +278,15 @@ class _Parts(NamedTuple):
 
 
 def _parts(
-    plan: Any, values: list[Any], found: Any, bad_outputs: list[str], checks: Mapping[str, Any]
+    plan: Any,
+    values: list[Any],
+    found: Any,
+    bad_outputs: list[str],
+    checks: Mapping[str, Any],
+    now: time.struct_time | None = None,
 ) -> _Parts:
-    """The dump's parts: its data, its arrays (by reference, no copy) and its pickled graph."""
+    """The dump's parts: its data, its arrays (by reference, no copy) and its pickled graph;
+    ``now``: when it was made (its file's name says the same second)."""
     from modecfg._pytensor import dumpgraph, marks
 
     graph = plan.original
@@ -325,7 +332,7 @@ def _parts(
     data = {
         "format": FORMAT,
         "version": VERSION,
-        "created": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "created": time.strftime("%Y-%m-%d %H:%M:%S", now or time.localtime()),
         "process": _process_name(),
         "finding": _finding_data(found),
         "bad_outputs": list(bad_outputs),

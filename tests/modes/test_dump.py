@@ -693,6 +693,33 @@ def test_a_dump_is_named_by_time_process_and_count(model: dict, tmp_path: Path) 
     assert created.replace("-", "").replace(":", "").replace(" ", "-") == found[0][1]  # type: ignore[index]
 
 
+def test_a_dumps_name_and_its_record_say_the_same_second(
+    model: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Made a second apart, they differed when a second turned between the two reads of the clock
+    (seen under make mutate: '20261128-180713' against '20261128-180714')."""
+    import time as real
+
+    ticks = iter(range(1_800_000_000, 1_800_000_100))
+
+    class Clock:  # every read of the clock a second later than the one before
+        def __getattr__(self, name: str) -> Any:
+            return getattr(real, name)
+
+        def localtime(self, seconds: float | None = None) -> real.struct_time:
+            return real.localtime(next(ticks) if seconds is None else seconds)
+
+        def strftime(self, fmt: str, when: real.struct_time | None = None) -> str:
+            return real.strftime(fmt, when or self.localtime())
+
+    monkeypatch.setattr(dump_module, "time", Clock())
+    path = Path(_fail(model, tmp_path).dump_path or "")
+    stamp = re.match(r"nanguard-(\d{8}-\d{6})-", path.name)
+    assert stamp is not None, path.name
+    created = modecfg.load_dump(path).created
+    assert created.replace("-", "").replace(":", "").replace(" ", "-") == stamp[1]
+
+
 def test_no_dump_when_max_dumps_is_0_and_the_error_says_so(model: dict, tmp_path: Path) -> None:
     with modecfg.config.override({"NanGuardMode.max_dumps": 0}):
         error = _fail(model, tmp_path)
