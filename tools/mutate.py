@@ -399,7 +399,12 @@ def main(argv: list[str] | None = None) -> int:
         wanted = {module: names for module, names in wanted.items() if names != []}
         if wanted:
             digests = {module: source_digest(module) for module in wanted}  # what the mutants are of
-            seconds = run(list(wanted), args.jobs, wanted)
+            try:
+                seconds = run(list(wanted), args.jobs, wanted)
+            finally:  # a run stopped (Ctrl-C, a failing test) keeps what it checked, of these sources
+                sources = json.loads(SOURCES.read_text()) if SOURCES.exists() else {}
+                sources.update(digests)
+                SOURCES.write_text(json.dumps(sources, indent=1))
             whole = [module for module, names in wanted.items() if names is None]
             if whole:  # the time of whole runs is what the table shows: shared by their mutants
                 counts = {module: max(1, mutant_count(module)) for module in whole}
@@ -407,9 +412,6 @@ def main(argv: list[str] | None = None) -> int:
                 for module in whole:
                     times[module] = seconds * counts[module] / sum(counts.values())
                 TIMES.write_text(json.dumps(times, indent=1))
-            sources = json.loads(SOURCES.read_text()) if SOURCES.exists() else {}
-            sources.update(digests)
-            SOURCES.write_text(json.dumps(sources, indent=1))
     return report(modules)
 
 
