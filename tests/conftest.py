@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from modecfg.configuration.sources import ENV_FLAG_VARS, RC_PATH_VARS
+from tests.fresh import pythonpath
 
 ROOT = Path(__file__).resolve().parent.parent
 # `make mutate` runs the suite from a copy of the tree (mutants/): it shares the real tree's caches.
@@ -33,6 +34,10 @@ os.environ.setdefault("NUMBA_CACHE_DIR", str(CACHE / "numba"))
 os.environ["XDG_CACHE_HOME"] = str(CACHE / "xdg")
 # The dump key that signs the suite's dumps: the repository's, not the developer's ~/.config.
 os.environ["XDG_CONFIG_HOME"] = str(CACHE / "xdg-config")
+# A Python that a test starts imports the modecfg beside these tests, as this process does: under
+# `make mutate` mutmut's copy (mutants/), so that what a child process runs counts (an editable
+# install names the real tree); elsewhere the checkout, which an editable install names too.
+os.environ["PYTHONPATH"] = pythonpath()
 
 
 def pytest_configure(config: pytest.Config) -> None:

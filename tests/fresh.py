@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def pythonpath(*first: Path | str) -> str:
     """A child's ``PYTHONPATH``: ``first``, this checkout, then the parent's own entries, so that
     packages installed by path (``pip install --target``, a site on ``PYTHONPATH``) still import."""
-    inherited = [entry for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if entry]
+    inherited = [e for e in os.environ.get("PYTHONPATH", "").split(os.pathsep) if e and e != str(ROOT)]
     return os.pathsep.join([*map(str, first), str(ROOT), *inherited])
 
 
