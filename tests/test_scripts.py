@@ -250,6 +250,26 @@ def test_run_dash_m_runs_the_module_with_the_words_after_it(
     assert _seen(tmp_path / "seen.json")["argv"][1:] == ["seen.json", "-v"]
 
 
+def test_run_dash_m_joined_to_a_one_letter_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "q.py").write_text(REPORTER)
+    monkeypatch.chdir(tmp_path)
+    assert _run(["-mq", "seen.json"]) == (0, "")
+    assert _seen(tmp_path / "seen.json")["argv"][1:] == ["seen.json"]
+
+
+def test_the_command_line_hands_run_and_every_word_after_it_to_the_script(tmp_path: Path) -> None:
+    """``modecfg run`` is taken before the command line is parsed: the words after the script
+    (``--json``, ``run``, ``-h``) are the script's, and what the command says goes to its stderr."""
+    from modecfg.cli import main
+
+    (tmp_path / "s.py").write_text(REPORTER)
+    seen, out, err = tmp_path / "seen.json", io.StringIO(), io.StringIO()
+    assert main(["run", str(tmp_path / "s.py"), str(seen), "--json", "run", "-h"], out, err) == 0
+    assert _seen(seen)["argv"][1:] == [str(seen), "--json", "run", "-h"] and err.getvalue() == ""
+    assert main(["run", str(tmp_path / "missing.py")], out, err) == 2
+    assert err.getvalue().startswith("error: can't open file") and out.getvalue() == ""
+
+
 @pytest.mark.parametrize(
     ("words", "status", "said"),
     [
