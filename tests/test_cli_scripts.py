@@ -83,6 +83,34 @@ def test_os_exit_in_the_script_loses_no_report_and_still_ends_the_process(
     assert said[command] in done.stdout, done.stdout + done.stderr
 
 
+@pytest.mark.parametrize("command", ["check-float32", "profile", "compare"])
+def test_os_exit_in_the_script_is_reported_first_in_this_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    """The same, in this process (the real exit stood in for): the report is written before the
+    exit, with the script's status."""
+    from modecfg import scripts
+
+    class Ended(BaseException):
+        pass
+
+    def ended(status: int) -> None:
+        raise Ended(status)
+
+    monkeypatch.setattr(scripts, "_real_exit", ended)
+    out, err = io.StringIO(), io.StringIO()
+    script = _script(tmp_path, "os._exit(7)")
+    with pytest.raises(Ended) as caught:
+        try:
+            main([command, str(script)], out, err)
+        finally:
+            for name in ("floatX", "profile"):
+                modecfg.config.reset(name)
+    assert caught.value.args == (7,)
+    said = {"check-float32": "float64 enters at 1 line(s)", "profile": "Profile of", "compare": "compare: "}
+    assert said[command] in out.getvalue(), out.getvalue() + err.getvalue()
+
+
 def test_the_real_os_exit_is_back_after_a_command(tmp_path: Path) -> None:
     _cli("check-float32", str(_script(tmp_path, "")))
     assert os._exit.__module__ in ("posix", "nt")
