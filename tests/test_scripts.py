@@ -565,30 +565,31 @@ def test_profile_prints_each_report_the_merged_one_and_writes_the_files_asked(
     monkeypatch.setattr(session, "reports", given)
     monkeypatch.setattr(session, "all_stats", lambda: ["s0", "s1", "s2", "s3"])
     monkeypatch.setattr(session, "mark_printed", lambda stats: asked.append(list(stats)))
+    assert found[0].text(3, 1) != found[0].text(3, None)  # the op rows are cut at n_ops: it is passed on
     paths = {kind: str(tmp_path / f"p.{kind}") for kind in ("json", "trace", "html")}
     out = io.StringIO()
-    with modecfg.config.override(**{"profiling.n_apply": 3, "profiling.n_ops": 2}):
+    with modecfg.config.override(**{"profiling.n_apply": 3, "profiling.n_ops": 1}):
         code = running._profile_report(argparse.Namespace(**paths), 1, 5, out)
     assert code == 5 and asked == [1, ["s1", "s2", "s3"]]  # the script's functions only
     assert out.getvalue() == (
-        found[0].text(3, 2)
+        found[0].text(3, 1)
         + "\n\n"
-        + found[1].text(3, 2)
+        + found[1].text(3, 1)
         + "\n\n"
-        + ProfileReport.merged(found).text(3, 2)
+        + ProfileReport.merged(found).text(3, 1)
         + "\n"
         f"wrote {paths['json']}\nwrote {paths['trace']}\nwrote {paths['html']}\n"
     )
     assert Path(paths["json"]).read_text() == json.dumps(to_json(found), indent=1)
     assert Path(paths["trace"]).read_text() == json.dumps(to_trace(found), indent=1)
-    assert Path(paths["html"]).read_text() == to_html(found, 3, 2)
+    assert Path(paths["html"]).read_text() == to_html(found, 3, 1)
     # one report: no merged one; nothing asked: no file
     monkeypatch.setattr(session, "reports", lambda since: found[:1])
     out = io.StringIO()
     none = dict.fromkeys(paths)
-    with modecfg.config.override(**{"profiling.n_apply": 3, "profiling.n_ops": 2}):
+    with modecfg.config.override(**{"profiling.n_apply": 3, "profiling.n_ops": 1}):
         assert running._profile_report(argparse.Namespace(**none), 0, 0, out) == 0
-    assert out.getvalue() == found[0].text(3, 2) + "\n\n"
+    assert out.getvalue() == found[0].text(3, 1) + "\n\n"
     monkeypatch.setattr(session, "reports", lambda since: [])
     out = io.StringIO()
     assert running._profile_report(argparse.Namespace(**none), 0, 0, out) == 1
