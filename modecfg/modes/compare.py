@@ -263,8 +263,9 @@ class ComparedVM(WrappedVM):
                 state.reported = True
                 counted.found.append(message.splitlines()[1].strip() if "\n" in message else message)
         action = str(config.CompareMode.action)
-        if action != "warn":
-            self._own_error = True
+        # whatever act raises (the error; the warning, where a filter makes it one) is CompareMode's
+        # own, not a failing node's: PyTensor must not add "the operation that failed" to it
+        self._own_error = True
         error = CompareError(message, comparison=comparison)
         act(action, message, warning=CompareWarning, error=lambda: error, log=_log)
 

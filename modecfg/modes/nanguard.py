@@ -369,8 +369,8 @@ class GuardedVM(WrappedVM):
         elif original is not None:
             why_no_dump = "written at the first bad call of this function (action=warn)"
         message = _message(found, bad_outputs, dump, why_no_dump, kept=action != "warn", plan=plan)
-        if action != "warn":
-            self._own_error = True
+        # what act raises (a warning too, where a filter makes it an error) is the guard's own
+        self._own_error = True
         error = NanGuardError(message, bad=found, dump_path=dump, bad_outputs=bad_outputs)
         act(action, message, warning=NanGuardWarning, error=lambda: error, log=_log, raise_after_pdb=True)
 

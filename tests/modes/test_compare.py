@@ -366,6 +366,28 @@ def test_the_command_runs_a_script_in_compare_mode(tmp_path: Path) -> None:
     assert "CompareMode: the backends differ" in out.getvalue() and "WrongOnNumba" in out.getvalue()
 
 
+@_numba
+def test_the_comparisons_own_error_blames_no_node_of_the_function() -> None:
+    """A difference is raised by CompareMode, not by a node that failed: PyTensor's "the
+    operation that failed" notes (its HINT, a line of the user's) would name a node that did
+    not fail (a Mul, here)."""
+    x = pt.vector("x")
+    y = (planted.wrong_on_numba(x) * 2).sum()
+    f = pytensor.function([x], y, mode=_mode(linker="cvm", linkers="numba,py"))
+    with pytest.raises(CompareError) as caught:
+        f(np.array([3.0]))
+    assert getattr(caught.value, "__notes__", []) == []
+    assert not hasattr(f.vm, "position_of_error")
+    with (
+        modecfg.config.override(CompareMode__action="warn"),
+        warnings.catch_warnings(),
+        pytest.raises(CompareWarning) as warned,
+    ):
+        warnings.simplefilter("error")  # pytest -W error: the warning is raised out of the call
+        f(np.array([3.0]))
+    assert getattr(warned.value, "__notes__", []) == []
+
+
 def test_a_graph_that_draws_at_random_compares_and_leaves_jax_out() -> None:
     rng = pytensor.shared(np.random.default_rng(0), name="rng")
     x = pt.vector("x")

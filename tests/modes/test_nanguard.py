@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -344,3 +345,19 @@ def test_warn_writes_the_updates_says_so_and_dumps_the_first_bad_call_only(tmp_p
     assert "nothing was updated: w keep their values from before the call" in str(info.value)
     with pytest.raises(AttributeError):  # the guard's own error has no failing node for PyTensor to show
         step.vm.position_of_error  # noqa: B018
+
+
+def test_the_guards_warning_made_an_error_by_a_filter_blames_no_node() -> None:
+    """pytest -W error, filterwarnings=error: the guard's warning is raised out of the call, and
+    PyTensor added its "no line of your code is recorded for the failing operation" notes to it."""
+    x = pt.vector("x")
+    with modecfg.config.override(linker="cvm"):
+        f = modecfg.function([x], pt.log(x) * 2, mode="NanGuardMode")
+    with (
+        modecfg.config.override(NanGuardMode__action="warn"),
+        warnings.catch_warnings(),
+        pytest.raises(modecfg.modes.nanguard.NanGuardWarning) as warned,
+    ):
+        warnings.simplefilter("error")
+        f(np.array([-1.0]))
+    assert getattr(warned.value, "__notes__", []) == []
