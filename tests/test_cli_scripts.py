@@ -97,6 +97,7 @@ def test_os_exit_in_the_script_is_reported_first_in_this_process(
     def ended(status: int) -> None:
         raise Ended(status)
 
+    monkeypatch.setattr(os, "_exit", os._exit)  # the command puts "the real exit" (ended) back: undone after
     monkeypatch.setattr(scripts, "_real_exit", ended)
     out, err = io.StringIO(), io.StringIO()
     script = _script(tmp_path, "os._exit(7)")
