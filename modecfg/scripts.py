@@ -81,11 +81,12 @@ def _reporting_exit(before_exit: Callable[[int], None] | None) -> Iterator[None]
         yield
         return
     _before_exit.append((os.getpid(), before_exit))
+    previous = os._exit  # put back after: the real one, an outer command's, or the program's own
     os._exit = _exit
     try:
         yield
     finally:
-        os._exit = _real_exit
+        os._exit = previous
         if _before_exit and _before_exit[-1][1] is before_exit:
             _before_exit.pop()
 

@@ -188,7 +188,10 @@ def test_os_exit_writes_the_report_first_in_this_process_only(
     def ended(status: int) -> None:
         raise Ended(status)
 
-    monkeypatch.setattr(os, "_exit", os._exit)  # put back after: run_script leaves it as _real_exit
+    def theirs(status: int) -> None:  # an os._exit the program had put in place itself
+        raise AssertionError("not called")
+
+    monkeypatch.setattr(os, "_exit", theirs)
     monkeypatch.setattr(scripts, "_real_exit", ended)
     reported: list[int] = []
     script = tmp_path / "s.py"
@@ -196,7 +199,7 @@ def test_os_exit_writes_the_report_first_in_this_process_only(
     with pytest.raises(Ended) as info:
         scripts.run_script(str(script), before_exit=reported.append)
     assert info.value.args == (7,) and reported == [7]
-    assert os._exit is ended and scripts._before_exit == []  # put back, nothing left behind
+    assert os._exit is theirs and scripts._before_exit == []  # what was there put back, nothing left
     # a forked child's os._exit (another pid) ends it without the parent's report
     monkeypatch.setattr(scripts, "_before_exit", [(os.getpid() + 1, reported.append)])
     with pytest.raises(Ended):
@@ -207,7 +210,7 @@ def test_os_exit_writes_the_report_first_in_this_process_only(
     main = sys.modules["__main__"]
     try:
         scripts.run_script(str(script), keep_main=True)
-        assert sys.modules["__main__"].exit_was is ended
+        assert sys.modules["__main__"].exit_was is theirs
     finally:
         sys.modules["__main__"] = main
 
