@@ -22,6 +22,21 @@ def pythonpath(*first: Path | str) -> str:
     return os.pathsep.join([*map(str, first), str(ROOT), *inherited])
 
 
+def installed_module(root: Path, name: str, text: str) -> Any:
+    """A module made of ``text`` in a ``site-packages`` folder under ``root``, imported: an
+    installed package's code (PyMC's, a sampler's) as modecfg tells it from the user's."""
+    import importlib.util
+
+    path = root / "env" / "lib" / "site-packages" / f"{name}.py"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def run_json(code: str, env: dict[str, str] | None = None, timeout: float = 300) -> dict[str, Any]:
     """Run ``code`` (dedented) with ``env`` added; it prints one JSON object as its last line.
 

@@ -9,14 +9,13 @@ import sys
 import threading
 import warnings
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from modecfg._warn import folded
-from tests.fresh import pythonpath
+from tests.fresh import installed_module, pythonpath
 
 
 def test_warnings_in_the_block_are_kept_not_shown_and_the_hook_is_put_back() -> None:
@@ -142,27 +141,13 @@ def test_each_thread_keeps_exactly_its_own_and_shows_only_the_others(folds: list
 LIBRARY = "def call(f, *args):\n    return f(*args)\n"
 
 
-def _installed_module(root: Path, name: str, text: str) -> Any:
-    """A module in a ``site-packages`` folder under ``root``: an installed package's code."""
-    import importlib.util
-
-    path = root / "env" / "lib" / "site-packages" / f"{name}.py"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_a_warning_raised_under_an_installed_library_is_said_at_the_line_that_called_it(
     tmp_path: Path,
 ) -> None:
     from modecfg._warn import warn
     from modecfg.errors import ModecfgWarning
 
-    library = _installed_module(tmp_path, "somelib", LIBRARY)
+    library = installed_module(tmp_path, "somelib", LIBRARY)
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         line = sys._getframe().f_lineno + 1
@@ -177,7 +162,7 @@ def test_a_warning_raised_under_an_installed_library_is_said_at_the_line_that_ca
 def test_where_every_frame_outside_the_libraries_is_installed_the_innermost_is_named(tmp_path: Path) -> None:
     """An installed tool's own command (``python -m tool``: runpy, then the tool): no line of the
     user's is on the stack, and the warning is said at the tool's line nearest the call."""
-    _installed_module(tmp_path, "somelib", LIBRARY)
+    installed_module(tmp_path, "somelib", LIBRARY)
     site = tmp_path / "env" / "lib" / "site-packages"
     (site / "sometool.py").write_text(
         "import functools, warnings\n"

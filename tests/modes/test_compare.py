@@ -34,7 +34,7 @@ from modecfg._pytensor.version import pytensor_version
 from modecfg.errors import CompareError, CompareWarning, FlagValueError, NanGuardError
 from modecfg.modes.compare import CompareMode, reference_linkers
 from modecfg.modes.judging import REWRITES, WRITTEN, Settings
-from tests.fresh import pythonpath
+from tests.fresh import installed_module, pythonpath
 from tests.modes import planted
 
 HERE = os.path.abspath(__file__)
@@ -719,8 +719,6 @@ def test_a_function_an_installed_library_calls_notes_at_the_line_that_called_the
     """Issue 60 (PyMC's journey): a function PyMC compiled and calls inside ``pm.sample`` noted
     what JAX warned at PyMC's line (pymc/pytensorf.py:621); the line is the script's that called
     the installed library."""
-    import importlib.util
-
     from pytensor.raise_op import Assert
 
     from modecfg._registry.linkers import installed
@@ -728,13 +726,7 @@ def test_a_function_an_installed_library_calls_notes_at_the_line_that_called_the
 
     if not installed("jax"):
         pytest.skip("jax is not installed")
-    library = tmp_path / "lib" / "site-packages" / "samplerlib.py"
-    library.parent.mkdir(parents=True)
-    library.write_text("def sample(f, value):\n    return f(value)\n")
-    spec = importlib.util.spec_from_file_location("samplerlib", library)
-    assert spec is not None and spec.loader is not None
-    samplerlib = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(samplerlib)
+    samplerlib = installed_module(tmp_path, "samplerlib", "def sample(f, value):\n    return f(value)\n")
     x = pt.vector("x", dtype="float64")
     f = pytensor.function([x], Assert("x is positive")(x, pt.all(x > 0)).sum(), mode=_mode(linkers="jax"))
     with warnings.catch_warnings(record=True) as seen:

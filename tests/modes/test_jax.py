@@ -76,15 +76,10 @@ def test_a_compile_an_installed_library_makes_is_said_at_the_line_that_called_it
 ) -> None:
     """PyMC compiles inside ``pm.sample``: the note names the script's ``pm.sample`` line, the
     one the user can change, not PyMC's compile."""
-    import importlib.util
+    from tests.fresh import installed_module
 
-    library = tmp_path / "lib" / "site-packages" / "modellib.py"
-    library.parent.mkdir(parents=True)
-    library.write_text("import pytensor\ndef sample(x, y):\n    return pytensor.function([x], y)\n")
-    spec = importlib.util.spec_from_file_location("modellib", library)
-    assert spec is not None and spec.loader is not None
-    modellib = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(modellib)
+    text = "import pytensor\ndef sample(x, y):\n    return pytensor.function([x], y)\n"
+    modellib = installed_module(tmp_path, "modellib", text)
     x = pt.vector("x")
     with modecfg.config.override(device="cuda"), pytest.raises(modecfg.DeviceUnavailableError) as caught:
         line = sys._getframe().f_lineno + 1
