@@ -8,6 +8,7 @@ import argparse
 import io
 import json
 import os
+import re
 import sys
 import types
 import zipfile
@@ -583,7 +584,13 @@ def test_profile_prints_each_report_the_merged_one_and_writes_the_files_asked(
         + "\n"
         f"wrote {paths['json']}\nwrote {paths['trace']}\nwrote {paths['html']}\n"
     )
-    assert Path(paths["json"]).read_text() == json.dumps(to_json(found), indent=1)
+    text = Path(paths["json"]).read_text()
+    written, expected = json.loads(text), to_json(found)
+    assert text == json.dumps(written, indent=1)
+    # the file was written a moment before: its stamp is its own (a second may have turned since)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", written.pop("generated"))
+    expected.pop("generated")
+    assert written == expected
     assert Path(paths["trace"]).read_text() == json.dumps(to_trace(found), indent=1)
     assert Path(paths["html"]).read_text() == to_html(found, 3, 1)
     # one report: no merged one; nothing asked: no file
