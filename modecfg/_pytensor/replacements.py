@@ -28,6 +28,7 @@ from modecfg._pytensor.state import originals as _originals
 from modecfg._source import at_users_compile, calling_line
 from modecfg.configuration import config
 from modecfg.configuration.overrides import SingleOverride
+from modecfg.configuration.sections import OWNER, PARENT
 from modecfg.errors import ConfigError
 
 __all__: list[str] = []  # the patch list (patches.PATCHES) names what it uses
@@ -101,6 +102,7 @@ def change_flags_enter(self: Any) -> Any:
         # SingleOverride.__enter__ written out (its call was a tenth of the statement's time;
         # tests/_pytensor/test_view.py holds the two to the same items)
         var = scope._var
+        # an item (VALUE, ORIGIN, PARENT, OWNER, ALIVE)
         scope._last = item = [scope._value, scope._origin, var.get(), scope, scope._alive()]
         if scope._name not in scope._shadowed:  # read after the item's weak reference is made
             scope._store.install(scope._name)
@@ -185,8 +187,8 @@ def change_flags_exit(self: Any, exc_type: Any = None, exc: Any = None, tb: Any 
         held[_ENTERED] = None  # (cheaper than taking the key out of the object's dict again)
         var = entered._var  # SingleOverride.__exit__ written out, as in change_flags_enter
         top = var.get()
-        if top is not None and top[3] is entered:  # left in order: its parent back
-            var.set(top[2])
+        if top is not None and top[OWNER] is entered:  # left in order: its parent back
+            var.set(top[PARENT])
             if entered._last is top:
                 entered._last = None
         else:

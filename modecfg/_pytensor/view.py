@@ -40,7 +40,7 @@ from modecfg._pytensor.state import HAND_OFF
 from modecfg._pytensor.values import pytensor_accepts
 from modecfg.configuration import config as _config
 from modecfg.configuration.flags import FLAGS, Flag
-from modecfg.configuration.sections import UNSET
+from modecfg.configuration.sections import SHOWN, UNSET, VALUE
 
 __all__ = ["ADOPTED", "FlagParam", "attach", "detach", "view"]
 
@@ -128,9 +128,9 @@ class FlagParam(ConfigParam):  # type: ignore[misc]
             item = self.overridden()
             if item is not None:  # an override in this thread or task
                 try:
-                    return item[5]  # the value as PyTensor shows it, kept on the item at the first read
+                    return item[SHOWN]  # the value as PyTensor shows it, kept on the item at the first read
                 except IndexError:
-                    value = item[0]
+                    value = item[VALUE]
                     if value is not UNSET:
                         shown = self.show(value)
                         item.append(shown)

@@ -27,7 +27,7 @@ from modecfg.configuration.origin import DEFAULT_ORIGIN, Layer, Origin, Setting
 from modecfg.configuration.overrides import Override, make_override, replace
 from modecfg.configuration.resolve import Candidate, Note, Resolution, unknown_flag, value_error
 from modecfg.configuration.schema import validate
-from modecfg.configuration.sections import Section
+from modecfg.configuration.sections import ORIGIN, VALUE, Section
 from modecfg.configuration.store import (
     _PROCESS_WIDE,
     Change,
@@ -79,7 +79,7 @@ class Config(Section):
         store = self._cfg_store
         store.ready_up()
         found = store.override_of(spec.name)
-        return found[0] if found is not None else store.base(spec.name)
+        return found[VALUE] if found is not None else store.base(spec.name)
 
     def __dir__(self) -> list[str]:
         return sorted({*Section.__dir__(self), *_RESERVED})
@@ -132,7 +132,7 @@ class Config(Section):
         store.ready_up()
         scoped = store.override_of(spec.name)
         if scoped is not None:
-            origin: Origin = scoped[1]
+            origin: Origin = scoped[ORIGIN]
             return origin
         found = store.candidates.get(spec.name)
         return found[-1].origin if found else DEFAULT_ORIGIN
@@ -145,7 +145,7 @@ class Config(Section):
         layers = list(self.layers(spec.name))
         scoped = self._cfg_store.override_of(spec.name)
         if scoped is not None:
-            value, origin = scoped[0], scoped[1]
+            value, origin = scoped[VALUE], scoped[ORIGIN]
             layers.append(Candidate(value, value, origin))
         return Explanation(
             name=spec.name,

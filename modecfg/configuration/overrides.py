@@ -2,7 +2,8 @@
 
 An override must be seen only where it was made, so each flag has a
 :class:`contextvars.ContextVar` of its own (``Store.var_of``) holding, in each context, the
-innermost override of that flag there: an *item* ``[value, origin, parent, owner, alive]``,
+innermost override of that flag there: an *item* ``[value, origin, parent, owner, alive]``
+(a list whose fields are read by name: ``item[PARENT]``, :mod:`~modecfg.configuration.sections`),
 whose parent is the item it was pushed on (the enclosing override of the same flag) and whose
 owner is the :class:`Override` that entered it. A context copied inside an override
 (``asyncio.create_task``, ``contextvars.copy_context().run``) keeps the item, and with it the
@@ -31,7 +32,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from modecfg.configuration.flagstring import format_flags
 from modecfg.configuration.origin import Origin
-from modecfg.configuration.sections import UNSET, Held, Item
+from modecfg.configuration.sections import ALIVE, ORIGIN, OWNER, PARENT, SHOWN, UNSET, VALUE, Held, Item
 from modecfg.configuration.store import Change, Store
 
 if TYPE_CHECKING:
@@ -59,7 +60,8 @@ def replace(store: Store, name: str, item: tuple[Any, Origin]) -> None:
     var = store.var_of(name)
     top = var.get()
     assert top is not None, "replace() is called inside an override"
-    new = [item[0], item[1], top[2], top[3], top[4]]  # shares the weak reference: counted while either lives
+    # shares the weak reference: counted while either lives
+    new = [item[0], item[1], top[PARENT], top[OWNER], top[ALIVE]]
     var.set(new)
     _reopened(top, new)
 
@@ -132,11 +134,11 @@ class Override:
             return False
         first, item = made[0], self._vars[0].get()
         while item is not None and item is not first:
-            item = item[2]
+            item = item[PARENT]
         return item is not None
 
     def __enter__(self) -> ConfigLike:
-        made = [
+        made = [  # items: VALUE, ORIGIN, PARENT, OWNER, ALIVE (sections.py)
             [value, origin, var.get(), self, _ref(held, _never)]  # counted before shadowed is read
             for var, (value, origin), held in zip(self._vars, self._items.values(), self._held, strict=True)
         ]
@@ -166,9 +168,9 @@ class Override:
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         tops = [var.get() for var in self._vars]
-        if all(top is not None and top[3] is self for top in tops):
+        if all(top is not None and top[OWNER] is self for top in tops):
             for var, top in zip(self._vars, tops, strict=True):
-                var.set(top[2])  # type: ignore[index]
+                var.set(top[PARENT])  # type: ignore[index]
             first = tops[0] if tops else None  # an override of no flag sets nothing
         else:
             left = _leave_out_of_order(self)
@@ -276,7 +278,7 @@ class SingleOverride(Override):
 
     def __enter__(self) -> ConfigLike:
         var = self._var
-        self._last = item = [self._value, self._origin, var.get(), self, self._alive()]
+        self._last = item = [self._value, self._origin, var.get(), self, self._alive()]  # VALUE...ALIVE
         if self._name not in self._shadowed:  # read after the item's weak reference is made
             self._store.install(self._name)
         var.set(item)
@@ -287,12 +289,12 @@ class SingleOverride(Override):
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         var = self._var
         top = var.get()
-        if top is None or top[3] is not self:
+        if top is None or top[OWNER] is not self:
             top = _leave_out_of_order(self)
             if top is None:  # entered in another thread or task: ended there, as PyTensor would
                 return
         else:
-            var.set(top[2])
+            var.set(top[PARENT])
         if self._last is top:
             self._last = None
 
@@ -305,19 +307,20 @@ def _leave_out_of_order(owner: Override) -> Item | None:
     for var in owner._vars:
         newer = []
         item = var.get()
-        while item is not None and item[3] is not owner:
+        while item is not None and item[OWNER] is not owner:
             newer.append(item)
-            item = item[2]
+            item = item[PARENT]
         if item is None:
             if first is None:  # not entered in this context
                 _end_elsewhere(owner)
                 return None
             continue  # pragma: no cover - an entry sets every flag of its owner
-        rebuilt = item[2]
+        rebuilt = item[PARENT]
         for later in reversed(newer):
-            if later[3] is None:  # ended from another thread (_end_elsewhere): nothing of its own
+            if later[OWNER] is None:  # ended from another thread (_end_elsewhere): nothing of its own
                 continue
-            new = [later[0], later[1], rebuilt, later[3], later[4]]  # counted while either lives
+            # counted while either lives
+            new = [later[VALUE], later[ORIGIN], rebuilt, later[OWNER], later[ALIVE]]
             _reopened(later, new)
             rebuilt = new
         var.set(rebuilt)
@@ -329,7 +332,7 @@ def _leave_out_of_order(owner: Override) -> Item | None:
 def _reopened(old: Item, new: Item) -> None:
     """``new`` takes the place of the open item ``old`` (an assignment inside it, an item left
     out of order beneath it): its owner keeps the one in force."""
-    owner: Override | None = old[3]
+    owner: Override | None = old[OWNER]
     if owner is None:
         return
     if isinstance(owner, SingleOverride):
@@ -354,10 +357,10 @@ def _end_elsewhere(owner: Override) -> None:
         raise RuntimeError("override exited without being entered in this context, nor open in another")
     owner._last = None
     for item in made:
-        parent = item[2]
-        item[0], item[1] = (UNSET, None) if parent is None else (parent[0], parent[1])
-        item[3] = None  # ended: a block around it left later rebuilds its chain without it
-        del item[5:]  # what pytensor.config showed for the value it had
+        parent = item[PARENT]
+        item[VALUE], item[ORIGIN] = (UNSET, None) if parent is None else (parent[VALUE], parent[ORIGIN])
+        item[OWNER] = None  # ended: a block around it left later rebuilds its chain without it
+        del item[SHOWN:]  # what pytensor.config showed for the value it had
     # (its flags stay held, by their weak references, until the entering context lets them go)
 
 

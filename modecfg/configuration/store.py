@@ -15,7 +15,18 @@ from modecfg._locks import Lock, RLock, fork_safe
 from modecfg.configuration.flags import Flag, FlagSet, Lazy
 from modecfg.configuration.origin import Layer, Origin, Setting
 from modecfg.configuration.resolve import Candidate, Note, Resolution
-from modecfg.configuration.sections import UNSET, Alias, Held, Item, LazyDefault, Overridden, Pending, Section
+from modecfg.configuration.sections import (
+    ORIGIN,
+    UNSET,
+    VALUE,
+    Alias,
+    Held,
+    Item,
+    LazyDefault,
+    Overridden,
+    Pending,
+    Section,
+)
 from modecfg.errors import ConfigErrors, ObsoleteFlagWarning
 
 if TYPE_CHECKING:
@@ -101,22 +112,22 @@ class Store:
         entries are its value and origin; the one way the facade reads the overrides."""
         var = self.vars.get(name)
         found = var.get() if var is not None else None
-        if found is None or found[0] is UNSET:
+        if found is None or found[VALUE] is UNSET:
             return None
         return found
 
     def value(self, name: str) -> Any:
         """The value of ``name`` in the reading thread or task: its override, else :meth:`base`."""
         found = self.override_of(name)
-        return found[0] if found is not None else self.base(name)
+        return found[VALUE] if found is not None else self.base(name)
 
     def overridden(self) -> dict[str, tuple[Any, Origin]]:
         """Every override in the reading thread or task, by flag: (value, origin)."""
         found = {}
         for name, var in tuple(self.vars.items()):  # the flags some Override was made for
             item = var.get()
-            if item is not None and item[0] is not UNSET:
-                found[name] = (item[0], item[1])
+            if item is not None and item[VALUE] is not UNSET:
+                found[name] = (item[VALUE], item[ORIGIN])
         return found
 
     # -- flags -----------------------------------------------------------------------

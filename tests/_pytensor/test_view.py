@@ -815,6 +815,7 @@ def test_a_block_entered_again_at_its_call_site_makes_the_items_its_override_mak
     import weakref
 
     from modecfg.configuration.overrides import SingleOverride
+    from modecfg.configuration.sections import ALIVE, ORIGIN, OWNER, PARENT, SHOWN, VALUE
 
     block = pytensor.config.change_flags(floatX="float32")
     seen = []
@@ -823,8 +824,14 @@ def test_a_block_entered_again_at_its_call_site_makes_the_items_its_override_mak
             scope = vars(block)["_modecfg_entered"]
             assert type(scope) is SingleOverride
             item = scope._var.get()
-            assert item[:4] == [scope._value, scope._origin, None, scope] and scope._last is item
-            assert type(item[4]) is weakref.ref and item[4]() is scope._one_held and len(item) == 5
+            assert [item[VALUE], item[ORIGIN], item[PARENT], item[OWNER]] == [
+                scope._value,
+                scope._origin,
+                None,
+                scope,
+            ]
+            assert type(item[ALIVE]) is weakref.ref and item[ALIVE]() is scope._one_held
+            assert len(item) == SHOWN and scope._last is item  # nothing shown yet
             assert scope._name in scope._shadowed
             seen.append((scope, pytensor.config.floatX, config.floatX))
         assert scope._var.get() is None and scope._last is None and vars(block)["_modecfg_entered"] is None
