@@ -27,12 +27,12 @@ if _TYPE_CHECKING:  # the names handed out on first use, each written here once 
     from modecfg.configuration.migrate import migrate_file as migrate_file
     from modecfg.configuration.migrate import migrate_flags as migrate_flags
     from modecfg.configuration.snapshot import Snapshot as Snapshot
+    from modecfg.device.where import ran_on as ran_on
     from modecfg.modes import register_mode as register_mode
     from modecfg.modes.build import get_mode as get_mode
     from modecfg.modes.compare import CompareMode as CompareMode
     from modecfg.modes.compiling import compiled_with as compiled_with
     from modecfg.modes.compiling import function as function
-    from modecfg.modes.device import ran_on as ran_on
     from modecfg.modes.dump_reading import Dump as Dump
     from modecfg.modes.dump_reading import load_dump as load_dump
     from modecfg.modes.monitor import MonitorMode as MonitorMode

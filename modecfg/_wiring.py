@@ -16,6 +16,7 @@ from modecfg._pytensor.patch import register
 from modecfg._registry.modes import SHAPING_FLAGS
 from modecfg.configuration import Change, config
 from modecfg.configuration.flags import set_pytensor_names
+from modecfg.device import contacts as device
 from modecfg.testvalues import contacts as testvalues
 
 __all__ = ["unwire", "wire"]
@@ -79,16 +80,6 @@ def _print_profiles() -> None:
     print_at_exit()
 
 
-def _jax_linked() -> None:
-    """A function was linked for JAX: inputs given as JAX arrays are used where they are, and
-    shared variables it left on the device read as numpy, from now on (these patches cost every
-    call and every get_value a check: off in processes that never use JAX)."""
-    from modecfg._pytensor.patches import DEVICE_INPUTS, SHARED_VALUES, SHARED_VALUES_SET, enable
-
-    for patch in (SHARED_VALUES, SHARED_VALUES_SET, DEVICE_INPUTS):
-        enable(patch)
-
-
 def _modes_changed(change: Change) -> None:
     """A flag that shapes the built-in modes changed for the process: the modes built
     from the old value will not be asked for again."""
@@ -132,12 +123,12 @@ def wire() -> None:
     hooks.before_rewrites.append(_bound_after_compiles)
     hooks.get_mode = _get_mode
     hooks.float64_checked = _float64_checked
-    hooks.jax_linked = _jax_linked
     hooks.print_profiles = _print_profiles
     hooks.profiled_mode = _profiled_mode
     hooks.rewrite_mode = _rewrite_mode
     hooks.after_import.append(_pytensor_loaded)
-    register(*testvalues.PATCHES)  # a feature that owns its contacts (modecfg/testvalues/)
+    register(*device.PATCHES)  # the features that own their contacts (modecfg/device/, ...)
+    register(*testvalues.PATCHES)
     _unsubscribe.append(config.subscribe(testvalues.touched, ["compute_test_value"], overrides=True))
     _unsubscribe.append(config.subscribe(_modes_changed, SHAPING_FLAGS))
     _bridge = PyTensorBridge(config)
@@ -167,4 +158,3 @@ def unwire() -> None:
     atexit.unregister(_bound_caches)
     hooks.get_mode = hooks.print_profiles = hooks.rewrite_mode = hooks.profiled_mode = None
     hooks.float64_checked = None
-    hooks.jax_linked = None

@@ -102,7 +102,7 @@ def _linker(fn: Any) -> str:
 def run(steps: int = 200, seed: int = 0, mode: Any = None, profile: bool = False) -> DemoResult:
     """Compile and train; measure compile time, time per step and final accuracy."""
     from modecfg.checks import check_float32
-    from modecfg.modes.device import ran_on
+    from modecfg.device.where import ran_on
 
     model = compile_model(mode, seed, profile=profile or None)
     times = []

@@ -129,8 +129,8 @@ PRECISION_COST = {
 
 
 def diagnose_machine(verbose: bool = True) -> Report:
-    from modecfg._pytensor.backends import gpu_devices
-    from modecfg.modes.device import why_no_gpu
+    from modecfg.device.gpus import gpu_devices
+    from modecfg.device.where import why_no_gpu
 
     cxx = str(config.cxx)
     report: Report = {}
@@ -240,7 +240,7 @@ def assess(cfg: Config, *, pytensor: bool = True) -> Assessment:
     notes = [shared] if shared else []
     device = str(cfg.device)
     if device.startswith(("gpu", "cuda")) and not _strict_device(cfg):
-        from modecfg.modes.device import why_no_gpu
+        from modecfg.device.where import why_no_gpu
 
         why = why_no_gpu(device)
         if why:
@@ -413,7 +413,7 @@ def preflight(cfg: Config) -> list[str]:
 
     from modecfg._registry import linkers as registry
     from modecfg._registry.modes import find_mode
-    from modecfg.modes.device import why_no_gpu
+    from modecfg.device.where import why_no_gpu
 
     problems = []
     cxx = str(cfg.cxx)

@@ -418,7 +418,7 @@ def test_validate_is_a_preflight_of_what_the_values_ask_of_this_machine(
 
 
 def test_validate_names_a_gpu_device_this_machine_cannot_use(monkeypatch: pytest.MonkeyPatch) -> None:
-    from modecfg.modes import device
+    from modecfg.device import where as device
 
     monkeypatch.setattr(device, "installed", lambda module: False)  # as on these machines, jax or not
     monkeypatch.setenv("MODECFG_FLAGS", "device=cuda0")
@@ -566,7 +566,7 @@ def test_doctor_its_verbose_form_and_validate_give_one_verdict(flags: str, tmp_p
 
 
 def _a_gpu_jax_sees() -> bool:
-    from modecfg.modes import device
+    from modecfg.device import where as device
 
     return bool(device.gpu_devices())
 

@@ -59,8 +59,8 @@ MODULES = {
     "float32": "modecfg/checks/float32.py",
     "view": "modecfg/_pytensor/view.py",
     "auto": "modecfg/linkers/auto.py",
-    "device": "modecfg/modes/device.py",
-    "jaxlink": "modecfg/_pytensor/jaxlink.py",
+    "device": "modecfg/device/where.py",
+    "jaxlink": "modecfg/device/jaxlink.py",
     "trim": "modecfg/cache/trim.py",
     "holders": "modecfg/_holders.py",
     "travel": "modecfg/cache/travel.py",
@@ -86,6 +86,7 @@ MODULES = {
     "patch": "modecfg/_pytensor/patch.py",
     "wrapped": "modecfg/_pytensor/wrapped.py",
     "testvalue_contacts": "modecfg/testvalues/contacts.py",
+    "device_contacts": "modecfg/device/contacts.py",
 }
 
 # mutmut's exit codes (mutmut.stats.status_by_exit_code) as this report counts them.

@@ -5,13 +5,13 @@
 * :mod:`~modecfg._pytensor.patches`: the declarative list of patches, verified against
   the installed PyTensor before any is applied, and undoable;
 * :mod:`~modecfg._pytensor.replacements`: what the patches put in place (the mode
-  table, the compile hook, error locations, the profile printer, test values);
+  table, the compile hook, error locations, the profile printer);
 * :mod:`~modecfg._pytensor.hooks`: the slots through which the layers above plug their
   behaviour into those replacements;
-* :mod:`~modecfg._pytensor.debugmode`: the DebugMode fix;
-* :mod:`~modecfg._pytensor.backends`, :mod:`~modecfg._pytensor.jaxlink`: the JAX device path
-  (which GPUs JAX sees; shared data resident on the device, x64 and matmul precision pinned
-  per function, device timings).
+* :mod:`~modecfg._pytensor.debugmode`: the DebugMode fix.
+
+The features that own their contacts (:mod:`modecfg.testvalues`, :mod:`modecfg.device`) declare
+their patches beside their replacements and register them in the one list.
 
 It stands on the config layer and never imports the layers above it. Importing it does
 not import PyTensor.

@@ -3,7 +3,8 @@
 The PyTensor layer owns the patches; the behaviour behind some of them belongs to layers above
 it (modes, checks, profiles), which this layer must not import. They plug in here, and
 :mod:`modecfg` does the plugging, in one place. An empty slot means "do what PyTensor does". (A
-feature that owns its contacts, as test values do, needs no slot: its replacements are its own.)
+feature that owns its contacts, as test values and the device path do, needs no slot: its
+replacements are its own.)
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ class Hooks:
     """One slot per integration point that calls upward."""
 
     __slots__ = (
-        "after_import", "before_rewrites", "float64_checked", "get_mode", "jax_linked", "print_profiles",
+        "after_import", "before_rewrites", "float64_checked", "get_mode", "print_profiles",
         "profiled_mode", "rewrite_mode",
     )  # fmt: skip
 
@@ -32,8 +33,6 @@ class Hooks:
         self.float64_checked: Callable[[], bool] | None = None
         # The mode a compile's graph (and its profile) is rewritten with: linker=per_graph chooses per graph.
         self.rewrite_mode: Callable[[Any, Any, Any], Any] | None = None
-        # A function linked for JAX (modecfg._pytensor.jaxlink): its on-demand patches go on.
-        self.jax_linked: Callable[[], None] | None = None
         # A registered mode by name (None: the ``mode`` flag), for PyTensor's mode table.
         self.get_mode: Callable[[str | None], Any] | None = None
         # modecfg's profile summary, printed at exit instead of PyTensor's.

@@ -3,22 +3,25 @@
 cvm writes a shared variable's update into its array in place, so a JAX function's device copy
 of that array would go stale (issue 58). Every compiled function's updates are recorded here,
 from the first compile on, by the "profiled compiles" replacement: a module this small so that
-a process that never uses JAX does not load the JAX path (:mod:`modecfg._pytensor.jaxlink`
-reads this record, and is told of functions compiled after its copies were made).
+a process that never uses JAX does not load the JAX path (:mod:`modecfg.device.jaxlink`
+reads this record and, once loaded, listens for the functions compiled after its copies were
+made).
 """
 
 from __future__ import annotations
 
-import sys
 import threading
 import weakref
+from collections.abc import Callable
 from typing import Any
 
-__all__ = ["host_updated", "host_updates"]
+__all__ = ["host_updated", "host_updates", "listeners"]
 
 _lock = threading.Lock()
 # containers of the shared variables a function on another linker than JAX updates
 host_updated: weakref.WeakSet[Any] = weakref.WeakSet()
+# told of each function's updated containers after they are recorded (the JAX path, once loaded)
+listeners: list[Callable[[list[Any]], None]] = []
 
 
 def host_updates(fn: Any) -> None:
@@ -40,6 +43,5 @@ def host_updates(fn: Any) -> None:
         return
     with _lock:
         host_updated.update(updated)
-    jaxlink = sys.modules.get("modecfg._pytensor.jaxlink")
-    if jaxlink is not None:
-        jaxlink.not_private(updated)
+    for listener in listeners:
+        listener(updated)

@@ -45,7 +45,6 @@ if TYPE_CHECKING:
     import logging
 
 __all__ = [
-    "DEVICE_INPUTS",
     "PATCHES",
     "TESTED",
     "Patch",
@@ -112,45 +111,6 @@ REGISTER_MODE = Patch(
     replacement=replacements.register_mode_unless_taken,
     why="PyTensor's register_mode refuses every name the mode table answers, DEBUG_MODE "
     "(registered when DebugMode is imported) among them: it checks PyTensor's own entries",
-)
-
-
-SHARED_VALUES = Patch(
-    name="shared values",
-    module="pytensor.compile.sharedvalue",
-    attr="SharedVariable.get_value",
-    params=("self", "borrow", "return_internal_type"),
-    on_demand=True,
-    replacement=replacements.get_value,
-    why="get_value of a shared variable a JAX function updated on the device returns numpy, as on "
-    "the CPU (its device array with return_internal_type=True); an array handed out with borrow=True "
-    "is sent to the device again at each JAX call (whoever holds it may change it); on once a JAX "
-    "function is linked",
-)
-
-
-SHARED_VALUES_SET = Patch(
-    name="shared values (set)",
-    module="pytensor.compile.sharedvalue",
-    attr="SharedVariable.set_value",
-    params=("self", "new_value", "borrow"),
-    on_demand=True,
-    replacement=replacements.set_value,
-    why="set_value keeps a JAX array on its device, and a value of the wrong dtype or dimensions is a "
-    "SharedValueError naming the variable; an array taken in with borrow=True is sent to the device "
-    "again at each JAX call; on once a JAX function is linked",
-)
-
-
-DEVICE_INPUTS = Patch(
-    name="device inputs",
-    module="pytensor.compile.executor",
-    attr="Function._validate_inputs",
-    params=("self", "args", "kwargs"),
-    on_demand=True,
-    replacement=replacements.validate_inputs,
-    why="a JAX function's inputs given as JAX arrays are used where they are, not copied to the host "
-    "and back (on once a JAX function is linked)",
 )
 
 
@@ -320,19 +280,6 @@ PATCHES: list[Patch] = [
         "lock, so one compiles and the others load, never waiting blind (compile.wait, "
         "compile.timeout)",
     ),
-    Patch(
-        name="jax device",
-        module="pytensor.link.basic",
-        attr="JITLinker.make_all",
-        params=("self", "input_storage", "output_storage", "storage_map"),
-        replacement=replacements.jit_make_all,
-        why="a JAX function computes float64 where its graph says float64 and float32 matmuls in float32 "
-        "(matmul_precision), keeps the shared variables it reads on the device between calls, and is "
-        "timed there when profiled (modecfg._pytensor.jaxlink)",
-    ),
-    SHARED_VALUES,
-    SHARED_VALUES_SET,
-    DEVICE_INPUTS,
 ]
 PATCHES.extend(REGISTERED)  # the features' registered so far (later ones: take_registered)
 

@@ -4,7 +4,7 @@ times nodes.
 PyTensor times nodes only on its VM linkers: a mode whose linker cannot (numba, c|py, py, c)
 is profiled with the closest one that can (cvm, else vm), and that is said once. A JAX
 function is profiled as it runs, on its device: one XLA program, timed whole, with the bytes
-sent (:class:`modecfg._pytensor.jaxlink.DeviceThunk`).
+sent (:class:`modecfg.device.jaxlink.DeviceThunk`).
 PyTensor keeps every ProfileStats made with ``atexit_print`` in a module list; modecfg's
 summary (:mod:`modecfg.profiles.session`) reads it from here.
 """
@@ -40,7 +40,7 @@ def timing_mode(mode: Any) -> tuple[Any, str]:
     if isinstance(linker, VMLinker) or not hasattr(linker, "accept") or type(mode) is not Mode:
         return mode, ""  # the VMs time nodes; modes with linkers of their own are left as they are
     was = linker_name(linker)
-    if was == "jax":  # timed on its device as one XLA program (modecfg._pytensor.jaxlink)
+    if was == "jax":  # timed on its device as one XLA program (modecfg.device.jaxlink)
         return mode, ""
     python_only = was == "py"
     closest = "vm" if python_only or why_unavailable("cvm", str(config.cxx)) else "cvm"

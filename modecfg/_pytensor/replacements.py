@@ -22,7 +22,6 @@ import numpy as np
 from modecfg._locks import RLock, fork_safe
 from modecfg._pytensor import marks
 from modecfg._pytensor.hooks import hooks
-from modecfg._pytensor.kinds import linker_name
 from modecfg._pytensor.modetable import LinkerTable, ModeTable
 from modecfg._pytensor.state import originals as _originals
 from modecfg._source import at_users_compile, calling_line
@@ -552,99 +551,3 @@ def get_module_cache(get: Any, init_args: Any = None) -> Any:
     asking at once would each make one, each reading the whole cache)."""
     with _module_cache_lock:
         return get(init_args)
-
-
-# -- the JAX device path (modecfg._pytensor.jaxlink) ---------------------------------
-
-
-def jit_make_all(self: Any, make_all: Any, *args: Any, **kwargs: Any) -> Any:
-    """``JITLinker.make_all``: a JAX linker's function is pinned to x64 and the matmul precision,
-    reads its shared variables from the device, and is timed there; numba's is PyTensor's."""
-    if linker_name(self) != "jax":
-        return make_all(self, *args, **kwargs)
-    from modecfg._pytensor import jaxlink  # the JAX path, loaded at its first link
-
-    return jaxlink.link(self, make_all, *args, **kwargs)
-
-
-def _jaxlink() -> Any:
-    """The JAX path (these patches go on at its first link: it is loaded then)."""
-    return sys.modules["modecfg._pytensor.jaxlink"]
-
-
-def get_value(self: Any, get: Any, borrow: bool = False, return_internal_type: bool = False) -> Any:
-    """``SharedVariable.get_value``: a value a JAX function left on the device comes back as numpy
-    (with ``borrow``, a read-only view of its host copy), its device array with
-    ``return_internal_type=True`` (Theano's GPU variables answered so too)."""
-    jaxlink = _jaxlink()
-    raw = self.container.storage[0]
-    if type(raw) is _ndarray or return_internal_type or not jaxlink.is_device_array(raw):
-        if borrow and isinstance(raw, _ndarray):
-            jaxlink.lent(self.container)  # the holder may change it in place: no stale device copy
-        return get(self, borrow, return_internal_type)
-    return jaxlink.host_value(raw, borrow)
-
-
-def set_value(self: Any, set_: Any, new_value: Any, borrow: bool = False) -> None:
-    """``SharedVariable.set_value``: a JAX array of the variable's type is kept on its device as it
-    is; a value the type refuses is a SharedValueError naming the variable (its value kept)."""
-    jaxlink = _jaxlink()
-    if (
-        type(new_value) is not _ndarray
-        and jaxlink.is_device_array(new_value)
-        and jaxlink.takes_as_is(self.container, new_value)
-    ):
-        self.container.storage[0] = new_value  # immutable: nothing to copy
-        return
-    try:
-        set_(self, new_value, borrow)
-        if borrow:
-            jaxlink.lent(self.container)  # the caller keeps it and may change it in place
-    except (TypeError, ValueError) as exc:
-        kind = self.type
-        if not hasattr(kind, "dtype") or not hasattr(kind, "ndim"):
-            raise
-        from modecfg.errors import SharedValueError
-
-        got = getattr(new_value, "dtype", type(new_value).__name__)
-        shape = getattr(new_value, "shape", None)
-        raise SharedValueError(
-            f"set_value of shared variable {str(self.name or self)!r}: it holds {kind.dtype} values "
-            f"of {kind.ndim} dimension(s) (shape {tuple(kind.shape)}), and was given {got}"
-            + (f" of shape {tuple(shape)}" if shape is not None else "")
-            + f" ({exc}). Its value is unchanged; give np.asarray(value, dtype={kind.dtype!r}) of "
-            f"{kind.ndim} dimension(s)"
-        ) from exc
-
-
-def validate_inputs(self: Any, validate: Any, args: Any, kwargs: Any) -> Any:
-    """``Function._validate_inputs``: a JAX function's inputs given as JAX arrays of the input's
-    dtype are passed on as they are (PyTensor's check would copy them to the host and back).
-    PyTensor checks everything else: the arrays stand in as zero-strided numpy views."""
-    # at every call of every function once a JAX function is linked: what decides comes first,
-    # cheapest first (numpy's arrays are never JAX's, and JAX's isinstance is slow: ~0.2 us)
-    jax = sys.modules.get("jax")
-    for arg in args:
-        if type(arg) is not np.ndarray and jax is not None and isinstance(arg, jax.Array):
-            break
-    else:
-        return validate(self, args, kwargs)
-    jaxlink = sys.modules.get("modecfg._pytensor.jaxlink")
-    if jaxlink is None or type(self.vm) is not jaxlink.DeviceThunk:
-        return validate(self, args, kwargs)
-    from modecfg._pytensor.jaxlink import is_device_array, takes_as_is
-
-    kept = {
-        i: arg
-        for i, (container, arg) in enumerate(zip(self.input_storage, args, strict=False))
-        if is_device_array(arg) and takes_as_is(container, arg)
-    }
-    if not kept:
-        return validate(self, args, kwargs)
-    stand_ins = list(args)
-    for i, arg in kept.items():
-        stand_ins[i] = np.broadcast_to(np.zeros((), dtype=arg.dtype), arg.shape)
-    validate(self, stand_ins, kwargs)
-    for i, arg in kept.items():
-        self.input_storage[i].storage[0] = arg
-    return None

@@ -8,7 +8,7 @@ every compile instead (``modecfg check-float32``).
 
 A graph compiled for a GPU (``device=cuda`` / ``gpu``, run through JAX) is checked whatever
 ``warn_float64`` says: ``ignore`` counts as ``warn`` there. JAX computes the float64 (modecfg
-turns x64 on for such a graph, :mod:`modecfg._pytensor.jaxlink`), and on a GPU float64 is
+turns x64 on for such a graph, :mod:`modecfg.device.jaxlink`), and on a GPU float64 is
 the slow path a float32 model never means to take.
 """
 

@@ -35,8 +35,8 @@ from modecfg._registry.linkers import BACKENDS
 from modecfg._registry.modes import SHAPING_FLAGS, Builder, entries, find_mode, mode_names
 from modecfg._warn import warn
 from modecfg.configuration import config
+from modecfg.device.where import device_linker, resolved_linker
 from modecfg.errors import FlagValueError, ModecfgError, UnknownModeError
-from modecfg.modes.device import device_linker, resolved_linker
 
 if TYPE_CHECKING:
     from pytensor.compile.mode import Mode

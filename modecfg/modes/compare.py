@@ -397,7 +397,7 @@ class CompareMode(WrappingMode):
         db: Any = None,
     ) -> None:
         if linker is None:
-            from modecfg.modes.device import resolved_linker
+            from modecfg.device.where import resolved_linker
 
             linker = resolved_linker()
         settings = _settings(linkers, rtol, atol)

@@ -441,7 +441,7 @@ class NanGuardMode(WrappingMode):
         db: Any = None,
     ) -> None:
         if linker is None:
-            from modecfg.modes.device import resolved_linker
+            from modecfg.device.where import resolved_linker
 
             linker = resolved_linker()
         nan, inf, big = (None if c is None else bool(c) for c in (nan_is_error, inf_is_error, big_is_error))

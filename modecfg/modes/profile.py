@@ -24,7 +24,7 @@ class ProfileMode(ProfilingMode):
 
     def __init__(self, linker: Any = None, optimizer: Any = "default", db: Any = None) -> None:
         if linker is None:
-            from modecfg.modes.device import resolved_linker
+            from modecfg.device.where import resolved_linker
 
             linker = resolved_linker()
         super().__init__(linker, optimizer, db)

@@ -152,7 +152,7 @@ def analyse(plan: Plan, references: dict[str, Any], first: Mismatch, inputs: lis
     linker = backend_linker(backend, plan)
     graph = plan.fgraph if backend == own else references[backend].fgraph
     if linker == "jax":  # a GPU's lower matmul precision, chosen by a flag, explains it: said first
-        from modecfg._pytensor.jaxlink import precision_note
+        from modecfg.device.jaxlink import precision_note
 
         notes += [note] if (note := precision_note(graph)) else []
     if written is not None and truth is not None and all_finite(truth[first.position]):

@@ -10,7 +10,6 @@ import pytest
 
 from modecfg._pytensor import patches
 from modecfg._pytensor import state as patch_state
-from modecfg.testvalues import contacts
 from tests.conftest import COMPILEDIR
 from tests.fresh import ROOT, run_json
 
@@ -41,8 +40,10 @@ def on_demand_put_back() -> Any:
 def test_every_integration_point_verifies_against_the_installed_pytensor() -> None:
     import modecfg  # noqa: F401  (wired: PyTensor is loaded, so the points are in)
 
-    on_demand = (*contacts.PATCHES, patches.DEVICE_INPUTS, patches.SHARED_VALUES)
-    for patch in (*on_demand, patches.SHARED_VALUES_SET):
+    on_demand = [patch for patch in patches.PATCHES if patch.on_demand]
+    device = {"device inputs", "shared values", "shared values (set)"}
+    assert {p.name for p in on_demand} == {*device, "test values", "scan test values"}
+    for patch in on_demand:
         assert patches.enable(patch)
     rows = {row.patch.name: row for row in patches.status()}
     assert set(rows) == {p.name for p in patches.PATCHES}
@@ -108,9 +109,9 @@ def test_uninstall_restores_every_original_object_and_install_puts_them_back() -
         before, before_modes = snapshot(), modes()
         import modecfg
         from modecfg._pytensor import patches
-        from modecfg.testvalues import contacts
-        for patch in contacts.PATCHES:
-            patches.enable(patch)
+        for patch in patches.PATCHES:  # the on-demand ones too: the whole list
+            if patch.on_demand:
+                patches.enable(patch)
         installed = snapshot()
         changed = sorted(k for k in before if installed.get(k) != before[k])
         patches.uninstall()

@@ -83,7 +83,7 @@ def test_the_modes_own_linker_and_rewrites() -> None:
 def test_the_default_linker_is_modecfgs_choice_not_pytensors(monkeypatch: pytest.MonkeyPatch) -> None:
     """Without a linker, the one modecfg resolves for the linker and device flags (device=cuda:
     jax on the GPU), which PyTensor's Mode(linker=None) would not know."""
-    import modecfg.modes.device as device
+    import modecfg.device.where as device
 
     monkeypatch.setattr(device, "resolved_linker", lambda: "py")
     with config.override(linker="cvm"):

@@ -60,7 +60,7 @@ def test_a_configuration_that_cannot_run_is_said_at_the_users_compile(cpu_only: 
     assert any(note.startswith("(compiling the function at ") and "modecfg.function([x], x + 1)" in note
                and f"{__file__}:" in note for note in getattr(error, "__notes__", []))  # fmt: skip
     frames = [f.filename for f in traceback.extract_tb(error.__traceback__)]
-    assert not any("/pytensor/" in f or "modes/build.py" in f or "modes/device.py" in f for f in frames)
+    assert not any("/pytensor/" in f or "modes/build.py" in f or "device/where.py" in f for f in frames)
     assert len(frames) <= 5
     import pytensor
 
@@ -106,7 +106,7 @@ def test_the_compile_note_quotes_the_whole_statement_not_its_first_line(cpu_only
 def test_device_cuda_falls_back_to_the_cpu_when_asked(
     cpu_only: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from modecfg.modes import device
+    from modecfg.device import where as device
 
     monkeypatch.setattr(device, "_warned", set())  # said once per process: this test wants to see it
     x = pt.vector("x")

@@ -429,7 +429,7 @@ def test_linker_per_graph_chooses_a_linker_per_graph_and_a_pinned_linker_is_kept
 
 
 def test_a_gpu_device_without_jax_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    from modecfg.modes import device
+    from modecfg.device import where as device
 
     monkeypatch.setattr(device, "installed", lambda module: False)  # this module's view only
     x = pt.vector("x")
@@ -439,7 +439,7 @@ def test_a_gpu_device_without_jax_is_a_clear_error(monkeypatch: pytest.MonkeyPat
 
 
 def test_a_gpu_device_jax_cannot_see_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    from modecfg.modes import device
+    from modecfg.device import where as device
     from modecfg.modes.build import forget_modes
 
     forget_modes()  # a FAST_RUN built for cuda1 by an earlier test (with two GPUs faked) is not asked
@@ -460,7 +460,7 @@ def test_a_gpu_device_jax_cannot_see_is_a_clear_error(monkeypatch: pytest.Monkey
 
 
 def test_fallback_to_cpu_warns_and_runs(monkeypatch: pytest.MonkeyPatch) -> None:
-    from modecfg.modes import device
+    from modecfg.device import where as device
 
     monkeypatch.setattr(device, "installed", lambda module: False)
     monkeypatch.setattr(device, "_warned", set())
@@ -475,8 +475,8 @@ def test_fallback_to_cpu_warns_and_runs(monkeypatch: pytest.MonkeyPatch) -> None
 def test_a_usable_gpu_runs_on_jax_and_selects_that_gpu_simulated(monkeypatch: pytest.MonkeyPatch) -> None:
     """SIMULATED: no GPU on the machines that run this suite. A fake list of two JAX GPUs stands
     in for jax.devices("gpu"); the selection is recorded instead of made. The real branch is
-    modecfg._pytensor.backends.select_gpu, which needs a GPU and is not run here."""
-    from modecfg.modes import device
+    modecfg.device.gpus.select_gpu, which needs a GPU and is not run here."""
+    from modecfg.device import where as device
 
     selected: list[int] = []
     monkeypatch.setattr(device, "installed", lambda module: True)
@@ -496,7 +496,7 @@ def test_a_usable_gpu_runs_on_jax_and_selects_that_gpu_simulated(monkeypatch: py
 @pytest.mark.gpu
 def test_device_cuda0_compiles_and_runs_on_a_gpu_jax_sees() -> None:
     """The real branch of the one above, wherever JAX sees a GPU (``pytest -m gpu``)."""
-    from modecfg.modes import device
+    from modecfg.device import where as device
 
     gpus = device.gpu_devices()
     if not gpus:
@@ -532,7 +532,7 @@ def test_theanos_debugmode_and_profilemode_constructors_are_modecfgs() -> None:
 def test_device_indices_and_the_theano_spelling_without_jax(monkeypatch: pytest.MonkeyPatch) -> None:
     """device.py without JAX (as on a machine that has none): gpuN / cudaN indices, Theano's
     fallback for gpu, force_device, the strict cuda and fallback_to_cpu, each message's words."""
-    from modecfg.modes import device
+    from modecfg.device import where as device
 
     assert (device._index("cuda"), device._index("cuda2"), device._index("gpu"), device._index("gpu3")) == (
         0, 2, 0, 3,
@@ -594,8 +594,8 @@ def test_device_indices_and_the_theano_spelling_without_jax(monkeypatch: pytest.
 def test_ran_on_names_a_device_the_function_ran_on(monkeypatch: pytest.MonkeyPatch) -> None:
     from types import SimpleNamespace
 
-    from modecfg._pytensor import jaxlink
-    from modecfg.modes import device
+    from modecfg.device import jaxlink
+    from modecfg.device import where as device
 
     x = pt.vector("x")
     f = pytensor.function([x], x * 2, mode=pytensor.compile.mode.Mode(linker="py"))

@@ -534,7 +534,7 @@ def test_a_loop_whose_step_is_not_searched_is_a_note_of_the_analysis() -> None:
 
 
 def test_the_precision_note_is_jaxs_alone(monkeypatch: pytest.MonkeyPatch) -> None:
-    import modecfg._pytensor.jaxlink as jaxlink
+    import modecfg.device.jaxlink as jaxlink
 
     monkeypatch.setattr(jaxlink, "precision_note", lambda graph: "planted: a GPU's matmul precision")
     x = pt.vector("x")

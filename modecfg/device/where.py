@@ -15,10 +15,10 @@ from __future__ import annotations
 from typing import Any
 
 from modecfg._pytensor import marks
-from modecfg._pytensor.backends import gpu_devices, select_gpu
-from modecfg._registry.linkers import installed
+from modecfg._registry.linkers import installed, resolve_linker
 from modecfg._warn import warn
 from modecfg.configuration import config
+from modecfg.device.gpus import gpu_devices, select_gpu
 from modecfg.errors import DeviceFallbackWarning, DeviceUnavailableError, ModecfgWarning
 
 __all__ = ["DeviceFallbackWarning", "device_linker", "gpu_devices", "ran_on", "resolved_linker", "why_no_gpu"]
@@ -89,8 +89,6 @@ def device_linker() -> str | None:
 
 def resolved_linker() -> str:
     """The linker the ``linker`` and ``device`` flags ask for, checked against this machine."""
-    from modecfg.linkers import resolve_linker
-
     on_device = device_linker()
     if on_device is not None:
         return on_device
@@ -101,8 +99,8 @@ def ran_on(fn: Any) -> str:
     """Where a compiled function's graph runs: ``cuda:0 (NVIDIA H100 80GB HBM3) through jax``,
     ``cpu:0 through jax``, ``cpu through numba``. For a JAX function, the device its shared
     variables live on and its calls run on."""
-    from modecfg._pytensor.jaxlink import describe_device, device_of
     from modecfg._pytensor.kinds import linker_name
+    from modecfg.device.jaxlink import describe_device, device_of
 
     device = device_of(fn)
     if device is not None:

@@ -24,7 +24,7 @@ jax = pytest.importorskip("jax")
 pytensor = pytest.importorskip("pytensor")
 pt = pytest.importorskip("pytensor.tensor")
 
-from modecfg._pytensor import jaxlink  # noqa: E402
+from modecfg.device import jaxlink  # noqa: E402
 
 
 def where() -> str:
@@ -511,7 +511,7 @@ def test_theano_gpu_spelling_falls_back_to_the_cpu_once_and_cuda_stays_strict(
 ) -> None:
     if jaxlink.describe_device(jax.devices()[0]).startswith("cuda"):
         pytest.skip("a GPU is usable here")
-    from modecfg.modes import device
+    from modecfg.device import where as device
 
     monkeypatch.setattr(device, "_warned", set())
     x = pt.vector("x")

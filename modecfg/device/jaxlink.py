@@ -2,7 +2,7 @@
 precision the graph says, and timings of what ran there.
 
 PyTensor's ``JITLinker.make_all`` builds a JAX function's single thunk; modecfg's replacement
-(patch "jax device", :mod:`modecfg._pytensor.patches`) calls it, then, for a JAX linker only:
+(patch "jax device", :mod:`modecfg.device.contacts`) calls it, then, for a JAX linker only:
 
 * **x64 and matmul precision pinned per function.** Each function is converted, traced and
   run in JAX's thread-local contexts: ``jax_enable_x64`` on when floatX is float64 or its graph
@@ -29,10 +29,11 @@ PyTensor's ``JITLinker.make_all`` builds a JAX function's single thunk; modecfg'
   plain PyTensor does: an array taken in by ``set_value(a, borrow=True)`` or handed out by
   ``get_value(borrow=True)`` (patches "shared values", :func:`lent`), a view of another array,
   and a variable that a function on another linker updates (cvm's updates change the array in
-  place: the "profiled compiles" patch records every such function in :mod:`.hostwrites`). One
-  alias cannot be seen: an array the user kept from before the first JAX function was linked
-  (``shared(a, borrow=True)`` with ``a`` changed in place later; Theano's GPU variables did
-  not see such a change either): ``set_value`` after the change sends it. Values a
+  place: the "profiled compiles" patch records every such function in
+  :mod:`modecfg._pytensor.hostwrites`). One alias cannot be seen: an array the user kept from
+  before the first JAX function was linked (``shared(a, borrow=True)`` with ``a`` changed in
+  place later; Theano's GPU variables did not see such a change either): ``set_value`` after
+  the change sends it. Values a
   function *updates* come back from JAX as device arrays, as in plain PyTensor; ``get_value``
   turns them into numpy (patch "shared values").
 * **Device inputs without a copy.** An input passed as a JAX array of the input's dtype is
@@ -61,7 +62,6 @@ from typing import Any
 import numpy as np
 
 from modecfg._pytensor import hostwrites, marks
-from modecfg._pytensor.hooks import hooks
 from modecfg.configuration import config
 from modecfg.errors import DeviceMemoryError, SharedValueError
 
@@ -310,12 +310,16 @@ def lent(container: Any) -> None:
 
 
 def not_private(containers: list[Any]) -> None:
-    """Their host arrays change in place from now on (:mod:`.hostwrites`): copies not reused."""
+    """Their host arrays change in place from now on (:mod:`modecfg._pytensor.hostwrites`, which
+    tells this of each function compiled from now on): copies not reused."""
     with _lock:
         for container in containers:
             copy = _copies.get(container)
             if copy is not None:
                 copy.private = False
+
+
+hostwrites.listeners.append(not_private)  # loaded once: told of every function compiled from now on
 
 
 def _put(name: str, value: np.ndarray, device: Any, x64_on: bool) -> Any:
@@ -601,8 +605,6 @@ def link(linker: Any, make_all: Callable[..., Any], *args: Any, **kwargs: Any) -
     _place_all(residents)
     dtypes = [getattr(out.type, "dtype", None) for out in linker.fgraph.outputs]
     thunk = DeviceThunk(fn, device, x64_on, precision, residents, plain, dtypes, traced or not pins)
-    if hooks.jax_linked is not None:
-        hooks.jax_linked()  # inputs given as JAX arrays are used where they are (patch "device inputs")
     return thunk, inputs, outputs, thunks, nodes
 
 

@@ -23,7 +23,7 @@ pytest.importorskip("numba")
 from pytensor.compile.mode import Mode  # noqa: E402
 
 import modecfg  # noqa: E402, F401  (modecfg's JAX path is what is tested)
-from modecfg._pytensor import jaxlink  # noqa: E402
+from modecfg.device import jaxlink  # noqa: E402
 
 N = 6
 NAMES = ("u", "v")

@@ -1,0 +1,200 @@
+"""The device path's contacts with PyTensor: its four patches, beside their replacements.
+
+- "jax device" (``JITLinker.make_all``), on at PyTensor's import: a JAX linker's function is
+  made by :func:`modecfg.device.jaxlink.link` (loaded then, at the first JAX link); every other
+  JIT linker's (numba) is PyTensor's.
+- "shared values", "shared values (set)", "device inputs", *on demand*: applied by
+  :func:`linked` when the first JAX function is linked, so that a process that never uses JAX
+  pays no check at every call and every ``get_value``.
+
+The replacements are module-level functions: they pickle.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from modecfg._pytensor.patch import Patch
+
+__all__ = ["DEVICE_INPUTS", "JAX_DEVICE", "PATCHES", "SHARED_VALUES", "SHARED_VALUES_SET", "linked"]
+
+# numpy's ndarray, looked up at the first call of a replacement: this module is loaded by
+# ``import modecfg`` (its patches are registered then), which loads neither numpy nor PyTensor
+_ndarray: Any = None
+
+
+def _array_type() -> Any:
+    global _ndarray
+    import numpy
+
+    _ndarray = numpy.ndarray
+    return _ndarray
+
+
+def jit_make_all(self: Any, make_all: Any, *args: Any, **kwargs: Any) -> Any:
+    """``JITLinker.make_all``: a JAX linker's function is pinned to x64 and the matmul precision,
+    reads its shared variables from the device, and is timed there; numba's is PyTensor's."""
+    from modecfg._pytensor.kinds import linker_name
+
+    if linker_name(self) != "jax":
+        return make_all(self, *args, **kwargs)
+    from modecfg.device import jaxlink  # the JAX path, loaded at its first link
+
+    made = jaxlink.link(self, make_all, *args, **kwargs)
+    linked()  # inputs given as JAX arrays are used where they are (patch "device inputs"), ...
+    return made
+
+
+def _jaxlink() -> Any:
+    """The JAX path (these patches go on at its first link: it is loaded then)."""
+    found = sys.modules.get("modecfg.device.jaxlink")
+    if found is None:  # a patch put on by hand (enable()) before any JAX function was linked
+        from modecfg.device import jaxlink as found
+    return found
+
+
+def get_value(self: Any, get: Any, borrow: bool = False, return_internal_type: bool = False) -> Any:
+    """``SharedVariable.get_value``: a value a JAX function left on the device comes back as numpy
+    (with ``borrow``, a read-only view of its host copy), its device array with
+    ``return_internal_type=True`` (Theano's GPU variables answered so too)."""
+    jaxlink = _jaxlink()
+    ndarray = _ndarray or _array_type()
+    raw = self.container.storage[0]
+    if type(raw) is ndarray or return_internal_type or not jaxlink.is_device_array(raw):
+        if borrow and isinstance(raw, ndarray):
+            jaxlink.lent(self.container)  # the holder may change it in place: no stale device copy
+        return get(self, borrow, return_internal_type)
+    return jaxlink.host_value(raw, borrow)
+
+
+def set_value(self: Any, set_: Any, new_value: Any, borrow: bool = False) -> None:
+    """``SharedVariable.set_value``: a JAX array of the variable's type is kept on its device as it
+    is; a value the type refuses is a SharedValueError naming the variable (its value kept)."""
+    jaxlink = _jaxlink()
+    if (
+        type(new_value) is not (_ndarray or _array_type())
+        and jaxlink.is_device_array(new_value)
+        and jaxlink.takes_as_is(self.container, new_value)
+    ):
+        self.container.storage[0] = new_value  # immutable: nothing to copy
+        return
+    try:
+        set_(self, new_value, borrow)
+        if borrow:
+            jaxlink.lent(self.container)  # the caller keeps it and may change it in place
+    except (TypeError, ValueError) as exc:
+        kind = self.type
+        if not hasattr(kind, "dtype") or not hasattr(kind, "ndim"):
+            raise
+        from modecfg.errors import SharedValueError
+
+        got = getattr(new_value, "dtype", type(new_value).__name__)
+        shape = getattr(new_value, "shape", None)
+        raise SharedValueError(
+            f"set_value of shared variable {str(self.name or self)!r}: it holds {kind.dtype} values "
+            f"of {kind.ndim} dimension(s) (shape {tuple(kind.shape)}), and was given {got}"
+            + (f" of shape {tuple(shape)}" if shape is not None else "")
+            + f" ({exc}). Its value is unchanged; give np.asarray(value, dtype={kind.dtype!r}) of "
+            f"{kind.ndim} dimension(s)"
+        ) from exc
+
+
+def validate_inputs(self: Any, validate: Any, args: Any, kwargs: Any) -> Any:
+    """``Function._validate_inputs``: a JAX function's inputs given as JAX arrays of the input's
+    dtype are passed on as they are (PyTensor's check would copy them to the host and back).
+    PyTensor checks everything else: the arrays stand in as zero-strided numpy views."""
+    # at every call of every function once a JAX function is linked: what decides comes first,
+    # cheapest first (numpy's arrays are never JAX's, and JAX's isinstance is slow: ~0.2 us)
+    jax = sys.modules.get("jax")
+    ndarray = _ndarray or _array_type()
+    for arg in args:
+        if type(arg) is not ndarray and jax is not None and isinstance(arg, jax.Array):
+            break
+    else:
+        return validate(self, args, kwargs)
+    jaxlink = sys.modules.get("modecfg.device.jaxlink")
+    if jaxlink is None or type(self.vm) is not jaxlink.DeviceThunk:
+        return validate(self, args, kwargs)
+    from modecfg.device.jaxlink import is_device_array, takes_as_is
+
+    kept = {
+        i: arg
+        for i, (container, arg) in enumerate(zip(self.input_storage, args, strict=False))
+        if is_device_array(arg) and takes_as_is(container, arg)
+    }
+    if not kept:
+        return validate(self, args, kwargs)
+    import numpy as np
+
+    stand_ins = list(args)
+    for i, arg in kept.items():
+        stand_ins[i] = np.broadcast_to(np.zeros((), dtype=arg.dtype), arg.shape)
+    validate(self, stand_ins, kwargs)
+    for i, arg in kept.items():
+        self.input_storage[i].storage[0] = arg
+    return None
+
+
+JAX_DEVICE = Patch(
+    name="jax device",
+    module="pytensor.link.basic",
+    attr="JITLinker.make_all",
+    params=("self", "input_storage", "output_storage", "storage_map"),
+    replacement=jit_make_all,
+    why="a JAX function computes float64 where its graph says float64 and float32 matmuls in float32 "
+    "(matmul_precision), keeps the shared variables it reads on the device between calls, and is "
+    "timed there when profiled (modecfg.device.jaxlink)",
+)
+
+
+SHARED_VALUES = Patch(
+    name="shared values",
+    module="pytensor.compile.sharedvalue",
+    attr="SharedVariable.get_value",
+    params=("self", "borrow", "return_internal_type"),
+    on_demand=True,
+    replacement=get_value,
+    why="get_value of a shared variable a JAX function updated on the device returns numpy, as on "
+    "the CPU (its device array with return_internal_type=True); an array handed out with borrow=True "
+    "is sent to the device again at each JAX call (whoever holds it may change it); on once a JAX "
+    "function is linked",
+)
+
+
+SHARED_VALUES_SET = Patch(
+    name="shared values (set)",
+    module="pytensor.compile.sharedvalue",
+    attr="SharedVariable.set_value",
+    params=("self", "new_value", "borrow"),
+    on_demand=True,
+    replacement=set_value,
+    why="set_value keeps a JAX array on its device, and a value of the wrong dtype or dimensions is a "
+    "SharedValueError naming the variable; an array taken in with borrow=True is sent to the device "
+    "again at each JAX call; on once a JAX function is linked",
+)
+
+
+DEVICE_INPUTS = Patch(
+    name="device inputs",
+    module="pytensor.compile.executor",
+    attr="Function._validate_inputs",
+    params=("self", "args", "kwargs"),
+    on_demand=True,
+    replacement=validate_inputs,
+    why="a JAX function's inputs given as JAX arrays are used where they are, not copied to the host "
+    "and back (on once a JAX function is linked)",
+)
+
+
+PATCHES = (JAX_DEVICE, SHARED_VALUES, SHARED_VALUES_SET, DEVICE_INPUTS)
+
+
+def linked() -> None:
+    """A function was linked for JAX: inputs given as JAX arrays are used where they are, and
+    shared variables it left on the device read as numpy, from now on (these patches cost every
+    call and every get_value a check: off in processes that never use JAX)."""
+    from modecfg._pytensor.patches import enable
+
+    for patch in (SHARED_VALUES, SHARED_VALUES_SET, DEVICE_INPUTS):
+        enable(patch)
