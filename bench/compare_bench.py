@@ -40,8 +40,8 @@ def main() -> None:
     import pytensor
     from pytensor.compile.mode import Mode
 
+    from modecfg.compare.mode import CompareMode, counted, reference_linkers
     from modecfg.demo import compile_model
-    from modecfg.modes.compare import CompareMode, counted, reference_linkers
 
     print(f"python {sys.version.split()[0]}, pytensor {pytensor.__version__}, floatX {modecfg.config.floatX}")
     references = ", ".join(reference_linkers("numba"))

@@ -22,6 +22,7 @@ if _TYPE_CHECKING:  # the names handed out on first use, each written here once 
     from modecfg._pytensor.debugmode import DebugMode as DebugMode
     from modecfg._pytensor.load import load_pytensor as load_pytensor
     from modecfg.checks import check_float32 as check_float32
+    from modecfg.compare.mode import CompareMode as CompareMode
     from modecfg.configuration.explain import Explanation as Explanation
     from modecfg.configuration.migrate import Migration as Migration
     from modecfg.configuration.migrate import migrate_file as migrate_file
@@ -30,7 +31,6 @@ if _TYPE_CHECKING:  # the names handed out on first use, each written here once 
     from modecfg.device.where import ran_on as ran_on
     from modecfg.modes import register_mode as register_mode
     from modecfg.modes.build import get_mode as get_mode
-    from modecfg.modes.compare import CompareMode as CompareMode
     from modecfg.modes.compiling import compiled_with as compiled_with
     from modecfg.modes.compiling import function as function
     from modecfg.modes.dump_reading import Dump as Dump

@@ -256,7 +256,7 @@ class NanGuardError(ModecfgError, FloatingPointError):
 class CompareError(ModecfgError, ArithmeticError):
     """The backends of a CompareMode call computed different values.
 
-    ``comparison`` (a :class:`modecfg.modes.compare.Comparison`) holds what was found: the
+    ``comparison`` (a :class:`modecfg.compare.mode.Comparison`) holds what was found: the
     outputs that differ and on which backends, the first node that differs, the rewrite that
     introduced it, the reproduction script written."""
 

@@ -46,7 +46,7 @@ def restored(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 def _nothing_compared_yet(monkeypatch: pytest.MonkeyPatch) -> None:
     """CompareMode's counts are the process's: calls an earlier test compared would be said at the
     end of every run here."""
-    compare = sys.modules.get("modecfg.modes.compare")
+    compare = sys.modules.get("modecfg.compare.mode")
     if compare is not None:
         fresh = types.SimpleNamespace(calls=0, differences=0, functions=0, backends=set())
         monkeypatch.setattr(compare, "counted", fresh)
@@ -353,7 +353,7 @@ def test_children_load_modecfg_puts_its_site_first_once_keeping_the_rest(
 def test_run_ends_with_comparemodes_verdict_where_the_script_compared(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from modecfg.modes import compare
+    from modecfg.compare import mode as compare
 
     (tmp_path / "s.py").write_text("pass\n")
     counted = types.SimpleNamespace(calls=0, differences=0, functions=0, backends=set())
@@ -366,7 +366,7 @@ def test_run_ends_with_comparemodes_verdict_where_the_script_compared(
         0,
         "compare: 3 of 32 calls of 2 functions differ (above); the others agree on cvm, numba, py\n",
     )
-    monkeypatch.delitem(sys.modules, "modecfg.modes.compare")  # never loaded: nothing to say
+    monkeypatch.delitem(sys.modules, "modecfg.compare.mode")  # never loaded: nothing to say
     assert _run([str(tmp_path / "s.py")]) == (0, "")
 
 
@@ -377,7 +377,7 @@ def test_run_ends_with_comparemodes_verdict_where_the_script_compared(
 def comparing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, Any]:
     """run_script replaced by a stand-in that does what the test's ``then`` says, seeing the flags
     the command set; CompareMode's counts made by hand."""
-    from modecfg.modes import compare
+    from modecfg.compare import mode as compare
 
     counted = types.SimpleNamespace(calls=5, functions=1, backends={"cvm"})  # earlier calls of this process
     monkeypatch.setattr(compare, "counted", counted)

@@ -119,9 +119,9 @@ def test_a_fast_run_compile_loads_none_of_the_features_it_does_not_use() -> None
         print(json.dumps({"loaded": sorted(m for m in sys.modules if m.startswith("modecfg"))}))
         """
     )
-    unused = ("modecfg.modes.compare", "modecfg.modes.judging", "modecfg.modes.search", "modecfg.modes.repro",
-              "modecfg.modes.dump", "modecfg.modes.dump_reading", "modecfg.cache.travel",
-              "modecfg.profiles.html", "modecfg.device.jaxlink")  # fmt: skip
+    unused = ("modecfg.compare.mode", "modecfg.compare.judging", "modecfg.compare.search",
+              "modecfg.compare.repro", "modecfg.modes.dump", "modecfg.modes.dump_reading",
+              "modecfg.cache.travel", "modecfg.profiles.html", "modecfg.device.jaxlink")  # fmt: skip
     assert [m for m in out["loaded"] if m in unused] == []
     assert "modecfg._pytensor.hostwrites" in out["loaded"]  # (what it updates is recorded all the same)
 

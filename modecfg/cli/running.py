@@ -70,7 +70,7 @@ def run_command(words: Sequence[str], *, keep_main: bool = False, err: TextIO | 
 def _compare_verdict(err: TextIO) -> None:
     """CompareMode's one line, where the script compared calls (mode=CompareMode by flag, or its
     own): what ``modecfg compare`` says at its end."""
-    compare = sys.modules.get("modecfg.modes.compare")
+    compare = sys.modules.get("modecfg.compare.mode")
     counted = getattr(compare, "counted", None)
     if counted is None or not counted.calls:
         return
@@ -163,8 +163,8 @@ def _print_findings(findings: Sequence[modecfg.checks.Finding], out: TextIO, sto
 def cmd_compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Run a script with mode=CompareMode: exit 0 when every compared call agreed, 1 at the first
     that did not (its report printed), 2 when the script failed otherwise."""
+    from modecfg.compare.mode import counted
     from modecfg.errors import CompareError
-    from modecfg.modes.compare import counted
     from modecfg.scripts import exit_status, run_script
 
     script_arguments(args, ())

@@ -18,9 +18,9 @@ from modecfg._registry.modes import (
 
 if TYPE_CHECKING:  # the names handed out on first use, each written here once (modecfg._lazy)
     from modecfg._pytensor.debugmode import DebugMode as DebugMode
+    from modecfg.compare.mode import CompareMode as CompareMode
     from modecfg.modes.build import get_mode as get_mode
     from modecfg.modes.build import table as table
-    from modecfg.modes.compare import CompareMode as CompareMode
     from modecfg.modes.compiling import compiled_with as compiled_with
     from modecfg.modes.compiling import function as function
     from modecfg.modes.dump_reading import Dump as Dump

@@ -204,7 +204,7 @@ def _nanguard(optimizer: Any) -> Any:
 
 
 def _compare(optimizer: Any) -> Any:
-    from modecfg.modes.compare import CompareMode
+    from modecfg.compare.mode import CompareMode
 
     return CompareMode(linker=resolved_linker(), optimizer=optimizer)
 

@@ -50,7 +50,7 @@ out = {
     "map": {k: np.asarray(v).tolist() for k, v in start.items()},
 }
 if sys.argv[1] == "compare":
-    from modecfg.modes.compare import CompareMode, counted
+    from modecfg.compare.mode import CompareMode, counted
     logp, dlogp = model.compile_logp(mode=CompareMode()), model.compile_dlogp(mode=CompareMode())
     point = model.initial_point()
     for k in range(3):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,15 +19,3 @@ def unwritable(tmp_path: Path) -> Path:
     if system.is_dir() and not os.access(system, os.W_OK):
         return system
     pytest.skip("no directory this process cannot write in")
-
-
-@pytest.fixture(scope="module")
-def repro_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A private directory for CompareMode's reproductions, for the module's tests."""
-    from modecfg import config
-
-    directory = tmp_path_factory.mktemp("repro")
-    directory.chmod(0o700)
-    config.set("CompareMode.repro_dir", str(directory), source="tests/modes")
-    yield directory
-    config.reset("CompareMode.repro_dir")

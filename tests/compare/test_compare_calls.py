@@ -1,4 +1,4 @@
-"""CompareMode's calls on cvm against py (modecfg.modes.compare): what it counts, logs, skips
+"""CompareMode's calls on cvm against py (modecfg.compare.mode): what it counts, logs, skips
 and says. Fast (C compiled once, then read from the cache): ``make mutate`` runs these."""
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ import pytensor.tensor as pt
 
 import modecfg
 from modecfg import config
+from modecfg.compare import mode as compare
+from modecfg.compare.judging import WRITTEN, Mismatch, Settings
+from modecfg.compare.mode import CompareMode, Comparison, reference_linkers
 from modecfg.errors import CompareError, CompareWarning
-from modecfg.modes import compare
-from modecfg.modes.compare import CompareMode, Comparison, reference_linkers
-from modecfg.modes.judging import WRITTEN, Mismatch, Settings
-from tests.modes import planted
+from tests.compare import planted
 
 LOGGER = "modecfg.compare"
 

@@ -1,6 +1,6 @@
 """CompareMode: backends compared call by call; the node, the rewrite and a reproduction.
 
-The defects are planted (tests/modes/planted.py): ops whose numba implementation is wrong where
+The defects are planted (tests/compare/planted.py): ops whose numba implementation is wrong where
 their Python one is right, a wrong rewrite for every backend, a wrong one and a stabilising one
 of numba's own. The reproduction scripts are run with plain PyTensor, in a process without modecfg.
 """
@@ -31,11 +31,11 @@ import pytensor.tensor as pt
 import modecfg
 from modecfg import config
 from modecfg._pytensor.version import pytensor_version
+from modecfg.compare.judging import REWRITES, WRITTEN, Settings
+from modecfg.compare.mode import CompareMode, reference_linkers
 from modecfg.errors import CompareError, CompareWarning, FlagValueError, NanGuardError
-from modecfg.modes.compare import CompareMode, reference_linkers
-from modecfg.modes.judging import REWRITES, WRITTEN, Settings
+from tests.compare import planted
 from tests.fresh import installed_module, pythonpath
-from tests.modes import planted
 
 HERE = os.path.abspath(__file__)
 
@@ -69,7 +69,7 @@ def _fails(f: Any, *args: Any) -> Any:
 def _run_plain(script: str) -> subprocess.CompletedProcess[str]:
     """Run a reproduction as a user would, with plain PyTensor: modecfg is never imported."""
     env = {k: v for k, v in os.environ.items() if not k.endswith(("_FLAGS", "RC"))}
-    env["PYTHONPATH"] = pythonpath()  # for tests.modes.planted, where the planted ops live
+    env["PYTHONPATH"] = pythonpath()  # for tests.compare.planted, where the planted ops live
     code = (
         "import runpy, sys\n"
         "try:\n"
@@ -182,7 +182,7 @@ def test_a_wrong_rewrite_of_numbas_own_is_named_on_numba() -> None:
 def test_stabilising_rewrites_are_not_reported(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from modecfg._pytensor import compare as pytensor_compare
+    from modecfg.compare import graphs as pytensor_compare
 
     real, as_written = pytensor_compare.compile_on, []
 
@@ -211,7 +211,7 @@ def test_a_backend_that_cannot_run_the_graph_as_written_is_not_a_difference(
     """numba's rewrites make exp(x)/exp(x) 1 where the references say NaN; where numba cannot run
     the graph as written, it cannot be told whether its rewrites did it: not a difference, and
     the log says so (issue 59)."""
-    from modecfg._pytensor import compare as pytensor_compare
+    from modecfg.compare import graphs as pytensor_compare
 
     real = pytensor_compare.compile_on
 
@@ -340,7 +340,7 @@ def _script(tmp_path: Path, body: str) -> str:
     path = tmp_path / "train.py"
     path.write_text(
         "import numpy as np, pytensor, pytensor.tensor as pt\n"
-        "from tests.modes import planted\n"
+        "from tests.compare import planted\n"
         "x = pt.vector('x')\n" + textwrap.dedent(body),
         encoding="utf-8",
     )
@@ -421,7 +421,7 @@ def test_the_linkers_flag_through_every_door(tmp_path: Path) -> None:
     rc.write_text('[CompareMode]\nlinkers = "py, cvm"\n', encoding="utf-8")
     code = """
         import json, modecfg, pytensor
-        from modecfg.modes.compare import reference_linkers
+        from modecfg.compare.mode import reference_linkers
         cfg = modecfg.config
         out = {"linkers": reference_linkers("numba"), "origin": str(cfg.origin("CompareMode.linkers")),
                "to_flags": cfg.to_flags()}
@@ -469,7 +469,7 @@ def test_ordinary_graphs_are_no_false_alarm() -> None:
     values = np.random.default_rng(0).random((3, 4))
     for _ in range(2):
         assert np.isfinite(f(values))
-    from tests.modes.planted import numba_only
+    from tests.compare.planted import numba_only
 
     x = pt.vector("x")
     g = modecfg.function([x], numba_only(x).sum(), mode=modecfg.CompareMode(linker="numba", linkers="cvm:py"))
@@ -588,7 +588,7 @@ def test_a_loop_the_search_does_not_cover_is_said_so() -> None:
 def test_a_rewrite_name_cannot_become_code_in_a_reproduction(tmp_path: Path, repro_dir: Path) -> None:
     from pytensor.graph.fg import FunctionGraph
 
-    from modecfg.modes.repro import write_repro
+    from modecfg.compare.repro import write_repro
 
     marker = tmp_path / "ran"
     evil = f'local_x"""\nimport pathlib; pathlib.Path({str(marker)!r}).touch()\n"""\x1b[2J'
@@ -737,8 +737,8 @@ def test_a_function_an_installed_library_calls_notes_at_the_line_that_called_the
 
 
 def test_a_note_says_five_of_the_references_warnings_and_counts_the_rest() -> None:
+    from modecfg.compare.mode import ComparedVM, _State
     from modecfg.errors import ModecfgWarning
-    from modecfg.modes.compare import ComparedVM, _State
 
     vm = ComparedVM.__new__(ComparedVM)  # what _note reads of a compared function: its state
     vm._state = _State()

@@ -22,7 +22,7 @@ Python. Outputs and updates are compared with dtype-aware tolerances. Where they
    ones out, then the culprit alone is left out to confirm it: ceil(log2 r) + 3 compiles for r
    rewrites.
 4. **The smallest reproduction**: the sub-graph up to that node written as a standalone script
-   (:mod:`modecfg._pytensor.graphsource`) and its inputs as an ``.npz`` (no pickle), which
+   (:mod:`modecfg.compare.graphsource`) and its inputs as an ``.npz`` (no pickle), which
    compiles the sub-graph on both backends with plain PyTensor, prints both values and exits 1
    when they differ: what a PyTensor or numba issue needs.
 
@@ -31,8 +31,8 @@ updated) or a :class:`~modecfg.errors.CompareWarning` (``warn``, the function's 
 returned and its updates written). Steps 2-4 run at the first mismatch of a function and are
 reused for its later ones.
 
-Step 1 is :mod:`modecfg.modes.judging`, steps 2-4 :mod:`modecfg.modes.search` (its reproductions
-:mod:`modecfg.modes.repro`); this module is the mode that runs them at each call.
+Step 1 is :mod:`modecfg.compare.judging`, steps 2-4 :mod:`modecfg.compare.search` (its reproductions
+:mod:`modecfg.compare.repro`); this module is the mode that runs them at each call.
 """
 
 from __future__ import annotations
@@ -52,9 +52,7 @@ from modecfg._pytensor.subclasses import (
     WrappingMode,
 )
 from modecfg._warn import act, folded, warn
-from modecfg.configuration import config
-from modecfg.errors import CompareError, CompareWarning, ModecfgWarning
-from modecfg.modes.judging import (
+from modecfg.compare.judging import (
     FLAGS,
     WRITTEN,
     Mismatch,
@@ -65,8 +63,7 @@ from modecfg.modes.judging import (
     judge,
     tolerance,
 )
-from modecfg.modes.nanguard import Plan, make_plan
-from modecfg.modes.search import (
+from modecfg.compare.search import (
     Analysis,
     DifferingNode,
     LoopStep,
@@ -75,6 +72,9 @@ from modecfg.modes.search import (
     backend_linker,
     rewrites_query,
 )
+from modecfg.configuration import config
+from modecfg.errors import CompareError, CompareWarning, ModecfgWarning
+from modecfg.modes.nanguard import Plan, make_plan
 
 __all__ = [
     "AUTO_LINKERS",
@@ -199,7 +199,7 @@ class ComparedVM(WrappedVM):
     def __call__(self) -> Any:
         if getattr(_calls, "depth", 0):  # an inner function (scan) of a compared call
             return self._vm()
-        from modecfg._pytensor.compare import copy_value
+        from modecfg.compare.graphs import copy_value
 
         self._own_error = False
         inputs = [copy_value(cell.storage[0]) for cell in self._ins]
@@ -214,7 +214,7 @@ class ComparedVM(WrappedVM):
 
     # -- one call --------------------------------------------------------------------------------
     def _prepare(self) -> None:
-        from modecfg._pytensor.compare import compile_on, draws_at_random
+        from modecfg.compare.graphs import compile_on, draws_at_random
 
         state, plan = self._state, self._plan
         with state.lock:
@@ -329,7 +329,7 @@ class ComparedVM(WrappedVM):
     def _stabilised_by_rewrites(self, m: Mismatch, inputs: list[Any]) -> bool:
         """Whether backend ``m.backend`` makes NaN or Inf in output ``m.position`` of the graph as
         written, without rewrites (so its finite value is its rewrites' doing)."""
-        from modecfg._pytensor.compare import compile_on
+        from modecfg.compare.graphs import compile_on
 
         written, state = self._plan.original, self._state
         try:

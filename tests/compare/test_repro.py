@@ -1,4 +1,4 @@
-"""The reproductions CompareMode writes (modecfg.modes.repro), on the fast linkers: where they
+"""The reproductions CompareMode writes (modecfg.compare.repro), on the fast linkers: where they
 go, what they are called, which graph they hold (the node alone or the sub-graph up to it), and
 what a name from anyone may become in them. CompareMode's own tests run them end to end."""
 
@@ -20,8 +20,8 @@ from pytensor.graph.fg import FunctionGraph
 
 from modecfg import config
 from modecfg._files import user_cache_dir
-from modecfg.modes.repro import _said, repro_directory, smallest_repro, write_repro
-from tests.modes import planted
+from modecfg.compare.repro import _said, repro_directory, smallest_repro, write_repro
+from tests.compare import planted
 
 TOLERANCES = (1e-5, 1e-8)
 
@@ -122,8 +122,8 @@ def test_a_written_script_runs_with_plain_pytensor_says_what_it_is_and_imports_a
     three runs, as plain PyTensor prints them."""
     import pytensor
 
-    from modecfg.modes.repro import _versions
-    from tests.modes.test_compare import _run_plain
+    from modecfg.compare.repro import _versions
+    from tests.compare.test_compare import _run_plain
 
     x, y = pt.vector("x"), pt.vector("y")
     graph = FunctionGraph([x, y], [planted.halve(planted.wrong_in_c(x)) + y], clone=True)
@@ -150,7 +150,7 @@ def test_a_written_script_runs_with_plain_pytensor_says_what_it_is_and_imports_a
         == f"The inputs are in {Path(path).with_suffix('.npz').name} (numpy's .npz, read without pickle)."
     )
     imports = lines[lines.index("from pathlib import Path") + 2 : lines.index("import pytensor")]
-    assert "import tests.modes.planted  # registers local_planted_drop_halve" in imports
+    assert "import tests.compare.planted  # registers local_planted_drop_halve" in imports
     assert imports == sorted(imports, key=lambda line: (line.startswith("from"), line))  # from-lines last
     run = _run_plain(path)
     assert run.returncode == 1, run.stderr

@@ -1,4 +1,4 @@
-"""Where a difference comes from (steps 2-4 of :mod:`modecfg.modes.compare`): the first node that
+"""Where a difference comes from (steps 2-4 of :mod:`modecfg.compare.mode`): the first node that
 differs, inside a loop the first step and node of its step function, the rewrite that introduced
 it, and the smallest reproduction."""
 
@@ -13,8 +13,7 @@ import numpy as np
 from modecfg._pytensor.gradients import GradOrigin, grad_origin
 from modecfg._pytensor.kinds import is_loop, is_uninitialised
 from modecfg._source import SourceLine, source_line
-from modecfg.configuration import config
-from modecfg.modes.judging import (
+from modecfg.compare.judging import (
     FLAGS,
     PER_NODE,
     REWRITES,
@@ -25,6 +24,7 @@ from modecfg.modes.judging import (
     difference,
     tolerance,
 )
+from modecfg.configuration import config
 from modecfg.modes.nanguard import Plan
 
 __all__ = [
@@ -130,7 +130,7 @@ class Analysis(NamedTuple):
 def analyse(plan: Plan, references: dict[str, Any], first: Mismatch, inputs: list[Any],
             results: dict[str, list[Any]], settings: Settings = FLAGS) -> Analysis:  # fmt: skip
     """Steps 2-4 of the module docstring for the first mismatch of a call."""
-    from modecfg.modes.repro import smallest_repro, write_repro
+    from modecfg.compare.repro import smallest_repro, write_repro
 
     own = plan.linker or "the function's linker"
     notes: list[str] = []
@@ -156,7 +156,7 @@ def analyse(plan: Plan, references: dict[str, Any], first: Mismatch, inputs: lis
 
         notes += [note] if (note := precision_note(graph)) else []
     if written is not None and truth is not None and all_finite(truth[first.position]):
-        from modecfg._pytensor.compare import compile_on
+        from modecfg.compare.graphs import compile_on
 
         as_written = compile_on(written.inputs, written.outputs, linker, rewrites=None)(inputs)
         dtype = getattr(written.outputs[first.position].type, "dtype", None)
@@ -227,7 +227,7 @@ def reference_of(backend: str) -> str:
 def find_node(graph: Any, inputs: list[Any], backend: str, settings: Settings = FLAGS
               ) -> tuple[DifferingNode | None, str]:  # fmt: skip
     """The first node of ``graph`` whose value on ``backend`` differs from the reference's."""
-    from modecfg._pytensor.compare import compile_on, frontier, node_outputs
+    from modecfg.compare.graphs import compile_on, frontier, node_outputs
 
     order = graph.toposort()
     reference = reference_of(backend)
@@ -300,7 +300,7 @@ def find_in_loop(found: DifferingNode, linker: str, backend: str, settings: Sett
     reference, each step from the reference's state, until one differs; then the first node of
     that step that does. Loops of sequences, one-step states (``outputs_info``) and
     non-sequences are searched; others are said not to be."""
-    from modecfg._pytensor.compare import compile_on, step_graph
+    from modecfg.compare.graphs import compile_on, step_graph
 
     op = found.node.op
     info = op.info
@@ -345,7 +345,7 @@ def _input_value(graph: Any, var: Any, inputs: list[Any]) -> Any:
 def find_rewrite(written: Any, inputs: list[Any], linker: str, index: int, truth: Any,
                  settings: Settings = FLAGS) -> tuple[Rewrite | None, str]:  # fmt: skip
     """The rewrite whose work makes ``linker``'s output ``index`` differ from ``truth``."""
-    from modecfg._pytensor.compare import compile_on, replaced_by
+    from modecfg.compare.graphs import compile_on, replaced_by
 
     query = rewrites_query()
     if query is None:

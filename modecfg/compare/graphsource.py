@@ -1,6 +1,6 @@
 """A PyTensor graph written as Python source that rebuilds it with plain PyTensor.
 
-What the comparing mode's reproduction scripts are made of (:mod:`modecfg.modes.compare`):
+What the comparing mode's reproduction scripts are made of (:mod:`modecfg.compare.mode`):
 a graph a maintainer can read, edit and run, with no pickle in it. Each node is written as
 its op built from the op's ``__props__`` (checked here: the op built from the very values
 written equals the node's op), a module-level object that equals it (``pytensor.scalar.exp``),

@@ -1,5 +1,5 @@
 """Judging values across backends: dtype-aware tolerances, how two values differ, and which
-backend is the odd one for each output (step 1 of :mod:`modecfg.modes.compare`)."""
+backend is the odd one for each output (step 1 of :mod:`modecfg.compare.mode`)."""
 
 from __future__ import annotations
 

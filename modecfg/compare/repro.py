@@ -4,7 +4,7 @@ The script builds the node that differs alone, on its inputs' values, when that 
 difference (checked here first), else the sub-graph up to it; or, for a rewrite, the graph as
 written. It compiles it with plain PyTensor on the backend that differs and on the reference,
 prints what each computes, and exits 1 while they differ: what a PyTensor or numba issue needs.
-The graph is written as PyTensor code (:mod:`modecfg._pytensor.graphsource`); the data file
+The graph is written as PyTensor code (:mod:`modecfg.compare.graphsource`); the data file
 holds numeric arrays only, read without pickle.
 """
 
@@ -91,7 +91,7 @@ def smallest_repro(graph: Any, node: Any, input_values: Sequence[Any], inputs: l
     """``node`` alone, on its inputs' values (``input_values``), when that shows the difference
     (``differs(value on backend, value on reference)``); else the sub-graph of ``graph`` up to it,
     on the graph's ``inputs``. Either is checked here before it is written."""
-    from modecfg._pytensor.compare import compile_on, lone
+    from modecfg.compare.graphs import compile_on, lone
 
     def shows(ins: list[Any], outs: list[Any], values: list[Any]) -> bool:
         try:
@@ -121,8 +121,8 @@ def write_repro(graph: Any, outputs: list[Any], inputs: list[Any], backend: str,
     path, or None and why not. The script compiles it on ``backend`` (with ``rewrites``, and
     without ``exclude`` as a third run) and on ``reference`` as it is."""
     from modecfg._files import private_directory
-    from modecfg._pytensor.compare import nodes_between, upstream
-    from modecfg._pytensor.graphsource import CannotWrite, write_graph
+    from modecfg.compare.graphs import nodes_between, upstream
+    from modecfg.compare.graphsource import CannotWrite, write_graph
 
     used = upstream(graph, outputs)
     sub_inputs = [v for v in graph.inputs if v in used]
@@ -147,7 +147,7 @@ def write_repro(graph: Any, outputs: list[Any], inputs: list[Any], backend: str,
     arrays.update(source.constants)
     versions = _versions()
     if exclude:  # a rewrite that is not PyTensor's is registered by its module's import
-        from modecfg._pytensor.compare import rewrite_module
+        from modecfg.compare.graphs import rewrite_module
 
         module = rewrite_module(exclude)
         if (

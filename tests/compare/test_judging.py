@@ -1,4 +1,4 @@
-"""Judging values across backends (modecfg.modes.judging): tolerances by dtype, how two values
+"""Judging values across backends (modecfg.compare.judging): tolerances by dtype, how two values
 differ, and which backend is the odd one for each output."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from modecfg import config
-from modecfg.modes.judging import REWRITES, WRITTEN, Mismatch, Settings, difference, judge, tolerance
+from modecfg.compare.judging import REWRITES, WRITTEN, Mismatch, Settings, difference, judge, tolerance
 
 # -- comparing values --------------------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""What the comparing mode asks of PyTensor (:mod:`modecfg.modes.compare`).
+"""What the comparing mode asks of PyTensor (:mod:`modecfg.compare.mode`).
 
 A graph compiled on a named linker, with that linker's rewrites (some left out, the ones that
 ran recorded) or with none; the values every node of a graph makes; the values live after the

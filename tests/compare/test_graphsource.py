@@ -22,7 +22,7 @@ from pytensor.graph.basic import Apply
 from pytensor.graph.op import Op
 from pytensor.tensor.special import softmax
 
-from modecfg._pytensor.graphsource import CannotWrite, write_graph
+from modecfg.compare.graphsource import CannotWrite, write_graph
 from tests.fresh import pythonpath
 
 
@@ -147,7 +147,7 @@ def test_an_op_class_no_script_can_import_is_cannot_write_with_the_reason() -> N
 
 
 def _value(obj: Any) -> str:
-    from modecfg._pytensor.graphsource import _Writer
+    from modecfg.compare.graphsource import _Writer
 
     return _Writer().value(obj)
 
@@ -174,7 +174,7 @@ def test_a_props_value_as_source(obj: Any, text: str) -> None:
 def test_a_frozendict_is_imported_and_built() -> None:
     from pytensor.misc.frozendict import frozendict
 
-    from modecfg._pytensor.graphsource import _Writer
+    from modecfg.compare.graphsource import _Writer
 
     writer = _Writer()
     assert writer.value(frozendict({1: 2})) == "frozendict({1: 2})"
@@ -209,7 +209,7 @@ def test_a_mapping_of_a_type_no_script_can_import_is_said() -> None:
 def test_constants_small_as_literals_large_and_complex_in_the_data_file() -> None:
     from pytensor.scalar.basic import constant as scalar_constant
 
-    from modecfg._pytensor.graphsource import _Writer
+    from modecfg.compare.graphsource import _Writer
 
     writer = _Writer()
     small = pt.constant(np.arange(16.0))
@@ -232,7 +232,7 @@ def test_constants_small_as_literals_large_and_complex_in_the_data_file() -> Non
 def test_a_constant_of_another_type_is_said() -> None:
     from pytensor.tensor.type_other import NoneConst
 
-    from modecfg._pytensor.graphsource import _Writer
+    from modecfg.compare.graphsource import _Writer
 
     with pytest.raises(CannotWrite, match=r"^a constant of type "):
         _Writer().constant(NoneConst)
@@ -241,7 +241,7 @@ def test_a_constant_of_another_type_is_said() -> None:
 def test_fused_graphs_are_functions_of_their_own_with_distinct_names() -> None:
     from pytensor.scalar.basic import Composite, float64
 
-    from modecfg._pytensor.graphsource import _Writer
+    from modecfg.compare.graphsource import _Writer
 
     a, b = float64(), float64("b")
     first, second = Composite([a, b], [a * b + 1]), Composite([a], [a - 2])
@@ -261,7 +261,7 @@ def test_fused_graphs_are_functions_of_their_own_with_distinct_names() -> None:
 
 
 def _writer() -> Any:
-    from modecfg._pytensor.graphsource import _Writer
+    from modecfg.compare.graphsource import _Writer
 
     return _Writer()
 
@@ -282,7 +282,7 @@ def test_a_nodes_outputs_are_named_after_the_variable_or_its_operation() -> None
     from pytensor.scalar.basic import Composite, float64
     from pytensor.tensor.elemwise import Elemwise
 
-    from modecfg._pytensor.graphsource import _hint
+    from modecfg.compare.graphsource import _hint
 
     x = pt.vector("x")
     named = x * 2
@@ -372,7 +372,7 @@ def test_an_op_built_from_keyword_props_and_one_nothing_describes() -> None:
 def test_which_classes_a_script_can_import(monkeypatch: pytest.MonkeyPatch) -> None:
     import types
 
-    from modecfg._pytensor.graphsource import _importable
+    from modecfg.compare.graphsource import _importable
     from modecfg.errors import CompareError
 
     assert _importable(Keywords) == (__name__, "Keywords")
@@ -418,7 +418,7 @@ def test_objects_a_module_holds_and_ops_equal_to_one() -> None:
     import pytensor.scalar as ps
     from pytensor.tensor.elemwise import Elemwise
 
-    from modecfg._pytensor.graphsource import _module_level
+    from modecfg.compare.graphsource import _module_level
     from modecfg.errors import CompareError
 
     assert _module_level(textwrap.indent) == ("textwrap", "indent")

@@ -1,7 +1,7 @@
-"""CompareMode's searches (modecfg.modes.search), called directly: the node, the step of a loop,
+"""CompareMode's searches (modecfg.compare.search), called directly: the node, the step of a loop,
 the rewrite, and the analysis that ties them to a reproduction.
 
-Every defect is planted (tests/modes/planted.py) in C code or in a rewrite, so these tests compile
+Every defect is planted (tests/compare/planted.py) in C code or in a rewrite, so these tests compile
 with cvm against py (C compiled once, then read from the cache): no numba, fast enough for
 ``make mutate``. Bisection, which CompareMode uses on numba and JAX, is run here on cvm by
 taking cvm out of the backends compared node by node.
@@ -25,15 +25,15 @@ from pytensor.graph.fg import FunctionGraph
 
 import modecfg
 from modecfg import config
-from modecfg._pytensor.compare import compile_on
 from modecfg._source import SourceLine
+from modecfg.compare import search
+from modecfg.compare.graphs import compile_on
+from modecfg.compare.judging import Settings, tolerance
+from modecfg.compare.mode import CompareMode
+from modecfg.compare.search import DifferingNode, LoopStep, Rewrite
 from modecfg.errors import CompareError
-from modecfg.modes import search
-from modecfg.modes.compare import CompareMode
-from modecfg.modes.judging import Settings, tolerance
-from modecfg.modes.search import DifferingNode, LoopStep, Rewrite
-from tests.modes import planted
-from tests.modes.test_compare import _run_plain
+from tests.compare import planted
+from tests.compare.test_compare import _run_plain
 
 HERE = os.path.abspath(__file__)
 C_WRONG = "cvm 30.12830538, py 20.08553692"  # exp(3) * 1.5 against exp(3)
