@@ -16,12 +16,16 @@ import sys
 from typing import Any
 
 from modecfg._pytensor.patch import Patch
+from modecfg._pytensor.state import originals as _originals
 
 __all__ = ["DEVICE_INPUTS", "JAX_DEVICE", "PATCHES", "SHARED_VALUES", "SHARED_VALUES_SET", "linked"]
 
 # numpy's ndarray, looked up at the first call of a replacement: this module is loaded by
 # ``import modecfg`` (its patches are registered then), which loads neither numpy nor PyTensor
 _ndarray: Any = None
+# the VM of a JAX function (modecfg.device.jaxlink.DeviceThunk), bound by linked(): until then no
+# function is a JAX one, and "device inputs" is PyTensor's check alone
+_device_thunk: Any = None
 
 
 def _array_type() -> Any:
@@ -100,21 +104,25 @@ def set_value(self: Any, set_: Any, new_value: Any, borrow: bool = False) -> Non
         ) from exc
 
 
-def validate_inputs(self: Any, validate: Any, args: Any, kwargs: Any) -> Any:
-    """``Function._validate_inputs``: a JAX function's inputs given as JAX arrays of the input's
-    dtype are passed on as they are (PyTensor's check would copy them to the host and back).
-    PyTensor checks everything else: the arrays stand in as zero-strided numpy views."""
-    # at every call of every function once a JAX function is linked: what decides comes first,
-    # cheapest first (numpy's arrays are never JAX's, and JAX's isinstance is slow: ~0.2 us)
-    jax = sys.modules.get("jax")
+def validate_inputs(self: Any, args: Any, kwargs: Any) -> Any:
+    """``Function._validate_inputs`` (PyTensor's: ``original("device inputs")``): a JAX function's
+    inputs given as JAX arrays of the input's dtype are passed on as they are (PyTensor's check
+    would copy them to the host and back). PyTensor checks everything else: the arrays stand in
+    as zero-strided numpy views.
+
+    Put in place as it is (a plain patch: it binds as PyTensor's own method does), for it runs at
+    every call of every function once a JAX function is linked: what decides comes first,
+    cheapest first (a function that is not a JAX one; numpy's arrays, which are never JAX's:
+    JAX's isinstance is slow, ~0.2 us)."""
+    validate = _originals["device inputs"]
+    if type(self.vm) is not _device_thunk:
+        return validate(self, args, kwargs)
+    jax = sys.modules["jax"]  # (a JAX function was linked)
     ndarray = _ndarray or _array_type()
     for arg in args:
-        if type(arg) is not ndarray and jax is not None and isinstance(arg, jax.Array):
+        if type(arg) is not ndarray and isinstance(arg, jax.Array):
             break
     else:
-        return validate(self, args, kwargs)
-    jaxlink = sys.modules.get("modecfg.device.jaxlink")
-    if jaxlink is None or type(self.vm) is not jaxlink.DeviceThunk:
         return validate(self, args, kwargs)
     from modecfg.device.jaxlink import is_device_array, takes_as_is
 
@@ -181,6 +189,7 @@ DEVICE_INPUTS = Patch(
     attr="Function._validate_inputs",
     params=("self", "args", "kwargs"),
     on_demand=True,
+    plain=True,
     replacement=validate_inputs,
     why="a JAX function's inputs given as JAX arrays are used where they are, not copied to the host "
     "and back (on once a JAX function is linked)",
@@ -194,7 +203,10 @@ def linked() -> None:
     """A function was linked for JAX: inputs given as JAX arrays are used where they are, and
     shared variables it left on the device read as numpy, from now on (these patches cost every
     call and every get_value a check: off in processes that never use JAX)."""
+    global _device_thunk
     from modecfg._pytensor.patches import enable
+    from modecfg.device.jaxlink import DeviceThunk
 
+    _device_thunk = DeviceThunk
     for patch in (SHARED_VALUES, SHARED_VALUES_SET, DEVICE_INPUTS):
         enable(patch)

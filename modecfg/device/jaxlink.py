@@ -103,6 +103,31 @@ def _config() -> Any:
     return jax.config
 
 
+class _ConfigX64:
+    """JAX's x64 flag in the calling thread, read through its configuration object (a JAX whose
+    flags have no ``State`` of their own)."""
+
+    __slots__ = ("config",)
+
+    def __init__(self, config: Any) -> None:
+        self.config = config
+
+    @property
+    def value(self) -> Any:
+        return self.config.jax_enable_x64
+
+
+def _x64_state() -> Any:
+    """What answers ``.value``: JAX's x64 flag in the calling thread. Its own ``State`` where this
+    JAX has one (22 ns a read against 51 ns through ``jax.config``; it is read at every call),
+    else the configuration object."""
+    try:
+        from jax._src.config import enable_x64
+    except ImportError:  # pragma: no cover - a JAX without it
+        return _ConfigX64(_config())
+    return enable_x64 if isinstance(getattr(enable_x64, "value", None), bool) else _ConfigX64(_config())
+
+
 @contextlib.contextmanager
 def pinned(x64_on: bool, precision: str | None) -> Iterator[None]:
     """x64 as ``x64_on`` and ``precision`` for matmuls and convolutions (None: JAX's own), in this
@@ -428,9 +453,25 @@ class DeviceThunk:
     is the thunk's."""
 
     def __init__(self, thunk: Any, device: Any, x64_on: bool, precision: str, residents: list[Resident],
-                 inputs: list[Any], dtypes: list[str | None], traced: bool = False) -> None:  # fmt: skip
+                 inputs: list[Any], dtypes: list[str | None], traced: bool = False,
+                 fgraph: Any = None, node: Any = None) -> None:  # fmt: skip
         self.thunk = thunk
-        self.jax_config = _config()  # read at every call: JAX's state in the calling thread
+        self.allow_gc = getattr(thunk, "allow_gc", None)  # read by Function after every call
+        self.jax_config = _config()  # JAX's state in the calling thread (the matmul precision)
+        self.x64_state = _x64_state()  # read at every call: JAX's x64 in the calling thread
+        # The steady call runs the jitted function itself, as PyTensor's thunk does (its inputs'
+        # values in, its outputs into their storage), one Python frame fewer, where the thunk is
+        # the one it replicates: PyTensor's closure over exactly these (else the thunk is called).
+        self.jit_fn: Any = getattr(thunk, "jit_fn", None)
+        self.thunk_inputs: Any = getattr(thunk, "inputs", None)
+        self.thunk_outputs: Any = getattr(thunk, "outputs", None)
+        self.inline = (
+            node is not None
+            and bool(self.thunk_outputs)
+            and tuple(map(id, getattr(thunk, "__defaults__", None) or ()))
+            == (id(self.jit_fn), id(self.thunk_inputs), id(self.thunk_outputs))
+        )
+        self.fgraph, self.node = fgraph, node  # what PyTensor's thunk names when the call fails
         # no precision context at a call: it is in the traced function (:class:`Traced`), or not
         # pinned on this device (:func:`pins_precision`)
         self.traced = traced
@@ -462,26 +503,34 @@ class DeviceThunk:
             raise AttributeError(name)
         return getattr(self.thunk, name)
 
-    @property
-    def allow_gc(self) -> Any:
-        """The thunk's (PyTensor's Function reads it at every call: a failed lookup before
-        ``__getattr__`` costs more than the rest of this class's call)."""
-        return self.thunk.allow_gc
-
-    @allow_gc.setter
-    def allow_gc(self, value: Any) -> None:
-        self.thunk.allow_gc = value
+    def __setattr__(self, name: str, value: Any) -> None:
+        # allow_gc is an attribute of its own (PyTensor's Function reads it after every call: a
+        # property cost 60-80 ns of the call); set here, it is the thunk's too, as it always was
+        if name == "allow_gc" and "thunk" in self.__dict__:
+            self.thunk.allow_gc = value
+        object.__setattr__(self, name, value)
 
     def __call__(self) -> Any:
-        # the steady call: the thunk alone, where this thread's x64 is the function's (the
-        # precision is in its traced program)
-        if self.fast and self.jax_config.jax_enable_x64 is self.x64:
-            return self.thunk()
+        # the steady call, where this thread's x64 is the function's (the precision is in its
+        # traced program): what PyTensor's thunk does, written out (``inline``), else the thunk
+        if self.fast and self.x64_state.value is self.x64:
+            if not self.inline:
+                return self.thunk()
+            try:
+                outputs = self.jit_fn(*[x[0] for x in self.thunk_inputs])
+            except Exception:
+                from pytensor.link import basic  # (its raise_with_op, patched or not, as the thunk's)
+
+                basic.raise_with_op(self.fgraph, self.node, self.thunk)
+                raise  # (raise_with_op raises: what it was given, if it ever returned)
+            for storage, value in zip(self.thunk_outputs, outputs):  # noqa: B905 (a hot loop, as PyTensor's)
+                storage[0] = value
+            return None
         return self._pinned()
 
     def _pinned(self) -> Any:
         jax_config = self.jax_config
-        same_x64 = jax_config.jax_enable_x64 is self.x64
+        same_x64 = self.x64_state.value is self.x64
         same_precision = (
             self.traced
             or (jax_config.jax_default_matmul_precision or "default") == PRECISIONS[self.precision]
@@ -604,7 +653,8 @@ def link(linker: Any, make_all: Callable[..., Any], *args: Any, **kwargs: Any) -
             plain.append(storage)
     _place_all(residents)
     dtypes = [getattr(out.type, "dtype", None) for out in linker.fgraph.outputs]
-    thunk = DeviceThunk(fn, device, x64_on, precision, residents, plain, dtypes, traced or not pins)
+    thunk = DeviceThunk(fn, device, x64_on, precision, residents, plain, dtypes, traced or not pins,
+                        linker.fgraph, nodes[0] if nodes else None)  # fmt: skip
     return thunk, inputs, outputs, thunks, nodes
 
 

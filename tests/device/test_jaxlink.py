@@ -608,20 +608,123 @@ def test_a_steady_call_hits_one_jit_cache_entry_whatever_jaxs_own_x64(floatX: st
     assert f.vm.thunk.jit_fn._cache_size() == 1  # no second trace, no recompile
 
 
-def test_the_vm_answers_allow_gc_as_its_thunk_does_both_ways() -> None:
-    """PyTensor's Function reads ``vm.allow_gc`` after every call: answered by the thunk (a
-    property: a lookup that fails before ``__getattr__`` cost more than the rest of the call)."""
+def test_a_steady_call_runs_the_jitted_function_as_pytensors_thunk_does() -> None:
+    """Issue 62: the steady call runs the jitted function itself, one Python frame fewer than
+    through PyTensor's thunk (its inputs' values in, its outputs into their storage, updates and
+    all), where the thunk is PyTensor's closure over exactly these: the same values, call after
+    call, as a twin function run through the thunk."""
+    runs = []
+    for inline in (True, False):
+        _, w, _, step = _regression()
+        vm = step.vm
+        assert vm.inline  # PyTensor's thunk, recognised
+        vm.inline = inline
+        calls: list[int] = []
+        jit_fn = vm.jit_fn
+        vm.jit_fn = lambda *args, jit_fn=jit_fn, calls=calls: calls.append(len(args)) or jit_fn(*args)
+        with jax.enable_x64(vm.x64):  # JAX's x64 as the function's (another test may have left it on)
+            costs = [float(step(np.full(3, k, dtype="float32"))) for k in range(4)]
+        assert vm.fast
+        assert len(calls) == (3 if inline else 0)  # the first call goes through the thunk: it is timed
+        runs.append((costs, w.get_value().tolist()))
+    assert runs[0] == runs[1] and runs[0][0][1] != runs[0][0][0]  # (the updates took effect)
+
+
+def test_the_steady_call_is_written_out_only_for_the_thunk_it_replicates() -> None:
+    """``inline`` only where the thunk is a closure over its own ``jit_fn``, ``inputs`` and
+    ``outputs``, in that order, with outputs, and the node PyTensor names on a failure is known;
+    else every call goes through the thunk."""
+    jit_fn, inputs, outputs = (lambda *a: a), [[1.0]], [[None]]
+
+    def made(*defaults: Any, outs: list[Any] = outputs) -> Any:
+        def thunk(a: Any = defaults[0], b: Any = defaults[1], c: Any = defaults[2]) -> None:
+            raise AssertionError("not called here")
+
+        thunk.jit_fn, thunk.inputs, thunk.outputs, thunk.allow_gc = jit_fn, inputs, outs, True  # type: ignore[attr-defined]
+        return thunk
+
+    def inline(thunk: Any, node: Any = "node") -> bool:
+        cpu = jax.devices("cpu")[0]
+        return bool(jaxlink.DeviceThunk(thunk, cpu, False, "default", [], [], [], True, None, node).inline)
+
+    assert inline(made(jit_fn, inputs, outputs))
+    assert not inline(made(jit_fn, inputs, outputs), node=None)  # PyTensor's thunk would name none
+    assert not inline(made(jit_fn, outputs, inputs))  # not the closure it replicates
+    assert not inline(made(jit_fn, inputs, outputs, outs=[]))  # no outputs: its own return
+    assert not inline(_StateSeen())  # no closure at all
+
+
+def test_a_failing_steady_call_says_what_pytensors_thunk_says() -> None:
+    """A steady call that fails (shapes JAX cannot add) is raised as PyTensor's thunk raises it:
+    through raise_with_op, which names the user's line, the same message and notes either way."""
+    x, y = pt.vector("x", dtype="float32"), pt.vector("y", dtype="float32")
+    f = _jax_function([x, y], x + y)
+    three = np.ones(3, dtype="float32")
+    f(three, three)
+    f(three, three)
+    assert f.vm.fast and f.vm.inline
+    said = []
+    for inline in (True, False):
+        f.vm.inline = inline
+        with jax.enable_x64(f.vm.x64), pytest.raises(Exception) as failed:  # the steady call's path
+            f(three, np.ones(4, dtype="float32"))
+        said.append((type(failed.value), str(failed.value), getattr(failed.value, "__notes__", [])))
+    assert said[0] == said[1]
+    assert any("the operation that failed was created at" in note for note in said[0][2])  # raise_with_op's
+
+
+def test_the_x64_state_a_call_reads_is_jaxs_in_the_calling_thread() -> None:
+    """The steady call reads JAX's x64 through its State (22 ns, not 51 through jax.config);
+    the configuration object stands in where a JAX has none: both answer alike, in a context."""
+    state, through_config = jaxlink._x64_state(), jaxlink._ConfigX64(jax.config)
+    assert not isinstance(state, jaxlink._ConfigX64)  # this JAX has its State
+    for on in (True, False, True):
+        with jax.enable_x64(on):
+            assert state.value is on and through_config.value is on
+
+
+def test_the_device_inputs_patch_is_pytensors_check_for_every_other_function() -> None:
+    """Once a JAX function is linked, every function's input check is the plain patch (it binds
+    as PyTensor's method does): a function on another linker given a JAX array gets PyTensor's
+    check (a numpy copy), and the JAX function keeps its device input."""
+    from pytensor.compile.executor import Function
+
+    from modecfg.device import contacts
+
+    x = pt.vector("x", dtype="float32")
+    on_jax = _jax_function([x], x * 2)
+    with config.override(linker="cvm"):
+        on_cvm = modecfg.function([x], x * 2)
+    assert Function.__dict__["_validate_inputs"] is contacts.validate_inputs
+    on_device = jax.device_put(np.ones(2, dtype="float32"))
+    out = on_cvm(on_device)
+    assert type(out) is np.ndarray and out.tolist() == [2.0, 2.0]
+    with jax.enable_x64(True):
+        wide = jax.device_put(np.full(2, 0.1, dtype="float64"))
+    with pytest.raises(TypeError, match="cannot store accurately"):
+        on_cvm(wide)  # PyTensor's check: no silent downcast
+    with jax.transfer_guard("disallow_explicit"):
+        on_jax(on_device)  # kept where it is: not copied to the host and back
+
+
+def test_the_vm_answers_allow_gc_as_its_thunk_does_and_setting_it_sets_both() -> None:
+    """PyTensor's Function reads ``vm.allow_gc`` after every call: an attribute of the VM's own
+    (a lookup that fails before ``__getattr__``, or a property, cost a tenth of the call), the
+    thunk's value; set on the VM, the thunk's is set too."""
     x = pt.vector("x", dtype="float32")
     f = _jax_function([x], x * 2)
     vm = f.vm
-    assert "allow_gc" not in vars(vm) and vm.allow_gc is vm.thunk.allow_gc
+    assert "allow_gc" in vars(vm) and vm.allow_gc is vm.thunk.allow_gc
     was = vm.thunk.allow_gc
     try:
         vm.allow_gc = not was
         assert vm.thunk.allow_gc is (not was) and vm.allow_gc is (not was)
+        stored = f.input_storage[0].storage
+        f(np.ones(2, dtype="float32"))  # Function clears the inputs after a call only with allow_gc
+        assert (stored[0] is None) is (not was)
     finally:
-        vm.thunk.allow_gc = was
-    assert f(np.ones(2, dtype="float32")).tolist() == [2.0, 2.0]
+        vm.allow_gc = was
+    assert vm.thunk.allow_gc is was and f(np.ones(2, dtype="float32")).tolist() == [2.0, 2.0]
 
 
 def test_a_profiled_jax_functions_device_figures_add_up_call_by_call(monkeypatch: pytest.MonkeyPatch) -> None:
