@@ -33,12 +33,12 @@ if _TYPE_CHECKING:  # the names handed out on first use, each written here once 
     from modecfg.modes.build import get_mode as get_mode
     from modecfg.modes.compiling import compiled_with as compiled_with
     from modecfg.modes.compiling import function as function
-    from modecfg.modes.dump_reading import Dump as Dump
-    from modecfg.modes.dump_reading import load_dump as load_dump
     from modecfg.modes.monitor import MonitorMode as MonitorMode
-    from modecfg.modes.nanguard import NanGuardMode as NanGuardMode
     from modecfg.modes.profile import ProfileMode as ProfileMode
-    from modecfg.modes.replaying import replay as replay
+    from modecfg.nanguard.dump_reading import Dump as Dump
+    from modecfg.nanguard.dump_reading import load_dump as load_dump
+    from modecfg.nanguard.mode import NanGuardMode as NanGuardMode
+    from modecfg.nanguard.replaying import replay as replay
 
 # A full collection falls due within the first few thousand objects made after `import pytensor`
 # (its import leaves the collector's oldest-generation count at its threshold): without this

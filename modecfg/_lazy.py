@@ -2,7 +2,7 @@
 and a name some programs never use should not cost the others.
 
 Each such name is written once, in the package's ``if TYPE_CHECKING:`` block, as type checkers
-need it anyway (``from modecfg.modes.dump import Dump as Dump``: the ``as`` says it is
+need it anyway (``from modecfg.nanguard.dump import Dump as Dump``: the ``as`` says it is
 re-exported). :func:`attach` reads that block from the package's source at import and makes
 the package's ``__getattr__`` and the lazy part of its ``__all__`` from it.
 """

@@ -450,14 +450,14 @@ def preflight(cfg: Config) -> list[str]:
         if why:
             problems.append(f"blas.ldflags={ldflags} (from {cfg.origin('blas.ldflags')}): {why}")
     from modecfg._files import directory_problem
-    from modecfg.modes.dump import dump_directory
+    from modecfg.nanguard.dump import dump_directory
 
     dumps = dump_directory(cfg)
     why = directory_problem(dumps)
     if why:
         problems.append(f"NaN-guard dumps would go to {dumps} (NanGuardMode.dump_dir, from "
                         f"{cfg.origin('NanGuardMode.dump_dir')}): {why}")  # fmt: skip
-    from modecfg.modes.signing import key_problem
+    from modecfg.signing import key_problem
 
     why = key_problem()
     if why:

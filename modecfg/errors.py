@@ -238,7 +238,7 @@ class NanGuardError(ModecfgError, FloatingPointError):
         self,
         message: str,
         *,
-        bad: Any = None,  # a modecfg.modes.nanguard.BadValue (named, not imported: errors.py is the bottom)
+        bad: Any = None,  # a modecfg.nanguard.mode.BadValue (named, not imported: errors.py is the bottom)
         dump_path: str | None = None,
         bad_outputs: Sequence[str] = (),
     ) -> None:

@@ -52,7 +52,7 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.fixture(autouse=True)
 def _dump_count(monkeypatch: pytest.MonkeyPatch) -> None:
     """NanGuardMode.max_dumps caps the dumps of a process: each test starts with none written."""
-    from modecfg.modes import dump
+    from modecfg.nanguard import dump
 
     monkeypatch.setattr(dump, "_written", 0)
 
@@ -76,3 +76,16 @@ def _no_real_site_packages(monkeypatch: pytest.MonkeyPatch, _site_packages: str)
         return {**real(*args, **kwargs), "purelib": _site_packages}  # type: ignore[arg-type]
 
     monkeypatch.setattr(sysconfig, "get_paths", get_paths)
+
+
+@pytest.fixture
+def unwritable(tmp_path: Path) -> Path:
+    """A directory this process cannot write in (for root: a read-only one of the system's)."""
+    place = tmp_path / "read-only"
+    place.mkdir(mode=0o500)
+    if not os.access(place, os.W_OK):
+        return place
+    system = Path("/proc/sys")
+    if system.is_dir() and not os.access(system, os.W_OK):
+        return system
+    pytest.skip("no directory this process cannot write in")

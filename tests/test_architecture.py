@@ -59,7 +59,7 @@ def test_the_order_it_states_is_the_precedence_table() -> None:
 
 def test_the_modules_below_the_line_that_load_pytensor_are_the_ones_it_names() -> None:
     """Issue 61: "below the line never imports PyTensor" held for import statements, while
-    ``import modecfg.modes.nanguard`` loaded PyTensor. Each module of the behaviour layer is
+    ``import modecfg.nanguard.mode`` loaded PyTensor. Each module of the behaviour layer is
     imported in a process of its own (forked from one that has not loaded PyTensor)."""
     from tests.fresh import run_json
 

@@ -18,11 +18,11 @@ grimp = pytest.importorskip("grimp")
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("modecfg.errors", "modecfg._registry", "modecfg._warn", "modecfg._source", "modecfg.scripts",
      "modecfg._holders", "modecfg._html", "modecfg._files", "modecfg._locks", "modecfg._lazy",
-     "modecfg.terminal", "modecfg.configuration.origin"),
+     "modecfg.terminal", "modecfg.configuration.origin", "modecfg.signing"),
     ("modecfg.configuration",),
     ("modecfg._pytensor",),
     ("modecfg.modes", "modecfg.linkers", "modecfg.checks", "modecfg.profiles", "modecfg.testvalues",
-     "modecfg.cache", "modecfg.device", "modecfg.compare"),
+     "modecfg.cache", "modecfg.device", "modecfg.compare", "modecfg.nanguard"),
     ("modecfg", "modecfg.__main__", "modecfg.cli", "modecfg.demo", "modecfg.doctor",
      "modecfg._wiring", "modecfg.workers", "modecfg.autoload",
      "modecfg.theano_names"),
@@ -204,14 +204,18 @@ def test_the_cli_uses_the_public_api_only() -> None:
 # The features laid out as issue 61 asks (ARCHITECTURE.md, "Where the code is going"): each owns
 # its code and its contacts with PyTensor, imports the core (layers 0-2) and no other feature but
 # by the edges named here, each with why.
-FEATURES = ("modecfg.testvalues", "modecfg.device", "modecfg.compare")
+FEATURES = ("modecfg.testvalues", "modecfg.device", "modecfg.compare", "modecfg.nanguard")
 EDGES = {
-    ("modecfg.compare", "modecfg.modes.nanguard"): "CompareMode plans what it checks as the NaN guard "
+    ("modecfg.compare", "modecfg.nanguard.mode"): "CompareMode plans what it checks as the NaN guard "
     "does (which outputs and updates, Plan) and says where a bad value is the backends' alone",
     ("modecfg.compare", "modecfg.device.where"): "a CompareMode built by name runs on the linker "
     "the linker and device flags resolve to",
     ("modecfg.compare", "modecfg.device.jaxlink"): "a difference on JAX names the precision JAX "
     "computed it in (precision_note)",
+    ("modecfg.nanguard", "modecfg.modes.compiling"): "a dump is replayed by compiling its graph as "
+    "modecfg.function does, in the mode asked for",
+    ("modecfg.nanguard", "modecfg.device.where"): "a NanGuardMode built by name guards the linker "
+    "the linker and device flags resolve to",
 }
 
 

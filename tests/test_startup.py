@@ -120,7 +120,7 @@ def test_a_fast_run_compile_loads_none_of_the_features_it_does_not_use() -> None
         """
     )
     unused = ("modecfg.compare.mode", "modecfg.compare.judging", "modecfg.compare.search",
-              "modecfg.compare.repro", "modecfg.modes.dump", "modecfg.modes.dump_reading",
+              "modecfg.compare.repro", "modecfg.nanguard.dump", "modecfg.nanguard.dump_reading",
               "modecfg.cache.travel", "modecfg.profiles.html", "modecfg.device.jaxlink")  # fmt: skip
     assert [m for m in out["loaded"] if m in unused] == []
     assert "modecfg._pytensor.hostwrites" in out["loaded"]  # (what it updates is recorded all the same)

@@ -778,7 +778,7 @@ CONTACTS: tuple[Contact, ...] = (
         "dump graph",
         "pytensor.graph.basic.clone, pytensor.graph.op.Op, PyTensor's compiled-function class",
         "a NaN-guard dump's graph part: a clone of the graph as written, pickled without compiled "
-        "inner functions (modecfg._pytensor.dumpgraph)",
+        "inner functions (modecfg.nanguard.dumpgraph)",
         _dump_graph,
     ),
     Contact(

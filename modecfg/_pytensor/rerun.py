@@ -1,7 +1,7 @@
 """Re-run a call on the graph as the user wrote it, node by node, with Python thunks.
 
 Shared by error location (:mod:`modecfg._pytensor.locate`) and the NaN guard
-(:mod:`modecfg.modes.nanguard`): both need the first node of the untouched graph
+(:mod:`modecfg.nanguard.mode`): both need the first node of the untouched graph
 that fails, or that produces a bad value, for the inputs of a call.
 """
 

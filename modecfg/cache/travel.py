@@ -81,7 +81,7 @@ def export_cache(path: str | os.PathLike[str], *, found: tuple[Cache, ...] | Non
     """Write this process's caches (complete entries) to ``path``, signed with the user's key
     (unsigned, and said in the result, when there is no usable key)."""
     from modecfg._pytensor.caches import signature
-    from modecfg.modes.signing import KeyProblem, sign, signing_key
+    from modecfg.signing import KeyProblem, sign, signing_key
 
     found = caches() if found is None else found
     target = Path(path)
@@ -119,7 +119,7 @@ def export_cache(path: str | os.PathLike[str], *, found: tuple[Cache, ...] | Non
 
 
 def _read_manifest(zf: zipfile.ZipFile, path: Path, trust: bool) -> dict[str, Any]:
-    from modecfg.modes.signing import KeyProblem, signing_key, verify
+    from modecfg.signing import KeyProblem, signing_key, verify
 
     try:
         text = zf.read(_MANIFEST)

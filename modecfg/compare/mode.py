@@ -74,7 +74,7 @@ from modecfg.compare.search import (
 )
 from modecfg.configuration import config
 from modecfg.errors import CompareError, CompareWarning, ModecfgWarning
-from modecfg.modes.nanguard import Plan, make_plan
+from modecfg.nanguard.mode import Plan, make_plan
 
 __all__ = [
     "AUTO_LINKERS",

@@ -25,7 +25,7 @@ from modecfg.compare.judging import (
     tolerance,
 )
 from modecfg.configuration import config
-from modecfg.modes.nanguard import Plan
+from modecfg.nanguard.mode import Plan
 
 __all__ = [
     "Analysis",

@@ -198,7 +198,7 @@ def _debug(optimizer: Any) -> Any:
 
 
 def _nanguard(optimizer: Any) -> Any:
-    from modecfg.modes.nanguard import NanGuardMode
+    from modecfg.nanguard.mode import NanGuardMode
 
     return NanGuardMode(linker=resolved_linker(), optimizer=optimizer)
 

@@ -25,7 +25,7 @@ from modecfg._pytensor.kinds import (
     linker_name,
     runs_c_code,
 )
-from modecfg.modes.nanguard import GuardLinker
+from modecfg.nanguard.mode import GuardLinker
 
 
 @pytest.mark.parametrize(

@@ -207,7 +207,7 @@ def test_a_member_that_climbs_out_of_its_entry_is_refused_even_when_the_archive_
 def test_a_malformed_manifest_signed_with_your_key_is_one_clear_error(
     tmp_path: Path, entries: object, says: str
 ) -> None:
-    from modecfg.modes.signing import sign, signing_key
+    from modecfg.signing import sign, signing_key
 
     archive = tmp_path / "warm.zip"
     export_cache(archive, found=warm(tmp_path / "a"))
@@ -242,7 +242,7 @@ def test_a_damaged_member_signed_with_your_key_is_one_clear_error(tmp_path: Path
 
 def _signed(archive: Path, manifest: object) -> None:
     """``archive`` with ``manifest`` as its manifest, signed with the user's key."""
-    from modecfg.modes.signing import sign, signing_key
+    from modecfg.signing import sign, signing_key
 
     text = json.dumps(manifest).encode()
     key = signing_key(create=True)

@@ -199,7 +199,7 @@ def test_a_reference_that_cannot_compile_the_graph_is_skipped_and_said(
 
 
 def test_without_the_compile_hook_the_graph_as_written_is_unknown(monkeypatch: pytest.MonkeyPatch) -> None:
-    from modecfg.modes import nanguard
+    from modecfg.nanguard import mode as nanguard
 
     monkeypatch.setattr(nanguard.Plan, "original", property(lambda self: None))
     with pytest.raises(CompareError) as caught:

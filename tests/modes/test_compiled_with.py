@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import modecfg
-from modecfg.modes import dump_reading
+from modecfg.nanguard import dump_reading
 
 pytensor = pytest.importorskip("pytensor")
 pt = pytest.importorskip("pytensor.tensor")

@@ -15,12 +15,12 @@ A dump is one ZIP file, stored uncompressed in numpy's ``.npz`` layout:
   function only, :func:`_unpickle`, and only when the dump's signature says this user
   wrote it or the caller passes ``trust=True``;
 * ``manifest.json``: the SHA-256 and size of every other part; ``signature.json``: an
-  HMAC of the manifest made with the user's own key (:mod:`modecfg.modes.signing`), or
+  HMAC of the manifest made with the user's own key (:mod:`modecfg.signing`), or
   why the dump is unsigned.
 
-:func:`write_dump` writes them; :mod:`modecfg.modes.dump_reading` reads them
-(:func:`~modecfg.modes.dump_reading.load_dump`, any dump's data part, checked before use;
-:func:`~modecfg.modes.dump_reading.code_part`, the one place a file is unpickled).
+:func:`write_dump` writes them; :mod:`modecfg.nanguard.dump_reading` reads them
+(:func:`~modecfg.nanguard.dump_reading.load_dump`, any dump's data part, checked before use;
+:func:`~modecfg.nanguard.dump_reading.code_part`, the one place a file is unpickled).
 
 Dumps go to ``NanGuardMode.dump_dir``, by default ``nanguard`` under the user's cache
 directory, created private (0700); as ssh does with its key directories, a directory that
@@ -287,7 +287,8 @@ def _parts(
 ) -> _Parts:
     """The dump's parts: its data, its arrays (by reference, no copy) and its pickled graph;
     ``now``: when it was made (its file's name says the same second)."""
-    from modecfg._pytensor import dumpgraph, marks
+    from modecfg._pytensor import marks
+    from modecfg.nanguard import dumpgraph
 
     graph = plan.original
     targets = list(plan.target_indices)
@@ -349,7 +350,7 @@ def _parts(
 
 
 def _write_zip(fh: IO[bytes], parts: _Parts) -> None:
-    from modecfg.modes import signing
+    from modecfg import signing
 
     digests: dict[str, dict[str, Any]] = {}
     with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:

@@ -21,10 +21,10 @@ import pytest
 import modecfg
 from modecfg import _files
 from modecfg.errors import DumpError, UntrustedDumpError
-from modecfg.modes import dump as dump_module
-from modecfg.modes import dump_reading
+from modecfg.nanguard import dump as dump_module
+from modecfg.nanguard import dump_reading
 from tests.conftest import COMPILEDIR
-from tests.modes.dumptools import parts, rebuild
+from tests.nanguard.dumptools import parts, rebuild
 
 pytensor = pytest.importorskip("pytensor")
 pt = pytest.importorskip("pytensor.tensor")
@@ -115,7 +115,7 @@ def test_temporary_files_of_killed_writers_are_removed(model: dict, tmp_path: Pa
     dead = 2**22 + 12345  # above Linux's default pid_max: no process has it
     with pytest.raises(ProcessLookupError):
         os.kill(dead, 0)
-    from modecfg.modes.dump import _host
+    from modecfg.nanguard.dump import _host
 
     here = _host()
     stale = [directory / f".nanguard-{dead + i}@{here}-{i}.tmp" for i in range(6)]
@@ -438,8 +438,8 @@ def test_a_dump_of_scan_and_op_from_graph_replays_on_the_linker_that_failed(
 def test_validate_says_when_the_dump_key_cannot_be_used(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from modecfg import signing
     from modecfg.doctor import preflight
-    from modecfg.modes import signing
 
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
     assert signing.key_problem() == ""  # none yet: made at the first dump
@@ -460,7 +460,7 @@ def test_validate_says_when_the_dump_key_cannot_be_used(
 def test_a_key_that_is_no_key_is_said_and_nothing_is_trusted(
     model: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, make: Any, says: str
 ) -> None:
-    from modecfg.modes import signing
+    from modecfg import signing
 
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     error = _fail(model, tmp_path / "dumps")  # signed with a fresh key
@@ -669,7 +669,7 @@ def test_a_live_process_s_temporary_file_is_left_alone_and_the_process_too(
     other = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE)
     assert other.stdout is not None and other.stdout.readline() == b"ready\n"
     try:
-        from modecfg.modes.dump import _host
+        from modecfg.nanguard.dump import _host
 
         theirs = tmp_path / f".nanguard-{other.pid}@{_host()}-abc.tmp"
         theirs.write_bytes(b"being written")

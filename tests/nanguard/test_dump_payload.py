@@ -19,9 +19,9 @@ import pytest
 
 import modecfg
 from modecfg.errors import DumpError
-from modecfg.modes import dump as dump_module
-from modecfg.modes import dump_reading
-from tests.modes.dumptools import craft, rebuild
+from modecfg.nanguard import dump as dump_module
+from modecfg.nanguard import dump_reading
+from tests.nanguard.dumptools import craft, rebuild
 
 pytensor = pytest.importorskip("pytensor")
 pt = pytest.importorskip("pytensor.tensor")

@@ -13,10 +13,11 @@ import numpy as np
 import pytest
 
 import modecfg
+from modecfg import signing
 from modecfg.errors import DumpError
-from modecfg.modes import dump as dump_module
-from modecfg.modes import dump_reading, signing
-from tests.modes.dumptools import parts, rebuild
+from modecfg.nanguard import dump as dump_module
+from modecfg.nanguard import dump_reading
+from tests.nanguard.dumptools import parts, rebuild
 
 pytensor = pytest.importorskip("pytensor")
 pt = pytest.importorskip("pytensor.tensor")

@@ -156,7 +156,7 @@ def test_a_mode_rebuilt_from_the_guarded_linker_is_still_guarded() -> None:
 
 def test_inputs_overwritten_in_place_by_a_rebuilt_mode_are_put_back() -> None:
     """PyTensor's own maker lets the update overwrite w in place; the guard restores it."""
-    from modecfg.modes.nanguard import make_plan as _plan
+    from modecfg.nanguard.mode import make_plan as _plan
 
     mode = modecfg.get_mode("NanGuardMode")
     rebuilt = Mode(linker=mode.linker, optimizer=mode.provided_optimizer)
@@ -292,7 +292,7 @@ def test_the_guard_wraps_every_linker(linker: str) -> None:
 
 def test_a_random_generator_the_call_advanced_in_place_is_put_back() -> None:
     """PyMC's graphs update their RNGs in place: a bad call must not consume random numbers."""
-    from modecfg.modes.nanguard import make_plan as _plan
+    from modecfg.nanguard.mode import make_plan as _plan
 
     mode = modecfg.get_mode("NanGuardMode")
     rebuilt = Mode(linker=mode.linker, optimizer=mode.provided_optimizer)
@@ -314,7 +314,7 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from hypothesis.extra import numpy as hnp  # noqa: E402
 
-from modecfg.modes.nanguard import _clean_sum, _Limits, bad_kind  # noqa: E402
+from modecfg.nanguard.mode import _clean_sum, _Limits, bad_kind  # noqa: E402
 
 
 def _exact(value: np.ndarray, limits: _Limits) -> str:
@@ -400,7 +400,7 @@ def test_a_failure_looking_inside_an_op_from_graph_still_gives_the_guards_error(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Looking inside is a nicety: if it fails, the OpFromGraph itself is named."""
-    from modecfg.modes import nanguard
+    from modecfg.nanguard import mode as nanguard
 
     real = nanguard.first_bad_value
 
@@ -427,7 +427,7 @@ def test_a_failure_looking_inside_an_op_from_graph_still_gives_the_guards_error(
 
 def test_a_guard_mode_changed_by_including_or_clone_keeps_its_checks_and_linker() -> None:
     """PyMC and PyTensor's own code derive modes with ``including``/``excluding``/``clone``."""
-    from modecfg.modes.nanguard import GuardLinker
+    from modecfg.nanguard.mode import GuardLinker
 
     base = modecfg.NanGuardMode(nan_is_error=False, inf_is_error=True, linker="cvm")
     for derived in (base.excluding("fusion"), base.including("fast_run"),
@@ -459,7 +459,7 @@ class _DeviceArray:
 
 
 def test_arrays_of_other_libraries_are_checked_and_rerun_as_numpy() -> None:
-    from modecfg.modes.nanguard import _host
+    from modecfg.nanguard.mode import _host
 
     limits = _Limits(True, True, True, 1e10, _clean_sum(1e10))
     assert bad_kind(_DeviceArray(np.array([1.0, np.nan])), limits) == "NaN"
@@ -492,7 +492,7 @@ def test_values_at_the_threshold_beside_an_unchecked_nan_or_inf_are_not_big() ->
 
 
 def test_the_count_of_a_kind_counts_that_kind_only() -> None:
-    from modecfg.modes.nanguard import _count
+    from modecfg.nanguard.mode import _count
 
     value = np.array([np.inf, 2e10, 1.0, -np.inf, np.nan])
     assert (_count(value, "Inf", 1e10), _count(value, "NaN", 1e10), _count(value, "big", 1e10)) == (2, 1, 3)

@@ -1,4 +1,4 @@
-"""Re-run the call of a NaN-guard dump (:mod:`modecfg.modes.dump`) and reproduce its error.
+"""Re-run the call of a NaN-guard dump (:mod:`modecfg.nanguard.dump`) and reproduce its error.
 
 Replaying compiles and runs the dump's graph, which is a pickle: whoever made the file
 chose what unpickling it runs. So a replay runs only a dump signed with this user's own
@@ -18,8 +18,8 @@ from modecfg.configuration import config
 from modecfg.configuration.flags import FLAGS
 from modecfg.errors import DumpError, DumpWarning, ModecfgError
 from modecfg.modes.compiling import function
-from modecfg.modes.dump import no_dumps
-from modecfg.modes.dump_reading import code_part
+from modecfg.nanguard.dump import no_dumps
+from modecfg.nanguard.dump_reading import code_part
 
 __all__ = ["replay"]
 
@@ -78,7 +78,7 @@ def replay(path: str | os.PathLike[str], *, dump: bool = False, trust: bool = Fa
 
 def _say_versions(where: str, written: dict[str, str]) -> None:
     """A DumpWarning when the dump was written under other versions than these."""
-    from modecfg.modes.dump import _versions
+    from modecfg.nanguard.dump import _versions
 
     if not written:  # a trusted dump of the older format: it records none
         return

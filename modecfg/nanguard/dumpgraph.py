@@ -1,6 +1,6 @@
 """What a NaN-guard dump needs from PyTensor's graphs: a copy to pickle, and the graph as text.
 
-The pickle is the dump's *code part* (:mod:`modecfg.modes.dump`): the graph as the user
+The pickle is the dump's *code part* (:mod:`modecfg.nanguard.dump`): the graph as the user
 wrote it, which a replay compiles again. The arrays of the call are not in it: each is
 named by a persistent id and stored once, as ``.npy`` data beside it. Compiled inner
 functions that ops cache (``Scan._fn``) are left out: a reader compiles them itself.

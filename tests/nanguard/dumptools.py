@@ -8,8 +8,8 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from modecfg.modes import dump as dump_module
-from modecfg.modes import signing
+from modecfg import signing
+from modecfg.nanguard import dump as dump_module
 
 
 def parts(path: str | Path) -> dict[str, bytes]:

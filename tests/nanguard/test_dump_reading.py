@@ -21,8 +21,8 @@ import pytest
 
 import modecfg
 from modecfg.errors import DumpError
-from modecfg.modes import dump as dump_module
-from tests.modes.dumptools import craft, parts, rebuild
+from modecfg.nanguard import dump as dump_module
+from tests.nanguard.dumptools import craft, parts, rebuild
 
 pytensor = pytest.importorskip("pytensor")
 pt = pytest.importorskip("pytensor.tensor")
@@ -276,7 +276,7 @@ def test_a_value_that_is_not_data_is_recorded_as_missing_with_its_type(tmp_path:
 def test_a_graph_that_cannot_be_pickled_is_data_saying_why(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from modecfg._pytensor import dumpgraph
+    from modecfg.nanguard import dumpgraph
 
     def refuse(*args: Any) -> bytes:
         raise pickle.PicklingError("a lambda")
@@ -330,7 +330,7 @@ def test_an_array_like_value_is_captured_as_an_array_and_a_half_one_is_not() -> 
 
 
 def _plan(inputs: list[Any], outputs: list[Any], linker: str = "py") -> Any:
-    from tests.modes.dumptools import _Plan
+    from tests.nanguard.dumptools import _Plan
 
     plan = _Plan(inputs, outputs, {})
     plan.linker = linker

@@ -173,7 +173,7 @@ def test_warn_writes_the_updates_and_warns_with_the_same_findings(guarded: dict,
     bad[1, 1] = np.nan
     try:
         with modecfg.config.override(NanGuardMode__action="warn"):
-            with pytest.warns(modecfg.modes.nanguard.NanGuardWarning, match="NaN in input x") as record:
+            with pytest.warns(modecfg.nanguard.mode.NanGuardWarning, match="NaN in input x") as record:
                 guarded["train"](bad, y)
         assert record[0].filename == __file__
         assert np.isnan(guarded["w"].get_value()).any()  # written, as PyTensor would
@@ -328,7 +328,7 @@ def test_warn_writes_the_updates_says_so_and_dumps_the_first_bad_call_only(tmp_p
     with modecfg.config.override(NanGuardMode__action="warn", **{"NanGuardMode.dump_dir": str(tmp_path)}):
         said = []
         for _ in range(2):
-            with pytest.warns(modecfg.modes.nanguard.NanGuardWarning) as record:
+            with pytest.warns(modecfg.nanguard.mode.NanGuardWarning) as record:
                 assert step(np.array([0.0, 1.0])) == 1.0  # the output itself is fine
             said.append(str(record[0].message).splitlines())
     assert np.isneginf(w.get_value()[0])  # written, as PyTensor would
@@ -356,7 +356,7 @@ def test_the_guards_warning_made_an_error_by_a_filter_blames_no_node() -> None:
     with (
         modecfg.config.override(NanGuardMode__action="warn"),
         warnings.catch_warnings(),
-        pytest.raises(modecfg.modes.nanguard.NanGuardWarning) as warned,
+        pytest.raises(modecfg.nanguard.mode.NanGuardWarning) as warned,
     ):
         warnings.simplefilter("error")
         f(np.array([-1.0]))

@@ -1,4 +1,4 @@
-"""Reading NaN-guard dumps (their format: :mod:`modecfg.modes.dump`): the data part of any dump,
+"""Reading NaN-guard dumps (their format: :mod:`modecfg.nanguard.dump`): the data part of any dump,
 checked before use, and the code part, unpickled only when the dump is signed with this
 user's key or the caller passes ``trust=True``.
 
@@ -27,7 +27,7 @@ import numpy as np
 
 from modecfg._locks import load
 from modecfg.errors import DumpError, UntrustedDumpError
-from modecfg.modes.dump import DATA, DTYPE_KINDS, GRAPH, LEGACY_MAGIC, MANIFEST, SIGNATURE
+from modecfg.nanguard.dump import DATA, DTYPE_KINDS, GRAPH, LEGACY_MAGIC, MANIFEST, SIGNATURE
 
 __all__ = ["Dump", "DumpFinding", "Replayable", "code_part", "load_dump"]
 
@@ -478,7 +478,7 @@ def _load(where: str, fh: IO[bytes], size: int) -> Dump:
     load("pydantic")  # a fork waits while it is imported (modecfg._locks)
     from pydantic import ValidationError
 
-    from modecfg.modes import signing
+    from modecfg import signing
 
     reader = _Reader(where, fh, size)
     if DATA not in reader.infos or MANIFEST not in reader.infos:
@@ -692,7 +692,7 @@ def _check_payload(where: str, payload: Any, n_values: int | None) -> dict[str, 
     missing = {"inputs", "outputs", "n_outputs", "target_indices"} - payload.keys()
     if missing:
         raise bad(f"missing {', '.join(sorted(missing))}")
-    from modecfg._pytensor.dumpgraph import is_variable
+    from modecfg.nanguard.dumpgraph import is_variable
 
     inputs, outputs, targets, n = (payload[k] for k in ("inputs", "outputs", "target_indices", "n_outputs"))
     if not all(isinstance(x, list) for x in (inputs, outputs, targets)):

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from modecfg.modes import signing
-from modecfg.modes.signing import KeyProblem
+from modecfg import signing
+from modecfg.signing import KeyProblem
 
 
 @pytest.fixture

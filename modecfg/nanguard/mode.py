@@ -20,7 +20,7 @@ mode rebuilt from the linker (``Mode(linker=mode.linker, ...)``, as PyMC does).
   shared values, to find the first input or node with a bad value: the error names it,
   its operation, input shapes and dtypes, and the user's line that made it.
 * **Captured.** Inputs and shared values (as arrays, no pickle), the finding, the flags
-  and the graph go to one dump file (:mod:`modecfg.modes.dump`): anyone can read its data
+  and the graph go to one dump file (:mod:`modecfg.nanguard.dump`): anyone can read its data
   (``modecfg.load_dump``), and ``modecfg replay`` re-runs the ones this user wrote.
 
 ``action=warn`` lets the call finish (the updates are written) and warns with the same findings.
@@ -341,7 +341,7 @@ class GuardedVM(WrappedVM):
             _calls.depth = 0
 
     def _bad(self, values: list[Any], limits: _Limits, backups: Sequence[tuple[int, Any]]) -> None:
-        from modecfg.modes.dump import write_dump
+        from modecfg.nanguard.dump import write_dump
 
         plan = self._plan
         action = config.NanGuardMode.action

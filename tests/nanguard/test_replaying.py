@@ -14,8 +14,8 @@ import pytest
 
 import modecfg
 from modecfg.errors import DumpError, DumpWarning
-from modecfg.modes import dump as dump_module
-from tests.modes.dumptools import parts, rebuild
+from modecfg.nanguard import dump as dump_module
+from tests.nanguard.dumptools import parts, rebuild
 
 pytensor = pytest.importorskip("pytensor")
 pt = pytest.importorskip("pytensor.tensor")
@@ -89,7 +89,7 @@ def test_a_replay_of_a_warned_call_starts_from_the_values_before_the_call(tmp_pa
     w = pytensor.shared(np.array([-1.0, 1.0]), name="w")
     fn = modecfg.function([], pt.log(w), updates=[(w, w + 10.0)], mode="NanGuardMode")
     flags = {"NanGuardMode.dump_dir": str(tmp_path), "NanGuardMode.action": "warn"}
-    with modecfg.config.override(flags), pytest.warns(modecfg.modes.nanguard.NanGuardWarning):
+    with modecfg.config.override(flags), pytest.warns(modecfg.nanguard.mode.NanGuardWarning):
         fn()
     np.testing.assert_array_equal(w.get_value(), [9.0, 11.0])  # written, as asked
     (path,) = tmp_path.glob("nanguard-*.npz")
@@ -210,8 +210,8 @@ def test_a_call_that_fails_for_another_reason_is_a_dump_error_naming_it(tmp_path
 def test_a_replay_runs_on_the_linker_the_call_ran_on_not_the_flags(tmp_path: Path) -> None:
     """Round five: a dump made under NanGuardMode(linker="cvm") while the linker flag said numba
     was replayed on numba. The dump records the linker the guard wrapped: the replay uses it."""
-    from modecfg.modes import replaying
-    from modecfg.modes.nanguard import NanGuardMode
+    from modecfg.nanguard import replaying
+    from modecfg.nanguard.mode import NanGuardMode
 
     x = pt.vector("x")
     with modecfg.config.override(linker="py"):

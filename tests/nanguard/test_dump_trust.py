@@ -25,7 +25,7 @@ import pytest
 import modecfg
 from modecfg.cli import main
 from modecfg.errors import DumpError, UntrustedDumpError
-from tests.modes.dumptools import craft, parts, rebuild
+from tests.nanguard.dumptools import craft, parts, rebuild
 
 pytensor = pytest.importorskip("pytensor")
 pt = pytest.importorskip("pytensor.tensor")
@@ -272,4 +272,4 @@ def test_only_one_function_of_modecfg_unpickles_and_nothing_loads_with_pickle() 
                     found.append((path.relative_to(root).as_posix(), "from-import"))
             if isinstance(node, ast.keyword) and node.arg == "allow_pickle":
                 assert isinstance(node.value, ast.Constant) and node.value.value is False, path
-    assert found == [("modes/dump_reading.py", "_unpickle")]
+    assert found == [("nanguard/dump_reading.py", "_unpickle")]
