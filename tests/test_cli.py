@@ -634,3 +634,87 @@ def test_validate_summarises_a_long_list_of_problems_and_lists_all_when_asked(tm
     assert (
         len([line for line in out.splitlines() if line.startswith("error: ")]) == 250 and "more:" not in out
     )
+
+
+# -- main's own paths, in this process (the subprocess tests above hold them end to end) -------
+
+
+class _Stdout(io.StringIO):
+    """A standard output whose encoding errors and writes a test can see."""
+
+    def __init__(self, fail: OSError | None = None) -> None:
+        super().__init__()
+        self.errors_asked: list[str] = []
+        self.fail = fail
+
+    def reconfigure(self, errors: str) -> None:
+        self.errors_asked.append(errors)
+
+    def write(self, text: str) -> int:
+        if self.fail is not None:
+            raise self.fail
+        return super().write(text)
+
+
+def test_main_with_standard_output_closed_says_so_once_and_exits_1(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdout", None)
+    err = io.StringIO()
+    assert main(["show"], err=err) == 1
+    assert err.getvalue() == "error: standard output is closed: nothing can be shown\n"
+    monkeypatch.setattr(sys, "stderr", None)  # both closed (`modecfg show >&- 2>&-`): no error of its own
+    assert main(["show"]) == 1
+    out = io.StringIO()
+    assert main(["explain", "floatX"], out=out, err=io.StringIO()) == 0  # an output given: shown there
+    assert out.getvalue().startswith("floatX")
+
+
+def test_main_escapes_what_the_terminal_cannot_encode_on_its_own_stdout_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    stdout = _Stdout()
+    monkeypatch.setattr(sys, "stdout", stdout)
+    assert main(["explain", "floatX"], err=io.StringIO()) == 0
+    assert stdout.errors_asked == ["backslashreplace"] and stdout.getvalue().startswith("floatX")
+    given = _Stdout()
+    assert main(["explain", "floatX"], out=given, err=io.StringIO()) == 0
+    assert given.errors_asked == []  # the caller's stream is the caller's
+
+
+def test_main_says_an_output_that_cannot_be_written_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    from modecfg import cli
+
+    quieted: list[bool] = []
+    monkeypatch.setattr(cli, "_quiet_stdout", lambda: quieted.append(True))
+    full = OSError(28, "No space left on device")
+    monkeypatch.setattr(sys, "stdout", _Stdout(fail=full))
+    err = io.StringIO()
+    assert main(["explain", "floatX"], err=err) == 1
+    assert err.getvalue() == "error: cannot write the output: No space left on device\n" and quieted == [True]
+    named = OSError(28, "No space left on device", "/some/file")  # a file of the command's, not stdout
+    monkeypatch.setattr(sys, "stdout", _Stdout(fail=named))
+    err = io.StringIO()
+    assert main(["explain", "floatX"], err=err) == 1  # standard output itself: said the same way
+    assert err.getvalue() == "error: cannot write the output: No space left on device\n"
+    with pytest.raises(OSError, match="/some/file"):
+        main(["explain", "floatX"], out=_Stdout(fail=named), err=io.StringIO())  # a caller's stream: theirs
+    nameless = OSError("disk gone")
+    err = io.StringIO()
+    assert main(["explain", "floatX"], out=_Stdout(fail=nameless), err=err) == 1
+    assert err.getvalue() == "error: cannot write the output: disk gone\n"
+    quieted.clear()
+    monkeypatch.setattr(sys, "stdout", _Stdout(fail=BrokenPipeError(32, "Broken pipe")))
+    assert main(["explain", "floatX"], err=io.StringIO()) == 0  # `| head`: all it wanted
+    assert quieted == [True]
+
+
+def test_main_reads_its_words_from_the_command_line_when_given_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    from modecfg import cli
+
+    ran: list[tuple[list[str], bool]] = []
+    monkeypatch.setattr(cli, "run_command", lambda words, keep_main, err: ran.append((words, keep_main)) or 7)
+    monkeypatch.setattr(sys, "argv", ["modecfg", "run", "s.py", "-x"])
+    assert main() == 7 and ran == [(["s.py", "-x"], True)]  # this process ends with the script
+    assert main(["run", "s.py"]) == 7 and ran[-1] == (["s.py"], False)  # called as a library: it does not
+    monkeypatch.setattr(sys, "argv", ["modecfg", "explain", "floatX"])
+    out = io.StringIO()
+    assert main(out=out, err=io.StringIO()) == 0 and out.getvalue().startswith("floatX")

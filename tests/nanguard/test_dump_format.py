@@ -54,6 +54,34 @@ def _with_data(path: Path, target: Path, change: Any) -> Path:
     return rebuild(path, target, replace={dump_module.DATA: json.dumps(data).encode()})
 
 
+def test_a_dumps_code_part_names_only_modules_of_the_core(tmp_path: Path) -> None:
+    """A dump outlives the code that wrote it: its pickled graph may name modecfg's modules only
+    where they stay (the core), so that a feature folder moved (issue 61) still reads the dumps
+    written before. Here: a gradient's origin and a user line, made through the core's patches."""
+    import pickletools
+
+    x = pt.vector("x")
+    w = pytensor.shared(np.ones(3), name="w")
+    y = pt.log(x) * w
+    fn = modecfg.function([x], [y, pytensor.grad(y.sum(), x)], mode="NanGuardMode")
+    with (
+        modecfg.config.override({"NanGuardMode.dump_dir": str(tmp_path)}),
+        pytest.raises(modecfg.NanGuardError) as info,
+    ):
+        fn(np.array([-1.0, 1.0, 2.0]))
+    with zipfile.ZipFile(str(info.value.dump_path)) as archive:
+        code = archive.read(dump_module.GRAPH)
+    named = {
+        arg.split(" ")[0]
+        for op, arg, _ in pickletools.genops(code)
+        if isinstance(arg, str) and arg.startswith("modecfg.")  # a module (modecfg_grad: a tag's key)
+    }
+    assert named == {"modecfg._pytensor.gradients", "modecfg._source"}
+    assert not any(
+        name.startswith(("modecfg.nanguard", "modecfg.modes", "modecfg.compare")) for name in named
+    )
+
+
 def test_a_dump_loads_with_models_built_at_first_use(a_dump: Path) -> None:
     dump = modecfg.load_dump(a_dump)
     assert dump.signed_by_you and isinstance(dump.shared["rng"], np.random.Generator)
