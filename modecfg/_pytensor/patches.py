@@ -276,9 +276,9 @@ PATCHES: list[Patch] = [
         params=("self", "fn_and_cache"),
         replacement=replacements.numba_jit_compile,
         why="numba takes no lock on its cache: processes compiling one graph into it each compiled "
-        "it; the first call of a cached function (where numba compiles or loads it) now holds a "
-        "lock, so one compiles and the others load, never waiting blind (compile.wait, "
-        "compile.timeout)",
+        "it; where a cached function's dispatcher compiles or loads (its _compile_for_args, at its "
+        "first call) it now holds a lock, so one compiles and the others load, never waiting blind "
+        "(compile.wait, compile.timeout); its calls are numba's own",
     ),
 ]
 PATCHES.extend(REGISTERED)  # the features' registered so far (later ones: take_registered)

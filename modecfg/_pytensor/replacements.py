@@ -440,7 +440,7 @@ def _say_stale(holder: Any) -> None:
 # -- the numba cache: a function compiled once, however many processes want it ----------
 # numba writes its cache files whole (a temporary renamed into place) but takes no lock: N
 # processes compiling one graph into an empty cache each compile it, and their index files
-# overwrite one another. The first call of a cached function (where numba compiles it, or loads
+# overwrite one another. The compile of a cached function (where numba compiles it, or loads
 # it from the cache) holds a lock chosen by the function's cache key, so one process compiles and
 # the others, once it is done, load. The locks are a fixed set of files (NUMBA_LOCKS), not one
 # per function: lock files cannot be removed safely while others may wait on them, and a cache of
@@ -461,28 +461,26 @@ def numba_lock_path(cache_dir: Any, cache_key: str) -> Any:
     return Path(cache_dir) / ".locks" / f"{bucket:02x}.lock"
 
 
-class FirstCallLocked:
-    """A numba dispatcher whose first call holds its function's lock (see NUMBA_LOCKS); every
-    later call goes straight to it. Anything else asked of it is the dispatcher's."""
+class LockedCompile:
+    """What a cached numba dispatcher's ``_compile_for_args`` becomes: numba's dispatcher calls it
+    where no compiled version fits the arguments (the first call, and a call with new argument
+    types), and compiles there or loads from its cache; this holds its function's lock (see
+    NUMBA_LOCKS) while it does. Every other call is the dispatcher's own, in C: nothing of
+    modecfg's stands between PyTensor's thunk and numba (a wrapper around the dispatcher cost every
+    call a Python frame, 4-6% of a small function's, issue 62). A module-level class: it pickles."""
 
-    __slots__ = ("dispatcher", "lock", "ready")
+    __slots__ = ("compile", "lock")
 
-    def __init__(self, dispatcher: Any, lock: Any) -> None:
-        self.dispatcher = dispatcher
+    def __init__(self, compile: Any, lock: Any) -> None:
+        self.compile = compile  # the dispatcher's own _compile_for_args, bound
         self.lock = lock
-        self.ready = False
 
-    def __call__(self, *args: Any) -> Any:
-        if self.ready:
-            return self.dispatcher(*args)
-        return self._first(args)
-
-    def _first(self, args: tuple[Any, ...]) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         from modecfg._holders import hold, release
 
         held: set[Any] = _held_here.__dict__.setdefault("locks", set())
-        if self.lock in held:  # this thread holds it already (a first call inside a first call)
-            return self.dispatcher(*args)
+        if self.lock in held:  # this thread holds it already (numba compiling again inside)
+            return self.compile(*args, **kwargs)
         self.lock.parent.mkdir(exist_ok=True)
         taken = hold(
             self.lock,
@@ -493,27 +491,18 @@ class FirstCallLocked:
         )
         held.add(self.lock)
         try:
-            out = self.dispatcher(*args)
+            return self.compile(*args, **kwargs)
         finally:
             held.discard(self.lock)
             release(taken)
-        self.ready = True
-        return out
-
-    def __getattr__(self, name: str) -> Any:
-        if name in FirstCallLocked.__slots__:  # not set yet (while unpickling)
-            raise AttributeError(name)
-        return getattr(self.dispatcher, name)
-
-    def __reduce__(self) -> Any:
-        return (FirstCallLocked, (self.dispatcher, self.lock))
 
     def __repr__(self) -> str:
-        return f"FirstCallLocked({self.dispatcher!r})"
+        return f"LockedCompile({self.compile!r})"
 
 
 def numba_jit_compile(self: Any, jit_compile: Any, fn_and_cache: Any) -> Any:
-    """NumbaLinker.jit_compile: the dispatcher of a function numba caches, behind its lock."""
+    """NumbaLinker.jit_compile: the dispatcher of a function numba caches compiles (or loads)
+    behind its lock; it is returned as numba made it."""
     import pytensor
 
     jitted = jit_compile(self, fn_and_cache)
@@ -522,7 +511,11 @@ def numba_jit_compile(self: Any, jit_compile: Any, fn_and_cache: Any) -> Any:
         return jitted
     from pytensor.link.numba.cache import NUMBA_CACHE_PATH  # where numba's locator puts it
 
-    return FirstCallLocked(jitted, numba_lock_path(NUMBA_CACHE_PATH, str(cache_key)))
+    compile_ = getattr(jitted, "_compile_for_args", None)
+    if compile_ is not None and not isinstance(compile_, LockedCompile):
+        lock = numba_lock_path(NUMBA_CACHE_PATH, str(cache_key))
+        jitted._compile_for_args = LockedCompile(compile_, lock)  # looked up on the instance by numba
+    return jitted
 
 
 # -- the C module cache, one thread at a time ---------------------------------------------

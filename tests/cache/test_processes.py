@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -93,33 +94,63 @@ def test_processes_compiling_one_c_graph_at_once_build_each_module_once(tmp_path
     assert len(modules(together)) == len(modules(alone)) > 0
 
 
-def test_a_first_call_holds_its_lock_and_later_calls_go_straight_through(tmp_path: Path) -> None:
+def test_a_compile_holds_its_lock_and_every_call_is_numbas_own(tmp_path: Path) -> None:
+    """Numba calls ``_compile_for_args`` where no compiled version fits the arguments: the first
+    call, and a call with new types. That compile (or load from the cache) holds the function's
+    lock; every other call is the dispatcher's own, nothing of modecfg's in its way (issue 62)."""
     import pickle
 
     import filelock
 
-    from modecfg._pytensor.replacements import FirstCallLocked, numba_lock_path
+    numba = pytest.importorskip("numba")
+    from modecfg._pytensor.replacements import LockedCompile, numba_lock_path
 
     lock = numba_lock_path(tmp_path, "some key")
     assert lock == numba_lock_path(tmp_path, "some key") and lock.parent == tmp_path / ".locks"
     seen: list[bool] = []
 
-    def dispatcher(a: int) -> int:
+    def held() -> bool:
         probe = filelock.FileLock(lock)
         try:
             probe.acquire(timeout=0)
-            probe.release()
-            seen.append(False)  # free: the first call did not hold it
         except filelock.Timeout:
-            seen.append(True)
+            return True
+        probe.release()
+        return False
+
+    @numba.njit
+    def add(a: Any) -> Any:
         return a + 1
 
-    dispatcher.stats = "the dispatcher's"  # type: ignore[attr-defined]
-    locked = FirstCallLocked(dispatcher, lock)
-    assert (locked(1), locked(2), locked(3)) == (2, 3, 4)
-    assert seen == [True, False, False]
-    assert locked.stats == "the dispatcher's"
-    assert pickle.loads(pickle.dumps(FirstCallLocked(len, lock)))("ab") == 2
+    numbas = add._compile_for_args
+
+    def compiling(*args: Any) -> Any:
+        seen.append(held())
+        return numbas(*args)
+
+    add._compile_for_args = LockedCompile(compiling, lock)
+    assert (add(1), add(2), add(3)) == (2, 3, 4)
+    assert seen == [True]  # compiled once, inside the lock
+    assert add(1.5) == 2.5 and seen == [True, True]  # new types: compiled again, inside it
+    assert not held()  # let go after
+    assert pickle.loads(pickle.dumps(LockedCompile(len, lock)))("ab") == 2
+
+
+def test_a_cached_numba_function_pytensor_compiles_is_numbas_dispatcher_locked_where_it_compiles() -> None:
+    pytest.importorskip("numba")
+    import numpy as np
+    import pytensor
+    import pytensor.tensor as pt
+    from pytensor.compile.mode import Mode
+
+    from modecfg._pytensor.replacements import LockedCompile
+
+    x = pt.vector("x")
+    fn = pytensor.function([x], pt.exp(x) * 3, mode=Mode(linker="numba"))
+    jitted = fn.vm.jit_fn
+    assert type(jitted).__module__.startswith("numba")  # no wrapper between the thunk and numba
+    assert isinstance(jitted._compile_for_args, LockedCompile)
+    assert fn(np.zeros(2)).tolist() == [3.0, 3.0]
 
 
 def test_the_numba_lock_patch_is_on_and_says_why() -> None:
@@ -136,7 +167,7 @@ def test_a_first_call_waiting_too_long_names_the_holder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from modecfg._pytensor import replacements
-    from modecfg._pytensor.replacements import FirstCallLocked, numba_lock_path
+    from modecfg._pytensor.replacements import LockedCompile, numba_lock_path
     from modecfg.errors import CacheLockTimeout
 
     lock = numba_lock_path(tmp_path, "k")
@@ -149,7 +180,7 @@ def test_a_first_call_waiting_too_long_names_the_holder(
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
         calls: list[int] = []
-        locked = FirstCallLocked(lambda: calls.append(1), lock)
+        locked = LockedCompile(lambda: calls.append(1), lock)
         start = time.monotonic()
         # compile.timeout is fixed once PyTensor is in use: the values the lock reads, for this test
         monkeypatch.setattr(replacements, "config", {"compile.timeout": 0.3, "compile.wait": 0.1})
