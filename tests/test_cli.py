@@ -718,3 +718,19 @@ def test_main_reads_its_words_from_the_command_line_when_given_none(monkeypatch:
     monkeypatch.setattr(sys, "argv", ["modecfg", "explain", "floatX"])
     out = io.StringIO()
     assert main(out=out, err=io.StringIO()) == 0 and out.getvalue().startswith("floatX")
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ("0", "0 steps: give 1 or more"),
+        ("-3", "-3 steps: give 1 or more"),
+        ("x", "'x' is not a whole number"),
+    ],
+)
+def test_the_demos_steps_are_a_whole_number_of_one_or_more(
+    given: str, said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as ended:
+        main(["demo", "--steps", given], out=io.StringIO(), err=io.StringIO())
+    assert ended.value.code == 2 and f"argument --steps: {said}\n" in capsys.readouterr().err

@@ -324,6 +324,8 @@ def machine_cache(args: argparse.Namespace, out: io.StringIO, err: io.StringIO) 
         (["set", "-h"], ["set", "-h", "--"]),
         (["set", "--help", "a"], ["set", "--help", "--", "a"]),
         (["set", "-H"], ["set", "--", "-H"]),
+        # two options: both kept, in order
+        (["set", "--file=a", "x", "--file", "b", "y"], ["set", "--file=a", "--file", "b", "--", "x", "y"]),
     ],
 )
 def test_set_takes_a_value_that_starts_with_a_dash_as_the_value(words: list[str], parsed: list[str]) -> None:

@@ -35,8 +35,15 @@ def _arguments(parser: argparse.ArgumentParser) -> list[dict[str, Any]]:
             "required": action.required,
             "help": action.help,
             "version": getattr(action, "version", None),
+            "type": None if action.type is None else getattr(action.type, "__name__", repr(action.type)),
         })  # fmt: skip
     return found
+
+
+def _handler(parser: argparse.ArgumentParser) -> str | None:
+    """The function a command runs, by name (a command that runs none is a usage error)."""
+    handler = parser.get_default("handler")
+    return None if handler is None else f"{handler.__module__}.{handler.__qualname__}"
 
 
 def described() -> dict[str, Any]:
@@ -53,9 +60,17 @@ def described() -> dict[str, Any]:
             "help": helps.get(name),
             "description": command.description,
             "add_help": command.add_help,
+            "handler": _handler(command),
+            "action": {"dest": nested[0].dest, "required": nested[0].required, "metavar": nested[0].metavar}
+            if nested
+            else None,
             "arguments": _arguments(command),
             "actions": {
-                action: {"help": choice.help, "arguments": _arguments(nested[0].choices[action])}
+                action: {
+                    "help": choice.help,
+                    "handler": _handler(nested[0].choices[action]),
+                    "arguments": _arguments(nested[0].choices[action]),
+                }
                 for choice in (nested[0]._choices_actions if nested else [])
                 for action in [choice.dest]
             },
