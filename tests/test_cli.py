@@ -734,3 +734,18 @@ def test_the_demos_steps_are_a_whole_number_of_one_or_more(
     with pytest.raises(SystemExit) as ended:
         main(["demo", "--steps", given], out=io.StringIO(), err=io.StringIO())
     assert ended.value.code == 2 and f"argument --steps: {said}\n" in capsys.readouterr().err
+
+
+def test_main_tells_a_script_command_whether_this_process_ends_with_the_script(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``modecfg compare s.py`` from the shell ends with the script (its ``__main__`` stays, for
+    what runs at exit); ``main([...])`` called by a program does not."""
+    from modecfg import cli
+
+    seen: list[object] = []
+    monkeypatch.setattr(cli, "cmd_compare", lambda args, out, err: seen.append(args.keep_main) or 0)
+    monkeypatch.setattr(sys, "argv", ["modecfg", "compare", "s.py"])
+    assert main(out=io.StringIO(), err=io.StringIO()) == 0
+    assert main(["compare", "s.py"], out=io.StringIO(), err=io.StringIO()) == 0
+    assert seen == [True, False]
