@@ -749,3 +749,13 @@ def test_main_tells_a_script_command_whether_this_process_ends_with_the_script(
     assert main(out=io.StringIO(), err=io.StringIO()) == 0
     assert main(["compare", "s.py"], out=io.StringIO(), err=io.StringIO()) == 0
     assert seen == [True, False]
+
+
+def test_a_usage_error_a_command_finds_is_said_as_argparse_says_its_own(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as ended:
+        main(["migrate", "a.ini", "--flags", "floatX=float32"], out=io.StringIO(), err=io.StringIO())
+    said = capsys.readouterr().err
+    assert ended.value.code == 2
+    assert said.endswith("modecfg: error: give a FILE or --flags, not both\n") and said.startswith("usage: ")
