@@ -955,3 +955,29 @@ def test_a_call_enters_the_contexts_that_differ_and_runs_as_the_function_says(
                 assert got_x64 is x64_on and (got_precision or "default") == wanted, case
                 assert after == before, case
     assert vm.stats["first_call"] is not None  # the first, unsteady call was timed as the first
+
+
+def test_set_value_says_what_it_was_given_and_which_variable_in_one_message() -> None:
+    """What the refusal says: the variable (by name, else as PyTensor prints it), what it holds, what
+    it was given (a list has no dtype and no shape of its own: its type, and no shape), the fix."""
+    _, w, _, _ = _regression()
+    with pytest.raises(modecfg.SharedValueError) as caught:
+        w.set_value([[1.0, 2.0]])
+    said = str(caught.value)
+    assert said.startswith(
+        "set_value of shared variable 'w': it holds float32 values of 1 dimension(s) (shape (None,)), "
+        "and was given list ("
+    ), said
+    assert said.endswith(
+        "). Its value is unchanged; give np.asarray(value, dtype='float32') of 1 dimension(s)"
+    )
+    assert " of shape " not in said
+    unnamed = pytensor.shared(np.zeros(2, dtype="float32"))
+    _jax_function([], unnamed.sum())()
+    with pytest.raises(modecfg.SharedValueError) as caught:
+        unnamed.set_value(np.zeros((2, 2), dtype="float32"))
+    said = str(caught.value)
+    assert (
+        said.startswith(f"set_value of shared variable {str(unnamed)!r}: ")
+        and "float32 of shape (2, 2) (" in said
+    )
