@@ -50,19 +50,12 @@ def jit_make_all(self: Any, make_all: Any, *args: Any, **kwargs: Any) -> Any:
     return made
 
 
-def _jaxlink() -> Any:
-    """The JAX path (these patches go on at its first link: it is loaded then)."""
-    found = sys.modules.get("modecfg.device.jaxlink")
-    if found is None:  # a patch put on by hand (enable()) before any JAX function was linked
-        from modecfg.device import jaxlink as found
-    return found
-
-
 def get_value(self: Any, get: Any, borrow: bool = False, return_internal_type: bool = False) -> Any:
     """``SharedVariable.get_value``: a value a JAX function left on the device comes back as numpy
     (with ``borrow``, a read-only view of its host copy), its device array with
     ``return_internal_type=True`` (Theano's GPU variables answered so too)."""
-    jaxlink = _jaxlink()
+    from modecfg.device import jaxlink  # loaded by the first JAX link, which put this patch on
+
     ndarray = _ndarray or _array_type()
     raw = self.container.storage[0]
     if type(raw) is ndarray or return_internal_type or not jaxlink.is_device_array(raw):
@@ -75,7 +68,8 @@ def get_value(self: Any, get: Any, borrow: bool = False, return_internal_type: b
 def set_value(self: Any, set_: Any, new_value: Any, borrow: bool = False) -> None:
     """``SharedVariable.set_value``: a JAX array of the variable's type is kept on its device as it
     is; a value the type refuses is a SharedValueError naming the variable (its value kept)."""
-    jaxlink = _jaxlink()
+    from modecfg.device import jaxlink
+
     if (
         type(new_value) is not (_ndarray or _array_type())
         and jaxlink.is_device_array(new_value)

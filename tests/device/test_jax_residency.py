@@ -250,3 +250,16 @@ def test_a_lent_value_is_sent_at_each_call_until_the_variable_holds_another() ->
     after = jaxlink.sent_to_device(s)[0]
     assert read() == 24.0
     assert jaxlink.sent_to_device(s)[0] == after
+
+
+def test_a_copy_handed_out_leaves_the_value_private() -> None:
+    """get_value() without borrow hands out a copy: nobody else holds the variable's array, so it
+    still crosses once (only a borrowed array is sent again at each call)."""
+    s = pytensor.shared(np.ones(8), name="copied")
+    read = _jax(s.sum())
+    read()
+    copy = s.get_value()
+    copy += 1  # the caller's own array
+    sent = jaxlink.sent_to_device(s)
+    assert [float(read()) for _ in range(3)] == [8.0] * 3
+    assert jaxlink.sent_to_device(s) == sent

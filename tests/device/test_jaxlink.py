@@ -25,6 +25,7 @@ pytensor = pytest.importorskip("pytensor")
 pt = pytest.importorskip("pytensor.tensor")
 
 from modecfg.device import jaxlink  # noqa: E402
+from pytensor.graph.type import Type  # noqa: E402
 
 
 def where() -> str:
@@ -981,3 +982,61 @@ def test_set_value_says_what_it_was_given_and_which_variable_in_one_message() ->
         said.startswith(f"set_value of shared variable {str(unnamed)!r}: ")
         and "float32 of shape (2, 2) (" in said
     )
+
+
+@pytest.mark.parametrize("linker", ["jax", "numba"])
+def test_make_all_takes_its_storage_by_position_as_pytensors_does(linker: str) -> None:
+    """The "jax device" patch keeps ``JITLinker.make_all``'s signature: storage given by position is
+    the storage the function reads and writes, for JAX and for the linkers it passes on (numba)."""
+    pytest.importorskip(linker)
+    from pytensor.graph.fg import FunctionGraph
+    from pytensor.link.jax.linker import JAXLinker
+    from pytensor.link.numba.linker import NumbaLinker
+
+    x = pt.dvector("x")
+    made = (JAXLinker if linker == "jax" else NumbaLinker)().accept(FunctionGraph([x], [x * 2]))
+    inputs: list[list[Any]] = [[np.arange(3.0)]]
+    outputs: list[list[Any]] = [[None]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        function, *_ = made.make_all(inputs, outputs, {})
+    function()
+    assert np.array_equal(np.asarray(outputs[0][0]), [0.0, 2.0, 4.0])
+
+
+def test_the_first_get_value_in_a_process_looks_numpys_array_type_up() -> None:
+    """get_value, set_value and the device inputs' check find numpy's array type at their first
+    call (``import modecfg`` loads no numpy): a borrowed read works before anything looked it up."""
+    from modecfg.device import contacts
+
+    s = pytensor.shared(np.arange(4.0), name="first")
+    _jax_function([], s.sum())()  # the shared values' patches are on
+    for held in (None, np.ndarray):
+        contacts._ndarray = held  # as in a process where no get_value ran yet, then after
+        got = s.get_value(borrow=True)
+        assert got is s.container.storage[0] and np.array_equal(got, np.arange(4.0))
+        assert contacts._ndarray is np.ndarray
+
+
+def test_set_value_passes_on_the_refusal_of_a_type_without_dtype_or_dimensions() -> None:
+    """A refusal is said as a SharedValueError only for a type with both a dtype and dimensions to
+    name; any other type's own error passes through as it is."""
+    from pytensor.compile.sharedvalue import SharedVariable
+
+    _jax_function([], pytensor.shared(np.zeros(2, dtype="float32")) * 2)()  # the patch is on
+    for attrs in ({"dtype": "float64"}, {"ndim": 0}):
+        kind = type("Partial", (_FloatOnly,), attrs)()
+        held = SharedVariable(type=kind, value=1.0, strict=False, name="partial")
+        with pytest.raises(TypeError) as caught:
+            held.set_value("one")
+        assert type(caught.value) is TypeError and caught.value.args[0] == "a float, please"
+        assert held.get_value() == 1.0
+
+
+class _FloatOnly(Type):  # type: ignore[misc]
+    """A PyTensor type with no dtype and no ndim (the cases add one of them): it holds floats."""
+
+    def filter(self, data: Any, strict: bool = False, allow_downcast: Any = None) -> float:
+        if not isinstance(data, float):
+            raise TypeError("a float, please")
+        return data
