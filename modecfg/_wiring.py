@@ -17,6 +17,7 @@ from modecfg._registry.modes import SHAPING_FLAGS
 from modecfg.configuration import Change, config
 from modecfg.configuration.flags import set_pytensor_names
 from modecfg.device import contacts as device
+from modecfg.linkers import contacts as linkers
 from modecfg.testvalues import contacts as testvalues
 
 __all__ = ["unwire", "wire"]
@@ -58,12 +59,6 @@ def _get_mode(name: str | None) -> Any:
     from modecfg.modes.build import get_mode
 
     return get_mode(name)
-
-
-def _rewrite_mode(fgraph: Any, mode: Any, profile: Any) -> Any:
-    from modecfg.linkers.auto import mode_for
-
-    return mode_for(fgraph, mode, profile)
 
 
 def _profiled_mode(mode: Any, name: Any) -> tuple[Any, Any]:
@@ -125,9 +120,10 @@ def wire() -> None:
     hooks.float64_checked = _float64_checked
     hooks.print_profiles = _print_profiles
     hooks.profiled_mode = _profiled_mode
-    hooks.rewrite_mode = _rewrite_mode
+    hooks.rewrite_mode = linkers.rewrite_mode  # linker=per_graph's choice, loaded at its first use
     hooks.after_import.append(_pytensor_loaded)
     register(*device.PATCHES)  # the features that own their contacts (modecfg/device/, ...)
+    register(*linkers.PATCHES)
     register(*testvalues.PATCHES)
     _unsubscribe.append(config.subscribe(testvalues.touched, ["compute_test_value"], overrides=True))
     _unsubscribe.append(config.subscribe(_modes_changed, SHAPING_FLAGS))

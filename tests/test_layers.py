@@ -204,7 +204,9 @@ def test_the_cli_uses_the_public_api_only() -> None:
 # The features laid out as issue 61 asks (ARCHITECTURE.md, "Where the code is going"): each owns
 # its code and its contacts with PyTensor, imports the core (layers 0-2) and no other feature but
 # by the edges named here, each with why.
-FEATURES = ("modecfg.testvalues", "modecfg.device", "modecfg.compare", "modecfg.nanguard")
+FEATURES = (
+    "modecfg.testvalues", "modecfg.device", "modecfg.compare", "modecfg.nanguard", "modecfg.linkers",
+)  # fmt: skip
 EDGES = {
     ("modecfg.compare", "modecfg.nanguard.mode"): "CompareMode plans what it checks as the NaN guard "
     "does (which outputs and updates, Plan) and says where a bad value is the backends' alone",

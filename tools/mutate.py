@@ -87,6 +87,7 @@ MODULES = {
     "wrapped": "modecfg/_pytensor/wrapped.py",
     "testvalue_contacts": "modecfg/testvalues/contacts.py",
     "device_contacts": "modecfg/device/contacts.py",
+    "linkers_contacts": "modecfg/linkers/contacts.py",
 }
 
 # mutmut's exit codes (mutmut.stats.status_by_exit_code) as this report counts them.

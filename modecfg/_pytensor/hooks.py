@@ -31,7 +31,8 @@ class Hooks:
         # Whether compiles are checked for float64 now (floatX=float32, a GPU): then PyTensor's
         # warn_float64=warn at each float64 variable made is folded into modecfg's one warning per finding.
         self.float64_checked: Callable[[], bool] | None = None
-        # The mode a compile's graph (and its profile) is rewritten with: linker=per_graph chooses per graph.
+        # The mode a compile's graph (and its profile) is rewritten with: linker=per_graph chooses per graph
+        # (modecfg.linkers.contacts.rewrite_mode: the choice is made inside the compile hook).
         self.rewrite_mode: Callable[[Any, Any, Any], Any] | None = None
         # A registered mode by name (None: the ``mode`` flag), for PyTensor's mode table.
         self.get_mode: Callable[[str | None], Any] | None = None

@@ -160,16 +160,6 @@ PATCHES: list[Patch] = [
         "modes; PyTensor's other entries stay",
     ),
     Patch(
-        name="linker table",
-        module="pytensor.compile.mode",
-        attr="predefined_linkers",
-        bound_in=("pytensor.compile",),
-        kind=dict,
-        replacement=replacements.linker_table,
-        why="Mode(linker='per_graph') is the linker the per_graph flag gives (a linker chosen for each "
-        "graph); PyTensor's entries stay",
-    ),
-    Patch(
         name="compile hook",
         module="pytensor.compile.maker",
         attr="FunctionMaker.prepare_fgraph",
@@ -217,15 +207,6 @@ PATCHES: list[Patch] = [
         replacement=replacements.grad,
         why="nodes a gradient adds name the grad call and the user's expression they differentiate "
         "(their own traces stop inside PyTensor)",
-    ),
-    Patch(
-        name="auto linker",
-        module="pytensor.link.vm",
-        attr="VMLinker.accept",
-        params=("self", "fgraph", "no_recycling", "profile"),
-        replacement=replacements.vm_accept,
-        why="linker=per_graph: the cvm linker of modecfg's default mode hands each graph to the linker "
-        "chosen for it (numba for a scan, ...)",
     ),
     Patch(
         name="compile lock",

@@ -22,7 +22,7 @@ import numpy as np
 from modecfg._locks import RLock, fork_safe
 from modecfg._pytensor import marks
 from modecfg._pytensor.hooks import hooks
-from modecfg._pytensor.modetable import LinkerTable, ModeTable
+from modecfg._pytensor.modetable import ModeTable
 from modecfg._pytensor.state import originals as _originals
 from modecfg._source import at_users_compile, calling_line
 from modecfg.configuration import config
@@ -258,10 +258,6 @@ def mode_table(table: dict[Any, Any]) -> ModeTable:
     return ModeTable(table)
 
 
-def linker_table(table: dict[Any, Any]) -> LinkerTable:
-    return LinkerTable(table)
-
-
 def register_mode_unless_taken(_original: Any, name: str, mode: Any) -> None:
     """Add a ``Mode`` that ``function`` finds by ``name``; a name PyTensor holds already is refused.
 
@@ -350,30 +346,6 @@ def grad(grad_: Any, cost: Any, wrt: Any, *args: Any, **kwargs: Any) -> Any:
     except Exception:  # naming lines must never break a gradient
         _log.debug("could not tag the gradient's nodes", exc_info=True)
     return result
-
-
-# -- linker=per_graph ---------------------------------------------------------------------------
-
-
-def vm_accept(self: Any, accept: Any, fgraph: Any, no_recycling: Any = None, profile: Any = None) -> Any:
-    """``VMLinker.accept``; the marked linker of ``linker=per_graph`` hands the graph on instead
-    when the compile hook chose another linker for it (kept on the graph as a string)."""
-    chosen = getattr(fgraph, marks.AUTO_CHOICE, "") if getattr(self, marks.AUTO, False) else ""
-    if chosen and chosen != "cvm":
-        import copy
-
-        from pytensor.compile.mode import predefined_linkers
-
-        linker = copy.copy(predefined_linkers[chosen]).accept(
-            fgraph, no_recycling=no_recycling, profile=profile
-        )
-        if not hasattr(linker, "accept_var_updates"):
-            # FunctionMaker saw a VMLinker and will tell the linker the updates; numba's does the
-            # updates through the Function instead and has no such method. A builtin that
-            # ignores its argument: it pickles, and unpickles where modecfg is not installed.
-            linker.accept_var_updates = id
-        return linker
-    return accept(self, fgraph, no_recycling, profile)
 
 
 # -- the compile lock ----------------------------------------------------------------

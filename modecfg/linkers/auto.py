@@ -191,5 +191,5 @@ def auto_linker() -> Any:
     the graph simply runs on cvm.
     """
     linker = predefined_linker("cvm")
-    setattr(linker, marks.AUTO, True)
+    setattr(linker, marks.AUTO, True)  # as modecfg.linkers.contacts.marked does (it loads this module)
     return linker

@@ -24,8 +24,9 @@ jax = pytest.importorskip("jax")
 pytensor = pytest.importorskip("pytensor")
 pt = pytest.importorskip("pytensor.tensor")
 
-from modecfg.device import jaxlink  # noqa: E402
 from pytensor.graph.type import Type  # noqa: E402
+
+from modecfg.device import jaxlink  # noqa: E402
 
 
 def where() -> str:

@@ -222,3 +222,26 @@ def test_the_rule_said_is_the_rule_applied(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(auto, "why_unavailable", lambda name: "" if name in ("vm", "py") else "not here")
     left = auto.Choice("vm", "no C++ compiler: vm is the fastest linker left")
     assert choose(_fgraph([x], [x + 1])) == left
+
+
+def test_the_rule_is_loaded_at_the_first_compile_that_asks_for_per_graph() -> None:
+    """Issue 61: ``per_graph`` waits for ``linker=per_graph``. A fresh process compiles on the
+    default linker without loading the rule, then with ``Mode(linker="per_graph")`` it loads it,
+    chooses and computes as plain PyTensor does."""
+    from tests.fresh import run_json
+
+    out = run_json(
+        """
+        import json, sys
+        import numpy as np, modecfg, pytensor, pytensor.tensor as pt
+        from pytensor.compile.mode import Mode
+        x = pt.vector("x")
+        pytensor.function([x], x * 2)(np.ones(2))
+        before = "modecfg.linkers.auto" in sys.modules
+        f = pytensor.function([x], x * 2, mode=Mode(linker="per_graph"))
+        from modecfg.linkers.auto import chosen
+        print(json.dumps({"before": before, "chosen": chosen(f), "out": f(np.ones(2)).tolist()}))
+        """
+    )
+    assert out["before"] is False
+    assert out["chosen"].startswith(("cvm: ", "numba: ")) and out["out"] == [2.0, 2.0]
