@@ -51,8 +51,25 @@ def _bound_after_compiles(fgraph: Any, mode: Any) -> None:
     _bounding.append(True)
     from modecfg.cache.trim import prepare_exit
 
+    _say_cache_layout()
     prepare_exit()
     atexit.register(_bound_caches)
+
+
+def _say_cache_layout() -> None:
+    """PyTensor's cache layout, checked at the first compile (the "cache layout" contact, which
+    the import no longer runs: it reads PyTensor's source): where it is not as modecfg knows it,
+    modecfg's lock and cache bounds may miss PyTensor's, and that is said once."""
+    from modecfg._pytensor.caches import layout_problem
+
+    gone = layout_problem()
+    if gone:
+        from modecfg._warn import warn
+        from modecfg.errors import PyTensorIntegrationWarning
+
+        warn(f"PyTensor's cache layout is not as modecfg knows it: {gone}. modecfg's compile lock, "
+             "`modecfg cache` and the cache bounds may miss PyTensor's own (modecfg doctor lists "
+             "the contact)", PyTensorIntegrationWarning)  # fmt: skip
 
 
 def _get_mode(name: str | None) -> Any:

@@ -768,6 +768,10 @@ CONTACTS: tuple[Contact, ...] = (
         "`modecfg cache` and the cache bounds find PyTensor's caches and take its compile lock "
         "while they remove entries (modecfg._pytensor.caches)",
         _cache_layout,
+        # it reads three of PyTensor's source files (0.3 ms of every import, issue 61): checked at
+        # the process's first compile instead, which is before any cache is filled, bounded or
+        # locked by modecfg (modecfg._wiring), and by doctor
+        asked_only=True,
     ),
     Contact(
         "class kinds",

@@ -6,10 +6,12 @@ import io
 import json
 import os
 import time
+import warnings
 from pathlib import Path
 
 import pytest
 
+import modecfg
 from modecfg import cache, config
 from modecfg.cache.entries import scan
 from modecfg.cli import main
@@ -171,6 +173,43 @@ def test_the_layout_contact_checks_pytensors_source(monkeypatch: pytest.MonkeyPa
         "PyTensor's cache layout is not as modecfg knows it: "
         'pytensor.compile.compilelock (Path(lock_dir) / ".lock")',
     )
+
+
+def test_the_layout_is_checked_at_the_first_compile_not_at_every_import(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 61: the check read three of PyTensor's source files at every import. The import's
+    check leaves it out; the process's first compile (before modecfg fills, bounds or locks any
+    cache) says a layout modecfg does not know, once, as the import did."""
+    import atexit
+
+    from modecfg import _wiring
+    from modecfg._pytensor import caches as layout
+    from modecfg._pytensor import patches
+
+    assert "cache layout" not in {row.patch.name for row in patches.contacts(asked=False)}
+    assert "cache layout" in {row.patch.name for row in patches.contacts()}
+    registered: list[object] = []
+    monkeypatch.setattr(atexit, "register", registered.append)
+    monkeypatch.setattr(_wiring, "_bounding", [])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _wiring._bound_after_compiles(None, None)  # this PyTensor's layout: nothing said
+    assert registered == [_wiring._bound_caches]
+    real = layout._source
+    monkeypatch.setattr(
+        layout,
+        "_source",
+        lambda m: real(m).replace('/ ".lock"', '/ "lockfile"') if m.endswith("compilelock") else real(m),
+    )
+    monkeypatch.setattr(_wiring, "_bounding", [])
+    with pytest.warns(modecfg.PyTensorIntegrationWarning) as said:
+        _wiring._bound_after_compiles(None, None)
+        _wiring._bound_after_compiles(None, None)  # the first compile only
+    assert len(said) == 1 and str(said[0].message) == (
+        "PyTensor's cache layout is not as modecfg knows it: "
+        'pytensor.compile.compilelock (Path(lock_dir) / ".lock"). modecfg\'s compile lock, '
+        "`modecfg cache` and the cache bounds may miss PyTensor's own (modecfg doctor lists the contact)"
+    )
+    assert said[0].filename == __file__  # at the line that compiled
 
 
 def test_the_layout_contact_checks_the_keys_pytensor_fills(monkeypatch: pytest.MonkeyPatch) -> None:
