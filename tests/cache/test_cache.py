@@ -175,7 +175,9 @@ def test_the_layout_contact_checks_pytensors_source(monkeypatch: pytest.MonkeyPa
     )
 
 
-def test_the_layout_is_checked_at_the_first_compile_not_at_each_import(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_layout_is_checked_at_the_first_compile_not_at_each_import(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Issue 61: the check read three of PyTensor's source files at every import. The import's
     check leaves it out; the process's first compile (before modecfg fills, bounds or locks any
     cache) says a layout modecfg does not know, once, as the import did."""
