@@ -18,6 +18,7 @@ from modecfg.configuration import Change, config
 from modecfg.configuration.flags import set_pytensor_names
 from modecfg.device import contacts as device
 from modecfg.linkers import contacts as linkers
+from modecfg.profiles import contacts as profiles
 from modecfg.testvalues import contacts as testvalues
 
 __all__ = ["unwire", "wire"]
@@ -78,20 +79,6 @@ def _get_mode(name: str | None) -> Any:
     return get_mode(name)
 
 
-def _profiled_mode(mode: Any, name: Any) -> tuple[Any, Any]:
-    from modecfg.modes.build import describe_linker, get_mode
-    from modecfg.profiles.session import new_stats, timing_mode
-
-    built, note = timing_mode(get_mode(mode))
-    return built, new_stats(name, describe_linker(built.linker), note)
-
-
-def _print_profiles() -> None:
-    from modecfg.profiles.session import print_at_exit
-
-    print_at_exit()
-
-
 def _modes_changed(change: Change) -> None:
     """A flag that shapes the built-in modes changed for the process: the modes built
     from the old value will not be asked for again."""
@@ -135,12 +122,12 @@ def wire() -> None:
     hooks.before_rewrites.append(_bound_after_compiles)
     hooks.get_mode = _get_mode
     hooks.float64_checked = _float64_checked
-    hooks.print_profiles = _print_profiles
-    hooks.profiled_mode = _profiled_mode
+    hooks.profiled_mode = profiles.profiled_mode  # a profiled compile's mode, the feature's own
     hooks.rewrite_mode = linkers.rewrite_mode  # linker=per_graph's choice, loaded at its first use
     hooks.after_import.append(_pytensor_loaded)
     register(*device.PATCHES)  # the features that own their contacts (modecfg/device/, ...)
     register(*linkers.PATCHES)
+    register(*profiles.PATCHES)
     register(*testvalues.PATCHES)
     _unsubscribe.append(config.subscribe(testvalues.touched, ["compute_test_value"], overrides=True))
     _unsubscribe.append(config.subscribe(_modes_changed, SHAPING_FLAGS))
@@ -169,5 +156,5 @@ def unwire() -> None:
     if _pytensor_loaded in hooks.after_import:
         hooks.after_import.remove(_pytensor_loaded)
     atexit.unregister(_bound_caches)
-    hooks.get_mode = hooks.print_profiles = hooks.rewrite_mode = hooks.profiled_mode = None
+    hooks.get_mode = hooks.rewrite_mode = hooks.profiled_mode = None
     hooks.float64_checked = None

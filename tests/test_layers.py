@@ -206,6 +206,7 @@ def test_the_cli_uses_the_public_api_only() -> None:
 # by the edges named here, each with why.
 FEATURES = (
     "modecfg.testvalues", "modecfg.device", "modecfg.compare", "modecfg.nanguard", "modecfg.linkers",
+    "modecfg.profiles",
 )  # fmt: skip
 EDGES = {
     ("modecfg.compare", "modecfg.nanguard.mode"): "CompareMode plans what it checks as the NaN guard "
@@ -218,6 +219,8 @@ EDGES = {
     "modecfg.function does, in the mode asked for",
     ("modecfg.nanguard", "modecfg.device.where"): "a NanGuardMode built by name guards the linker "
     "the linker and device flags resolve to",
+    ("modecfg.profiles", "modecfg.modes.build"): "a profiled compile runs in the mode asked for (or "
+    "the mode flag's), built as every mode is, and a profile's header names its linker so",
 }
 
 

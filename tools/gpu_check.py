@@ -80,7 +80,7 @@ def main() -> int:
     profiled = modecfg.function(inputs, cost, updates=updates, profile=True, name="step")
     for _ in range(5):
         profiled(*args)
-    from modecfg.profiles.report import ProfileReport
+    from modecfg.profiles.rows import ProfileReport
 
     report = ProfileReport.from_stats(profiled.profile)
     shown = report.text()

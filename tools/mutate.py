@@ -81,7 +81,7 @@ MODULES = {
     "autoload": "modecfg/autoload.py",
     "autoload_pth": "modecfg_autoload.py",
     "html": "modecfg/profiles/html.py",
-    "report": "modecfg/profiles/report.py",
+    "rows": "modecfg/profiles/rows.py",
     "enforce": "modecfg/checks/enforce.py",
     "patch": "modecfg/_pytensor/patch.py",
     "wrapped": "modecfg/_pytensor/wrapped.py",

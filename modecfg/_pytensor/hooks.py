@@ -19,8 +19,7 @@ class Hooks:
     """One slot per integration point that calls upward."""
 
     __slots__ = (
-        "after_import", "before_rewrites", "float64_checked", "get_mode", "print_profiles",
-        "profiled_mode", "rewrite_mode",
+        "after_import", "before_rewrites", "float64_checked", "get_mode", "profiled_mode", "rewrite_mode",
     )  # fmt: skip
 
     def __init__(self) -> None:
@@ -36,10 +35,9 @@ class Hooks:
         self.rewrite_mode: Callable[[Any, Any, Any], Any] | None = None
         # A registered mode by name (None: the ``mode`` flag), for PyTensor's mode table.
         self.get_mode: Callable[[str | None], Any] | None = None
-        # modecfg's profile summary, printed at exit instead of PyTensor's.
-        self.print_profiles: Callable[[], None] | None = None
         # A profiled pytensor.function: (mode, name) -> (the mode to compile with, its ProfileStats),
-        # a linker that times nodes in place of one that cannot (numba, jax, c|py, py, c).
+        # a linker that times nodes in place of one that cannot (numba, jax, c|py, py, c)
+        # (modecfg.profiles.contacts.profiled_mode: pytensor.function's replacement is the core's).
         self.profiled_mode: Callable[[Any, Any], tuple[Any, Any]] | None = None
 
 

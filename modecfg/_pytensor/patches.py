@@ -184,14 +184,6 @@ PATCHES: list[Patch] = [
         why="errors of compiled functions name the line of user code that made the failing node",
     ),
     Patch(
-        name="profile printer",
-        module="pytensor.compile.debug.profiling",
-        attr="_atexit_print_fn",
-        params=(),
-        replacement=replacements.atexit_print,
-        why="profiles are summarized at exit by modecfg, to profiling.destination",
-    ),
-    Patch(
         name="gradients",
         module="pytensor.gradient",
         attr="grad",

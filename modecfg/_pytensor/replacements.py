@@ -322,17 +322,6 @@ def raise_with_op(raise_: Any, fgraph: Any, node: Any, thunk: Any = None, exc_in
     return locate.raise_with_location(raise_, fgraph, node, thunk, exc_info, storage_map)
 
 
-# -- the profile printer ---------------------------------------------------------------
-
-
-def atexit_print(print_: Any) -> None:
-    """modecfg's profile summary at exit (PyTensor's own dump without the hook)."""
-    if hooks.print_profiles is not None:
-        hooks.print_profiles()
-    else:
-        print_()
-
-
 # -- gradients -------------------------------------------------------------------------
 
 

@@ -34,7 +34,7 @@ class ProfileMode(ProfilingMode):
         """Theano's ``ProfileMode.print_summary()``: the profile of each function compiled with
         this mode, then one merged for them all (rows: the profiling.n_apply / n_ops flags)."""
         from modecfg.configuration import config
-        from modecfg.profiles.report import ProfileReport
+        from modecfg.profiles.rows import ProfileReport
 
         out = file if file is not None else sys.stdout
         n_apply = int(config.profiling.n_apply if n_apply_to_print is None else n_apply_to_print)

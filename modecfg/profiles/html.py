@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from modecfg._html import escape
 
 if TYPE_CHECKING:
-    from modecfg.profiles.report import ProfileReport
+    from modecfg.profiles.rows import ProfileReport
 
 __all__ = ["CSS", "notebook_html", "sections"]
 

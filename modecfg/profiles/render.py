@@ -18,7 +18,7 @@ from importlib import resources
 from typing import Any
 
 from modecfg.profiles.html import CSS, sections
-from modecfg.profiles.report import SCHEMA_VERSION, ProfileReport
+from modecfg.profiles.rows import SCHEMA_VERSION, ProfileReport
 
 __all__ = ["schema", "to_html", "to_json", "to_trace"]
 

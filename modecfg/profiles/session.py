@@ -23,7 +23,7 @@ def reports(since: int = 0, unprinted: bool = False) -> list[Any]:
     """A ProfileReport per profiled function that ran or compiled, in creation order
     (``since``: leave out the first ones, e.g. those made before a script ran; ``unprinted``:
     those reported already and not run since)."""
-    from modecfg.profiles.report import ProfileReport
+    from modecfg.profiles.rows import ProfileReport
 
     min_size = int(config.profiling.min_memory_size)
     return [
@@ -35,7 +35,7 @@ def reports(since: int = 0, unprinted: bool = False) -> list[Any]:
 
 def print_at_exit() -> None:
     """modecfg's summary of every profile, to ``profiling.destination``."""
-    from modecfg.profiles.report import ProfileReport
+    from modecfg.profiles.rows import ProfileReport
 
     found = reports(unprinted=True)
     if not found:

@@ -453,7 +453,7 @@ def test_ran_on_names_the_device_and_the_backend() -> None:
 
 
 def test_a_profiled_jax_function_is_timed_on_its_device_not_by_cvm() -> None:
-    from modecfg.profiles.report import ProfileReport
+    from modecfg.profiles.rows import ProfileReport
 
     rng = np.random.default_rng(2)
     data = pytensor.shared(rng.normal(size=(32, 8)).astype("float32"), name="data")
@@ -494,7 +494,7 @@ def test_the_report_says_when_a_shared_variable_crosses_every_call() -> None:
 
 def test_the_html_report_shows_the_device_section() -> None:
     from modecfg.profiles.html import sections
-    from modecfg.profiles.report import ProfileReport
+    from modecfg.profiles.rows import ProfileReport
 
     rng = np.random.default_rng(3)
     data = pytensor.shared(rng.normal(size=(4, 4)).astype("float32"), name="<b>data</b>")
@@ -540,7 +540,7 @@ def test_theano_gpu_spelling_falls_back_to_the_cpu_once_and_cuda_stays_strict(
 def test_on_a_gpu_data_stays_there_matmuls_are_float32_and_profiles_are_the_gpus() -> None:
     if not any(d.platform == "gpu" for d in jax.devices()):
         pytest.skip("JAX sees no GPU here")
-    from modecfg.profiles.report import ProfileReport
+    from modecfg.profiles.rows import ProfileReport
 
     rng = np.random.default_rng(4)
     data = pytensor.shared(rng.normal(size=(512, 256)).astype("float32"), name="data")

@@ -162,7 +162,7 @@ def test_without_a_compiler_or_numba_auto_gives_vm(monkeypatch: pytest.MonkeyPat
 
 
 def test_a_profile_header_names_the_linker_auto_chose() -> None:
-    from modecfg.profiles.report import ProfileReport
+    from modecfg.profiles.rows import ProfileReport
 
     x = pt.vector("x")
     fn = modecfg.function([x], pt.exp(x).sum(), profile=True)  # linker=auto, the default

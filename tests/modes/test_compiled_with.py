@@ -89,7 +89,7 @@ def test_a_function_compiled_before_modecfg_recorded_anything_says_so() -> None:
 
 
 def test_the_profile_header_names_the_configuration_the_function_was_compiled_with() -> None:
-    from modecfg.profiles.report import ProfileReport
+    from modecfg.profiles.rows import ProfileReport
 
     with modecfg.config.override(exception_verbosity="medium"):
         x = pt.vector("x")

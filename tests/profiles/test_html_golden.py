@@ -1,5 +1,5 @@
 """Profile reports, byte for byte, made by hand: the page and notebook cells (``profiles/html.py``),
-the text and the merged report (``profiles/report.py``): every number, class, bar and label is
+the text and the merged report (``profiles/rows.py``): every number, class, bar and label is
 held (a change to the layout shows here, as a diff to read).
 
 After a deliberate change: ``python -m tests.profiles.test_html_golden`` writes the expected
@@ -12,7 +12,7 @@ from pathlib import Path
 
 from modecfg.profiles.html import notebook_html
 from modecfg.profiles.render import to_html
-from modecfg.profiles.report import ApplyRow, ClassRow, MemoryRow, OpRow, ProfileReport
+from modecfg.profiles.rows import ApplyRow, ClassRow, MemoryRow, OpRow, ProfileReport
 
 DATA = Path(__file__).resolve().parent / "data"
 LONG_OP = "Elemwise{Composite{((i0 * exp(-sqr(i1))) + (i2 / sqrt(i3 + i4)))}}[(0, 1)]"

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from modecfg.profiles.html import _label, duration, notebook_html, scoped, sections
-from modecfg.profiles.report import ApplyRow, OpRow, ProfileReport
+from modecfg.profiles.rows import ApplyRow, OpRow, ProfileReport
 
 
 def _row(

@@ -558,3 +558,19 @@ def test_a_merged_row_without_a_source_still_names_its_function() -> None:
     assert _where(rows[0], merged) == "step: " and _where(rows[1], merged) == "loss: t.py:3"
     alone = SimpleNamespace(applies=rows[1:])
     assert _where(rows[1], alone) == "t.py:3"
+
+
+def test_report_is_the_function_whatever_module_of_the_package_loads_first() -> None:
+    """The package's names load on first use (``import modecfg`` registers this feature's contacts
+    and must not load the reports): no submodule's import may take a public name's place, as a
+    module named ``report`` once would have taken the function's."""
+    import importlib
+    import pkgutil
+
+    import modecfg.profiles as profiles
+
+    for found in pkgutil.iter_modules(profiles.__path__):
+        importlib.import_module(f"modecfg.profiles.{found.name}")
+    assert profiles.report.__module__ == "modecfg.profiles" and callable(profiles.report)
+    assert profiles.reports.__module__ == "modecfg.profiles" and callable(profiles.reports)
+    assert profiles.ProfileReport.__name__ == "ProfileReport"

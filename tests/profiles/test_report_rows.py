@@ -12,7 +12,7 @@ import pytensor.tensor as pt
 import pytest
 
 from modecfg._pytensor import marks
-from modecfg.profiles.report import MemoryRow, ProfileReport, _dtype, _shape_text
+from modecfg.profiles.rows import MemoryRow, ProfileReport, _dtype, _shape_text
 
 
 class CompiledGraph:
@@ -175,7 +175,7 @@ def test_a_value_of_unknown_size_is_left_out_of_the_memory() -> None:
     odd = Var(dtype="not a dtype")
     r = ProfileReport.from_stats(stats_of({e.owner: 1.0}, {}, {e: (None,), x: (2,)}))
     assert (r.peak_memory, r.largest) == (0, ())
-    from modecfg.profiles.report import _nbytes
+    from modecfg.profiles.rows import _nbytes
 
     assert _nbytes(odd, {odd: (2,)}) is None
     big = Var(dtype="float32")
