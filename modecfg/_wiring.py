@@ -8,12 +8,12 @@ mirror. The plugs import their module on first use, so importing modecfg stays c
 
 from __future__ import annotations
 
-import atexit
 from typing import Any
 
 from modecfg._pytensor import PyTensorBridge, declared, hooks
 from modecfg._pytensor.patch import register
 from modecfg._registry.modes import SHAPING_FLAGS
+from modecfg.cache import contacts as cache
 from modecfg.configuration import Change, config
 from modecfg.configuration.flags import set_pytensor_names
 from modecfg.device import contacts as device
@@ -39,40 +39,6 @@ def _float64_checked() -> bool:
     return applies()
 
 
-_bounding: list[bool] = []
-
-
-def _bound_after_compiles(fgraph: Any, mode: Any) -> None:
-    """The first compile of the process registers the caches' bound at exit, with everything it
-    runs imported now: at exit nothing may be imported (filelock's import starts a thread pool,
-    and Python 3.12 refuses that during shutdown, printing a traceback). A process that
-    compiles nothing fills no cache and leaves them as they are."""
-    if _bounding:
-        return
-    _bounding.append(True)
-    from modecfg.cache.trim import prepare_exit
-
-    _say_cache_layout()
-    prepare_exit()
-    atexit.register(_bound_caches)
-
-
-def _say_cache_layout() -> None:
-    """PyTensor's cache layout, checked at the first compile (the "cache layout" contact, which
-    the import no longer runs: it reads PyTensor's source): where it is not as modecfg knows it,
-    modecfg's lock and cache bounds may miss PyTensor's, and that is said once."""
-    from modecfg._pytensor.caches import layout_problem
-
-    gone = layout_problem()
-    if gone:
-        from modecfg._warn import warn
-        from modecfg.errors import PyTensorIntegrationWarning
-
-        warn(f"PyTensor's cache layout is not as modecfg knows it: {gone}. modecfg's compile lock, "
-             "`modecfg cache` and the cache bounds may miss PyTensor's own (modecfg doctor lists "
-             "the contact)", PyTensorIntegrationWarning)  # fmt: skip
-
-
 def _get_mode(name: str | None) -> Any:
     from modecfg.modes.build import get_mode
 
@@ -85,12 +51,6 @@ def _modes_changed(change: Change) -> None:
     from modecfg.modes.build import forget_modes
 
     forget_modes()
-
-
-def _bound_caches() -> None:
-    from modecfg.cache.trim import bound_at_exit
-
-    bound_at_exit()
 
 
 def _pytensor_loaded() -> None:
@@ -119,13 +79,14 @@ def wire() -> None:
         return
     set_pytensor_names(declared.names)
     hooks.before_rewrites.append(_enforce_float32)
-    hooks.before_rewrites.append(_bound_after_compiles)
+    hooks.before_rewrites.append(cache.first_compile)  # the caches' layout checked, bounds at exit
     hooks.get_mode = _get_mode
     hooks.float64_checked = _float64_checked
     hooks.profiled_mode = profiles.profiled_mode  # a profiled compile's mode, the feature's own
     hooks.rewrite_mode = linkers.rewrite_mode  # linker=per_graph's choice, loaded at its first use
     hooks.after_import.append(_pytensor_loaded)
-    register(*device.PATCHES)  # the features that own their contacts (modecfg/device/, ...)
+    register(*cache.PATCHES)  # the features that own their contacts (modecfg/cache/, ...)
+    register(*device.PATCHES)
     register(*linkers.PATCHES)
     register(*profiles.PATCHES)
     register(*testvalues.PATCHES)
@@ -149,12 +110,11 @@ def unwire() -> None:
         _bridge = None
     while _unsubscribe:
         _unsubscribe.pop()()
-    for hook in (_enforce_float32, _bound_after_compiles):
+    for hook in (_enforce_float32, cache.first_compile):
         if hook in hooks.before_rewrites:
             hooks.before_rewrites.remove(hook)
-    _bounding.clear()
+    cache.forget_first_compile()
     if _pytensor_loaded in hooks.after_import:
         hooks.after_import.remove(_pytensor_loaded)
-    atexit.unregister(_bound_caches)
     hooks.get_mode = hooks.rewrite_mode = hooks.profiled_mode = None
     hooks.float64_checked = None

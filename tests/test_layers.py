@@ -17,7 +17,7 @@ grimp = pytest.importorskip("grimp")
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("modecfg.errors", "modecfg._registry", "modecfg._warn", "modecfg._source", "modecfg.scripts",
-     "modecfg._holders", "modecfg._html", "modecfg._files", "modecfg._locks", "modecfg._lazy",
+     "modecfg._html", "modecfg._files", "modecfg._locks", "modecfg._lazy",
      "modecfg.terminal", "modecfg.configuration.origin", "modecfg.signing"),
     ("modecfg.configuration",),
     ("modecfg._pytensor",),
@@ -206,7 +206,7 @@ def test_the_cli_uses_the_public_api_only() -> None:
 # by the edges named here, each with why.
 FEATURES = (
     "modecfg.testvalues", "modecfg.device", "modecfg.compare", "modecfg.nanguard", "modecfg.linkers",
-    "modecfg.profiles",
+    "modecfg.profiles", "modecfg.cache",
 )  # fmt: skip
 EDGES = {
     ("modecfg.compare", "modecfg.nanguard.mode"): "CompareMode plans what it checks as the NaN guard "

@@ -62,7 +62,7 @@ MODULES = {
     "device": "modecfg/device/where.py",
     "jaxlink": "modecfg/device/jaxlink.py",
     "trim": "modecfg/cache/trim.py",
-    "holders": "modecfg/_holders.py",
+    "holders": "modecfg/cache/holders.py",
     "travel": "modecfg/cache/travel.py",
     "repro": "modecfg/compare/repro.py",
     "graphsource": "modecfg/compare/graphsource.py",
@@ -88,6 +88,8 @@ MODULES = {
     "testvalue_contacts": "modecfg/testvalues/contacts.py",
     "device_contacts": "modecfg/device/contacts.py",
     "linkers_contacts": "modecfg/linkers/contacts.py",
+    "profiles_contacts": "modecfg/profiles/contacts.py",
+    "cache_contacts": "modecfg/cache/contacts.py",
 }
 
 # mutmut's exit codes (mutmut.stats.status_by_exit_code) as this report counts them.

@@ -200,59 +200,6 @@ PATCHES: list[Patch] = [
         why="nodes a gradient adds name the grad call and the user's expression they differentiate "
         "(their own traces stop inside PyTensor)",
     ),
-    Patch(
-        name="compile lock",
-        module="pytensor.compile.compilelock",
-        attr="lock_ctx",
-        bound_in=(
-            "pytensor.link.c.basic",
-            "pytensor.link.c.cmodule",
-            "pytensor.link.c.cutils",
-            "pytensor.link.c.lazylinker_c",
-        ),
-        params=("lock_dir",),
-        replacement=replacements.lock_ctx,
-        why="a compile waiting for the lock says once, after compile.wait seconds, who holds it (pid, "
-        "command, host, since when); after compile.timeout a CacheLockTimeout names the holder and "
-        "the fixes; a timeout no longer leaves the thread compiling without the lock",
-    ),
-    Patch(
-        name="module cache threads",
-        module="pytensor.link.c.cmodule",
-        attr="ModuleCache.module_from_key",
-        params=("self", "key", "lnk"),
-        replacement=replacements.module_from_key,
-        why="threads compiling at once: PyTensor's C module cache reads and fills its tables outside "
-        "the compile lock, and corrupts them (pymc#7819); one thread of a process at a time keeps "
-        "them whole",
-    ),
-    Patch(
-        name="module cache threads (refresh)",
-        module="pytensor.link.c.cmodule",
-        attr="ModuleCache.refresh",
-        params=("self",),
-        replacement=replacements.module_cache_refresh,
-        why="the C module cache's refresh fills the same tables: one thread of a process at a time",
-    ),
-    Patch(
-        name="module cache threads (made once)",
-        module="pytensor.link.c.basic",
-        attr="get_module_cache",
-        params=("init_args",),
-        replacement=replacements.get_module_cache,
-        why="threads asking for the C module cache at once would each make one: it is made once",
-    ),
-    Patch(
-        name="numba compile lock",
-        module="pytensor.link.numba.linker",
-        attr="NumbaLinker.jit_compile",
-        params=("self", "fn_and_cache"),
-        replacement=replacements.numba_jit_compile,
-        why="numba takes no lock on its cache: processes compiling one graph into it each compiled "
-        "it; where a cached function's dispatcher compiles or loads (its _compile_for_args, at its "
-        "first call) it now holds a lock, so one compiles and the others load, never waiting blind "
-        "(compile.wait, compile.timeout); its calls are numba's own",
-    ),
 ]
 PATCHES.extend(REGISTERED)  # the features' registered so far (later ones: take_registered)
 

@@ -11,26 +11,27 @@ caches are is PyTensor's (``compiledir``, ``base_compiledir/numba``), asked of i
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from modecfg._holders import Holder, holders
 from modecfg._lazy import attach as _attach
-from modecfg.cache.entries import Cache, Entry, caches
-from modecfg.cache.trim import Bounds, CleanReport, Plan, bounds, loaded, plan
-from modecfg.cache.trim import clean as _clean
-from modecfg.configuration.units import human_duration, human_size
 
-if TYPE_CHECKING:  # handed out on first use (modecfg._lazy): a compile never exports a cache
+# Handed out on first use (modecfg._lazy): ``import modecfg`` registers this feature's contacts
+# (modecfg.cache.contacts), which loads this package, and a compile never exports a cache.
+if TYPE_CHECKING:
+    from modecfg.cache.entries import Cache as Cache
+    from modecfg.cache.entries import Entry as Entry
+    from modecfg.cache.entries import caches as caches
+    from modecfg.cache.holders import Holder as Holder
     from modecfg.cache.travel import Exported as Exported
     from modecfg.cache.travel import Imported as Imported
     from modecfg.cache.travel import export_cache as export_cache
     from modecfg.cache.travel import import_cache as import_cache
+    from modecfg.cache.trim import Bounds as Bounds
+    from modecfg.cache.trim import CleanReport as CleanReport
+    from modecfg.cache.trim import Plan as Plan
 
-__all__ = [
-    "Bounds", "Cache", "CleanReport", "Entry", "Holder", "Plan", "Status", "caches", "clean", "show",
-]  # fmt: skip
+__all__ = ["Status", "clean", "show"]
 
 
 class Status(NamedTuple):
@@ -43,6 +44,8 @@ class Status(NamedTuple):
     now: float
 
     def __str__(self) -> str:
+        from modecfg.configuration.units import human_duration, human_size
+
         lines = []
         for cache, who in zip(self.caches, self.holders, strict=True):
             name = "C modules" if cache.kind == "C" else "numba"
@@ -107,6 +110,12 @@ def _holder_text(holder: Holder, now: float) -> str:
 
 def show(*, now: float | None = None) -> Status:
     """The caches of this process's configuration, their lock's holders, what the bounds take."""
+    import time
+
+    from modecfg.cache.entries import caches
+    from modecfg.cache.holders import holders
+    from modecfg.cache.trim import bounds, loaded, plan
+
     found = caches()
     now = time.time() if now is None else now
     # a lock file not made yet is held by nobody (never "this system cannot say")
@@ -129,6 +138,10 @@ def clean(
     """Remove the entries beyond the bounds (text as the flags take it: ``"7d"``, ``"1GiB"``;
     each left out means its flag, ``cache.max_age`` / ``cache.max_size``), safe while other
     processes compile: see :mod:`modecfg.cache.trim`."""
+    from modecfg.cache.entries import caches
+    from modecfg.cache.trim import bounds
+    from modecfg.cache.trim import clean as _clean
+
     return _clean(caches(), bounds(older_than, max_size), dry_run=dry_run, wait=wait, on_wait=on_wait)
 
 

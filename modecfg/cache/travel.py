@@ -29,8 +29,8 @@ import zlib
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from modecfg._holders import hold, release
 from modecfg.cache.entries import Cache, caches
+from modecfg.cache.holders import hold, release
 from modecfg.configuration import config
 from modecfg.errors import CacheArchiveError, UntrustedCacheError
 

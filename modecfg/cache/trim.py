@@ -23,9 +23,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from modecfg._holders import Holder, hold, mapped_under, release
 from modecfg.cache.entries import OWN_FILES, Cache, Entry, rescan
 from modecfg.cache.entries import caches as current_caches
+from modecfg.cache.holders import Holder, hold, mapped_under, release
 from modecfg.configuration import config
 from modecfg.configuration.units import human_duration, human_size, seconds, size_bytes
 from modecfg.errors import CacheLockTimeout, FlagValueError

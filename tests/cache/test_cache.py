@@ -13,6 +13,7 @@ import pytest
 
 import modecfg
 from modecfg import cache, config
+from modecfg.cache import entries
 from modecfg.cache.entries import scan
 from modecfg.cli import main
 from tests.fresh import run_json
@@ -43,7 +44,7 @@ def test_show_says_size_entries_ages_lock_and_bounds(tmp_path: Path, monkeypatch
     _file(tmp_path / "c" / "tmpb" / "mb.so", 1024, now - 60)
     _file(tmp_path / "c" / ".lock", 0)
     found = (scan("C", tmp_path / "c"), scan("numba", tmp_path / "none"))
-    monkeypatch.setattr(cache, "caches", lambda: found)
+    monkeypatch.setattr(entries, "caches", lambda: found)  # where show() and clean() find them
     with config.override({"cache.max_age": "1d"}):
         status = cache.show(now=now)
     text = str(status)
@@ -85,7 +86,7 @@ def test_the_command_cleans_another_configurations_cache(
     _file(root / "tmpold" / "m.so", 100, now - 40 * 86400)
     _file(root / "tmpnew" / "m.so", 100, now)
     found = (scan("C", root), scan("numba", tmp_path / "numba"))
-    monkeypatch.setattr(cache, "caches", lambda: found)
+    monkeypatch.setattr(entries, "caches", lambda: found)  # where show() and clean() find them
     code, out, err = _cli("cache", "clean", "--verbose")
     assert code == 0, err
     assert out.splitlines() == [
@@ -110,7 +111,7 @@ def test_the_command_summarises_by_cache_and_reason_and_never_lists_its_own_stam
     _file(numba / STAMP, 0, now - 60 * 86400)  # modecfg's own: never an entry
     found = (scan("C", root), scan("numba", numba))
     assert [e.name for e in found[1].entries] == ["f-1.py311"]
-    monkeypatch.setattr(cache, "caches", lambda: found)
+    monkeypatch.setattr(entries, "caches", lambda: found)  # where show() and clean() find them
     code, out, err = _cli("cache", "clean", "--dry-run", "--older-than", "30d")
     assert code == 0, err
     assert out.splitlines() == [
@@ -183,29 +184,29 @@ def test_the_layout_is_checked_at_the_first_compile_not_at_each_import(
     cache) says a layout modecfg does not know, once, as the import did."""
     import atexit
 
-    from modecfg import _wiring
     from modecfg._pytensor import caches as layout
     from modecfg._pytensor import patches
+    from modecfg.cache import contacts
 
     assert "cache layout" not in {row.patch.name for row in patches.contacts(asked=False)}
     assert "cache layout" in {row.patch.name for row in patches.contacts()}
     registered: list[object] = []
     monkeypatch.setattr(atexit, "register", registered.append)
-    monkeypatch.setattr(_wiring, "_bounding", [])
+    monkeypatch.setattr(contacts, "_first", [])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        _wiring._bound_after_compiles(None, None)  # this PyTensor's layout: nothing said
-    assert registered == [_wiring._bound_caches]
+        contacts.first_compile(None, None)  # this PyTensor's layout: nothing said
+    assert registered == [contacts.bound_at_exit]
     real = layout._source
     monkeypatch.setattr(
         layout,
         "_source",
         lambda m: real(m).replace('/ ".lock"', '/ "lockfile"') if m.endswith("compilelock") else real(m),
     )
-    monkeypatch.setattr(_wiring, "_bounding", [])
+    monkeypatch.setattr(contacts, "_first", [])
     with pytest.warns(modecfg.PyTensorIntegrationWarning) as said:
-        _wiring._bound_after_compiles(None, None)
-        _wiring._bound_after_compiles(None, None)  # the first compile only
+        contacts.first_compile(None, None)
+        contacts.first_compile(None, None)  # the first compile only
     assert len(said) == 1 and str(said[0].message) == (
         "PyTensor's cache layout is not as modecfg knows it: "
         'pytensor.compile.compilelock (Path(lock_dir) / ".lock"). modecfg\'s compile lock, '

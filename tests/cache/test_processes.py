@@ -103,7 +103,7 @@ def test_a_compile_holds_its_lock_and_every_call_is_numbas_own(tmp_path: Path) -
     import filelock
 
     numba = pytest.importorskip("numba")
-    from modecfg._pytensor.replacements import LockedCompile, numba_lock_path
+    from modecfg.cache.contacts import LockedCompile, numba_lock_path
 
     lock = numba_lock_path(tmp_path, "some key")
     assert lock == numba_lock_path(tmp_path, "some key") and lock.parent == tmp_path / ".locks"
@@ -143,7 +143,7 @@ def test_a_cached_numba_function_pytensor_compiles_is_numbas_dispatcher_locked_w
     import pytensor.tensor as pt
     from pytensor.compile.mode import Mode
 
-    from modecfg._pytensor.replacements import LockedCompile
+    from modecfg.cache.contacts import LockedCompile
 
     x = pt.vector("x")
     fn = pytensor.function([x], pt.exp(x) * 3, mode=Mode(linker="numba"))
@@ -166,8 +166,8 @@ def test_the_numba_lock_patch_is_on_and_says_why() -> None:
 def test_a_first_call_waiting_too_long_names_the_holder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from modecfg._pytensor import replacements
-    from modecfg._pytensor.replacements import LockedCompile, numba_lock_path
+    from modecfg.cache import contacts
+    from modecfg.cache.contacts import LockedCompile, numba_lock_path
     from modecfg.errors import CacheLockTimeout
 
     lock = numba_lock_path(tmp_path, "k")
@@ -183,7 +183,7 @@ def test_a_first_call_waiting_too_long_names_the_holder(
         locked = LockedCompile(lambda: calls.append(1), lock)
         start = time.monotonic()
         # compile.timeout is fixed once PyTensor is in use: the values the lock reads, for this test
-        monkeypatch.setattr(replacements, "config", {"compile.timeout": 0.3, "compile.wait": 0.1})
+        monkeypatch.setattr(contacts, "config", {"compile.timeout": 0.3, "compile.wait": 0.1})
         with pytest.raises(CacheLockTimeout, match=rf"stayed held for 0\.3 s, by pid {proc.pid}"):
             locked()
         assert calls == [] and time.monotonic() - start < 30

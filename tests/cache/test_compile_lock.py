@@ -16,8 +16,8 @@ pytest.importorskip("pytensor")
 
 from pytensor.compile import compilelock
 
-from modecfg._holders import note_path
 from modecfg._pytensor import patches
+from modecfg.cache.holders import note_path
 from modecfg.errors import CacheLockTimeout
 from tests.fresh import pythonpath, run_json
 

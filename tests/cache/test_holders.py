@@ -1,4 +1,4 @@
-"""modecfg._holders: who holds a lock file and who has a module loaded, asked of the kernel."""
+"""modecfg.cache.holders: who holds a lock file and who has a module loaded, asked of the kernel."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from modecfg._holders import Holder, holders, lock_holders, mapped_under, note_path
+from modecfg.cache.holders import Holder, holders, lock_holders, mapped_under, note_path
 
 linux = pytest.mark.skipif(not Path("/proc/locks").exists(), reason="asks Linux's /proc")
 
@@ -160,7 +160,7 @@ def test_a_note_that_is_not_one_is_no_holder(tmp_path: Path, text: str) -> None:
 def test_where_the_kernel_cannot_be_asked_the_note_is_all_there_is(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import modecfg._holders as module
+    import modecfg.cache.holders as module
 
     monkeypatch.setattr(module, "_PROC", tmp_path / "no-proc")
     lock = tmp_path / ".lock"
@@ -175,7 +175,7 @@ def test_the_timeout_is_filelocks_too_and_pickles(tmp_path: Path) -> None:
 
     import filelock
 
-    from modecfg._holders import LockTimeout
+    from modecfg.cache.holders import LockTimeout
     from modecfg.errors import CacheLockTimeout
 
     error = LockTimeout(
@@ -193,7 +193,7 @@ def test_the_timeout_is_filelocks_too_and_pickles(tmp_path: Path) -> None:
 def test_a_process_of_another_user_is_alive_not_dead(monkeypatch: pytest.MonkeyPatch) -> None:
     """kill(pid, 0) on another user's process is refused (EPERM): it exists, so a lock note it
     left is a live holder's, never taken for stale."""
-    from modecfg import _holders
+    from modecfg.cache import holders as _holders
 
     def refused(pid: int, signal: int) -> None:
         raise PermissionError(1, "Operation not permitted")
@@ -215,7 +215,7 @@ def test_a_process_of_another_user_is_alive_not_dead(monkeypatch: pytest.MonkeyP
     [(-5.0, "0 s"), (0.0, "0 s"), (89.4, "89 s"), (90.0, "2 min"), (5399.0, "90 min"), (5400.0, "1.5 h")],
 )
 def test_a_span_is_said_in_seconds_minutes_or_hours(seconds: float, said: str) -> None:
-    from modecfg._holders import _span
+    from modecfg.cache.holders import _span
 
     assert _span(seconds) == said
 
@@ -230,7 +230,7 @@ def test_a_holder_says_how_long_it_holds_or_runs_or_neither() -> None:
 @pytest.fixture
 def proc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A /proc of our own making: what the functions read, and nothing else."""
-    import modecfg._holders as module
+    import modecfg.cache.holders as module
 
     fake = tmp_path / "proc"
     fake.mkdir()
@@ -239,7 +239,7 @@ def proc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_a_command_line_is_one_line_of_at_most_120_characters(proc: Path) -> None:
-    from modecfg._holders import _command
+    from modecfg.cache.holders import _command
 
     (proc / "5").mkdir()
     (proc / "5" / "cmdline").write_bytes(b"python\0-c\0print(1)\0")
@@ -252,7 +252,7 @@ def test_a_command_line_is_one_line_of_at_most_120_characters(proc: Path) -> Non
 
 
 def test_a_start_is_the_boot_time_plus_the_start_tick(proc: Path) -> None:
-    from modecfg._holders import _started
+    from modecfg.cache.holders import _started
 
     tick = os.sysconf("SC_CLK_TCK")
     (proc / "5").mkdir()
@@ -311,7 +311,7 @@ def test_a_loaded_module_is_found_under_its_root_also_when_deleted(proc: Path, t
 
 
 def test_a_note_is_cut_to_size_and_read_up_to_4096_bytes(tmp_path: Path) -> None:
-    from modecfg._holders import _read_note
+    from modecfg.cache.holders import _read_note
 
     lock = tmp_path / ".lock"
     _note(lock, command="c" * 300, host="h" * 300, since=5)
@@ -358,7 +358,7 @@ def test_a_note_of_another_host_beside_a_lock_held_here_is_not_listed(tmp_path: 
 
 
 def test_a_lock_that_cannot_be_opened_is_not_known_to_be_free(tmp_path: Path) -> None:
-    from modecfg._holders import _free
+    from modecfg.cache.holders import _free
 
     assert _free(tmp_path / "missing") is False
     lock = tmp_path / ".lock"
@@ -369,7 +369,7 @@ def test_a_lock_that_cannot_be_opened_is_not_known_to_be_free(tmp_path: Path) ->
 
 @linux
 def test_hold_takes_a_free_lock_notes_itself_and_release_removes_the_note(tmp_path: Path) -> None:
-    from modecfg._holders import hold, release
+    from modecfg.cache.holders import hold, release
 
     lock = tmp_path / ".lock"
     before = time.time()
@@ -377,7 +377,7 @@ def test_hold_takes_a_free_lock_notes_itself_and_release_removes_the_note(tmp_pa
     try:
         note = json.loads(note_path(lock).read_text())
         assert (note["pid"], note["host"]) == (os.getpid(), socket.gethostname())
-        from modecfg._holders import _command
+        from modecfg.cache.holders import _command
 
         assert before <= note["since"] <= time.time() and note["command"] == _command(os.getpid()) != ""
         assert not list(tmp_path.glob(".lock.holder.*"))  # the temporary is gone
@@ -393,7 +393,7 @@ def test_hold_takes_a_free_lock_notes_itself_and_release_removes_the_note(tmp_pa
 def test_hold_says_who_holds_it_once_then_names_them_when_it_gives_up(
     holder: tuple[subprocess.Popen[str], Path],
 ) -> None:
-    from modecfg._holders import LockTimeout, hold
+    from modecfg.cache.holders import LockTimeout, hold
 
     proc, root = holder
     told: list[list[Holder]] = []
@@ -414,7 +414,7 @@ def test_hold_says_who_holds_it_once_then_names_them_when_it_gives_up(
 
 @linux
 def test_a_note_left_by_a_dead_holder_is_said_when_the_lock_is_taken(tmp_path: Path) -> None:
-    from modecfg._holders import hold, release
+    from modecfg.cache.holders import hold, release
 
     lock = tmp_path / ".lock"
     stale: list[Holder] = []
@@ -437,7 +437,7 @@ def test_a_note_left_by_a_dead_holder_is_said_when_the_lock_is_taken(tmp_path: P
 
 @linux
 def test_a_note_that_cannot_be_written_is_left_out(tmp_path: Path) -> None:
-    from modecfg._holders import hold, release
+    from modecfg.cache.holders import hold, release
 
     lock = tmp_path / ".lock"
     lock.touch()
@@ -451,7 +451,7 @@ def test_a_note_that_cannot_be_written_is_left_out(tmp_path: Path) -> None:
 
 
 def test_the_timeouts_defaults_and_repr() -> None:
-    from modecfg._holders import LockTimeout
+    from modecfg.cache.holders import LockTimeout
 
     bare = LockTimeout("held")
     assert (bare.lock_file, bare.holders) == ("", ())
@@ -460,7 +460,7 @@ def test_the_timeouts_defaults_and_repr() -> None:
 
 def test_alive_asks_with_signal_zero_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """kill(pid, 0) asks whether the process exists; any other signal would be sent to it."""
-    from modecfg import _holders
+    from modecfg.cache import holders as _holders
 
     sent: list[tuple[int, int]] = []
     monkeypatch.setattr(os, "kill", lambda pid, signal: sent.append((pid, signal)))
@@ -468,7 +468,7 @@ def test_alive_asks_with_signal_zero_only(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def test_hours_are_said_to_a_tenth() -> None:
-    from modecfg._holders import _span
+    from modecfg.cache.holders import _span
 
     assert _span(8460.0) == "2.4 h"  # 2.35 h: a divisor off by one second says 2.3
 
@@ -491,7 +491,7 @@ def test_a_note_whose_temporary_cannot_be_made_is_left_out(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A full disk or a read-only cache: the temporary is never made, and the lock is still taken."""
-    from modecfg._holders import hold, release
+    from modecfg.cache.holders import hold, release
 
     def refuse(self: Path, *args: object, **kwargs: object) -> int:
         raise OSError(28, "No space left on device")
@@ -510,7 +510,7 @@ def test_hold_gives_up_at_its_timeout_whether_or_not_it_has_someone_to_tell(
 ) -> None:
     """No one to tell (on_wait None): it waits, silent, and gives up at the timeout; a say_after
     longer than the timeout never makes it wait past the timeout."""
-    from modecfg._holders import LockTimeout, hold
+    from modecfg.cache.holders import LockTimeout, hold
 
     _, root = holder
     start = time.monotonic()
