@@ -206,7 +206,7 @@ def test_the_cli_uses_the_public_api_only() -> None:
 # by the edges named here, each with why.
 FEATURES = (
     "modecfg.testvalues", "modecfg.device", "modecfg.compare", "modecfg.nanguard", "modecfg.linkers",
-    "modecfg.profiles", "modecfg.cache",
+    "modecfg.profiles", "modecfg.cache", "modecfg.checks",
 )  # fmt: skip
 EDGES = {
     ("modecfg.compare", "modecfg.nanguard.mode"): "CompareMode plans what it checks as the NaN guard "
