@@ -13,7 +13,7 @@ import pytest
 
 import modecfg
 from modecfg import cache, config
-from modecfg.cache import entries
+from modecfg.cache import entries, trim  # noqa: F401  (trim binds entries.caches when imported: before any test patches it)
 from modecfg.cache.entries import scan
 from modecfg.cli import main
 from tests.fresh import run_json
