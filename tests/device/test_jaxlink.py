@@ -514,8 +514,10 @@ def test_theano_gpu_spelling_falls_back_to_the_cpu_once_and_cuda_stays_strict(
     if jaxlink.describe_device(jax.devices()[0]).startswith("cuda"):
         pytest.skip("a GPU is usable here")
     from modecfg.device import where as device
+    from modecfg.modes.build import forget_modes
 
     monkeypatch.setattr(device, "_warned", set())
+    forget_modes()  # the fallback is said where the mode is built: not one built by a run before
     x = pt.vector("x")
     with config.override(device="gpu0"), warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
