@@ -165,11 +165,14 @@ def test_debugmodes_in_place_note_is_plain_pytensors_and_explained_once() -> Non
     with no word of whether it matters. PyTensor's own DebugMode prints the same lines; modecfg's
     keeps them and says once what they mean. In a process of its own: PyTensor's DebugMode says
     them at a process's first such run only (the test run again in one process saw none)."""
+    import inspect
+    import textwrap
+
     from tests.fresh import run_json
 
-    out = run_json(
-        """
+    preamble = """
         import json, logging, warnings
+        from typing import Any
         import numpy as np
         import modecfg, pytensor, pytensor.tensor as pt
         from pytensor.compile.debug.debugmode import DebugMode
@@ -182,26 +185,22 @@ def test_debugmodes_in_place_note_is_plain_pytensors_and_explained_once() -> Non
                 said.append((record.name, record.getMessage()))
 
         logging.getLogger().addHandler(Keep(logging.WARNING))
-
-        def descent(mode, name):
-            x, y = pt.matrix("x"), pt.vector("y")
-            w = pytensor.shared(np.zeros(5), name=name)
-            cost = ((pt.sigmoid(x @ w) - y) ** 2).mean()
-            step = pytensor.function([x, y], cost, updates=[(w, w - 0.1 * pytensor.grad(cost, w))], mode=mode)
-            rng = np.random.default_rng(0)
-            for _ in range(2):
-                step(rng.normal(size=(8, 5)), rng.normal(size=8))
-            return w
-
+        """
+    out = run_json(
+        textwrap.dedent(preamble)
+        + inspect.getsource(_descent)  # the helper the other DebugMode tests use, as written
+        + textwrap.dedent(
+            """
         fixed = debugmode.fix_in_place()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            plain = descent(DebugMode(), "w_plain")  # PyTensor's class, untouched
-            ours = descent("DebugMode", "w_ours")
-            descent("DebugMode", "w_again")
+            plain = _descent(DebugMode(), "w_plain")  # PyTensor's class, untouched
+            ours = _descent("DebugMode", "w_ours")
+            _descent("DebugMode", "w_again")
         same = bool(np.array_equal(plain.get_value(), ours.get_value()))
         print(json.dumps({"fixed": bool(fixed), "said": said, "same": same}))
         """
+        )
     )
     if not out["fixed"]:
         pytest.skip("PyTensor's make_all runs as it is here (numpy 1)")
