@@ -51,16 +51,9 @@ def config_view_off(target: Any) -> None:
 
 _getframe = sys._getframe
 _get_ident = threading.get_ident
-_VIEW_MODULE: list[Any] = []  # modecfg._pytensor.view, once imported (it imports PyTensor)
-
-
-def _bridge() -> Any:
-    """The attached bridge (:mod:`.view`), if any."""
-    if not _VIEW_MODULE:
-        from modecfg._pytensor import view
-
-        _VIEW_MODULE.append(view)
-    return _VIEW_MODULE[0]._VIEW
+# The attached view (:mod:`.view`, which imports PyTensor), or None: ``view.attach`` and
+# ``view.detach`` set it. A module global, read first by every block (change_flags_enter).
+current_view: Any = None
 
 
 # -- scopes: PyTensor's _ChangeFlagsDecorator.__enter__ and __exit__ (patches "change_flags") ----
@@ -76,7 +69,7 @@ _ENTERED = "_modecfg_entered"
 
 def change_flags_enter(self: Any) -> Any:
     """``_ChangeFlagsDecorator.__enter__`` (PyTensor's: ``original("change_flags")``)."""
-    current = _VIEW_MODULE[0]._VIEW if _VIEW_MODULE else _bridge()
+    current = current_view
     if current is None or self._root is not current.target:
         return _originals["change_flags"](self)
     given = self.new_vals
@@ -105,11 +98,12 @@ def change_flags_enter(self: Any) -> Any:
         var.set(item)
     else:
         scope.__enter__()
-    held = self.__dict__
-    if held.get(_ENTERED) is None:  # the common case: one entry at a time, kept as it is
-        held[_ENTERED] = scope
+    # kept as an attribute, not through self.__dict__: reading a fresh object's __dict__ makes it
+    # a dict of its own, a tenth of the statement's time (the decorator is new at every `with`)
+    if getattr(self, _ENTERED, None) is None:  # the common case: one entry at a time, kept as it is
+        self._modecfg_entered = scope  # (_ENTERED)
     else:
-        _enter_again(held, (_get_ident(), scope, None))
+        _enter_again(self.__dict__, (_get_ident(), scope, None))
 
 
 def _enter_new(self: Any, current: Any, frame: Any) -> None:
@@ -127,11 +121,10 @@ def _enter_new(self: Any, current: Any, frame: Any) -> None:
     scope = config.override_for(ours, frame, current.blockable)
     scope.__enter__()
     theirs = _enter_theirs(self, known, scope) if ours is not given else None
-    held = self.__dict__
-    if held.get(_ENTERED) is None and theirs is None:
-        held[_ENTERED] = scope
+    if theirs is None and getattr(self, _ENTERED, None) is None:
+        self._modecfg_entered = scope  # (_ENTERED)
     else:
-        _enter_again(held, (_get_ident(), scope, theirs))
+        _enter_again(self.__dict__, (_get_ident(), scope, theirs))
     return None
 
 
@@ -174,13 +167,15 @@ def _enter_theirs(self: Any, known: dict[str, Any], scope: Any) -> Any:
 def change_flags_exit(self: Any, exc_type: Any = None, exc: Any = None, tb: Any = None) -> Any:
     """``_ChangeFlagsDecorator.__exit__``: ends what :func:`change_flags_enter` began (a block
     entered before modecfg was imported ends PyTensor's way: :class:`~.view.SetByPyTensor`)."""
-    held = self.__dict__
-    entered = held.get(_ENTERED)
+    try:  # an attribute, as change_flags_enter keeps it; absent: entered before modecfg was imported
+        entered = self._modecfg_entered  # (_ENTERED)
+    except AttributeError:
+        entered = None
     if entered is None:
         return _originals["change_flags (exit)"](self, exc_type, exc, tb)
     kind = type(entered)
     if kind is SingleOverride:  # the common case: one flag's override alone
-        held[_ENTERED] = None  # (cheaper than taking the key out of the object's dict again)
+        self._modecfg_entered = None  # (_ENTERED; cheaper than deleting the attribute again)
         var = entered._var  # SingleOverride.__exit__ written out, as in change_flags_enter
         top = var.get()
         if top is not None and top[OWNER] is entered:  # left in order: its parent back
@@ -190,6 +185,7 @@ def change_flags_exit(self: Any, exc_type: Any = None, exc: Any = None, tb: Any 
         else:
             entered.__exit__(None, None, None)
         return None
+    held = self.__dict__
     if kind is not list and kind is not tuple:  # an override of several flags alone
         held[_ENTERED] = None
         entered.__exit__(None, None, None)

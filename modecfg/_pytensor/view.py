@@ -34,6 +34,7 @@ from typing import Any
 
 from pytensor.configparser import ConfigParam, PyTensorConfigParser
 
+from modecfg._pytensor import replacements
 from modecfg._pytensor.binding import Binding, binding
 from modecfg._pytensor.hooks import hooks
 from modecfg._pytensor.state import HAND_OFF
@@ -727,11 +728,11 @@ def attach(target: Any) -> Any:
     ):
         raise TypeError(f"not PyTensor's config object: {type(target).__name__}")
     current = _View(target)
-    _VIEW = current
+    _VIEW = replacements.current_view = current
     try:
         current.attach()
     except BaseException:
-        _VIEW = None
+        _VIEW = replacements.current_view = None
         current.detach()
         raise
     return target
@@ -740,6 +741,7 @@ def attach(target: Any) -> Any:
 def detach(target: Any = None) -> None:
     global _VIEW
     current, _VIEW = _VIEW, None
+    replacements.current_view = None
     if current is not None:
         current.detach()
 
