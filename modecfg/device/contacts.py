@@ -13,6 +13,7 @@ The replacements are module-level functions: they pickle.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from modecfg._pytensor.patch import Patch
@@ -106,11 +107,27 @@ def validate_inputs(self: Any, args: Any, kwargs: Any) -> Any:
 
     Put in place as it is (a plain patch: it binds as PyTensor's own method does), for it runs at
     every call of every function once a JAX function is linked: what decides comes first,
-    cheapest first (a function that is not a JAX one; numpy's arrays, which are never JAX's:
-    JAX's isinstance is slow, ~0.2 us)."""
+    cheapest first (a function that is not a JAX one; numpy's arrays, which are never JAX's)."""
+    if type(self.vm) is _device_thunk:
+        ndarray = _ndarray
+        for arg in args:
+            if type(arg) is not ndarray:
+                return _device_inputs(self, args, kwargs)
+    return _validate(self, args, kwargs)
+
+
+def _pytensors_check(self: Any, args: Any, kwargs: Any) -> Any:
+    return _originals["device inputs"](self, args, kwargs)
+
+
+# PyTensor's own check, called by validate_inputs: bound as it is by linked(), which applies the patch
+_validate: Callable[[Any, Any, Any], Any] = _pytensors_check
+
+
+def _device_inputs(self: Any, args: Any, kwargs: Any) -> Any:
+    """:func:`validate_inputs` for a JAX function given something other than numpy arrays: the
+    JAX arrays among them (JAX's isinstance is slow, ~0.2 us) are kept where they are."""
     validate = _originals["device inputs"]
-    if type(self.vm) is not _device_thunk:
-        return validate(self, args, kwargs)
     jax = sys.modules["jax"]  # (a JAX function was linked)
     ndarray = _ndarray or _array_type()
     for arg in args:
@@ -197,10 +214,12 @@ def linked() -> None:
     """A function was linked for JAX: inputs given as JAX arrays are used where they are, and
     shared variables it left on the device read as numpy, from now on (these patches cost every
     call and every get_value a check: off in processes that never use JAX)."""
-    global _device_thunk
+    global _device_thunk, _validate
     from modecfg._pytensor.patches import enable
     from modecfg.device.jaxlink import DeviceThunk
 
+    _array_type()
     _device_thunk = DeviceThunk
     for patch in (SHARED_VALUES, SHARED_VALUES_SET, DEVICE_INPUTS):
         enable(patch)
+    _validate = _originals["device inputs"]  # (recorded as the patch was applied)

@@ -634,6 +634,32 @@ def test_a_steady_call_runs_the_jitted_function_as_pytensors_thunk_does() -> Non
     assert runs[0] == runs[1] and runs[0][0][1] != runs[0][0][0]  # (the updates took effect)
 
 
+def test_the_steady_call_reads_what_the_vm_holds_now() -> None:
+    """The steady call's parts are read from one attribute, made again whenever one of them is
+    set: a VM made not steady (profiled) or not inline runs through the path it says."""
+    x = pt.vector("x", dtype="float32")
+    f = _jax_function([x], x * 2)
+    ones = np.ones(2, dtype="float32")
+    assert f.vm.steady_call is None  # no call yet: the first is timed apart
+    f(ones)
+    vm = f.vm
+    parts = (vm.x64_state, vm.x64, vm.jit_fn, vm.thunk_inputs, vm.thunk_outputs, vm.thunk)
+    assert vm.fast and vm.inline and len(vm.steady_call) == len(parts)
+    assert all(a is b for a, b in zip(vm.steady_call, parts, strict=True))
+    vm.inline = False
+    assert vm.steady_call[2] is None  # the thunk's own call
+    calls: list[int] = []
+    jit_fn = vm.jit_fn
+    vm.jit_fn = lambda *args: calls.append(len(args)) or jit_fn(*args)
+    vm.inline = True
+    assert vm.steady_call[2] is vm.jit_fn
+    with jax.enable_x64(vm.x64):
+        assert np.asarray(f(ones)).tolist() == [2.0, 2.0] and calls == [1]
+        vm.fast = False
+        assert vm.steady_call is None
+        assert np.asarray(f(ones + 1)).tolist() == [4.0, 4.0] and calls == [1]  # through the thunk
+
+
 def test_the_steady_call_is_written_out_only_for_the_thunk_it_replicates() -> None:
     """``inline`` only where the thunk is a closure over its own ``jit_fn``, ``inputs`` and
     ``outputs``, in that order, with outputs, and the node PyTensor names on a failure is known;
@@ -709,6 +735,25 @@ def test_the_device_inputs_patch_is_pytensors_check_for_every_other_function() -
         on_cvm(wide)  # PyTensor's check: no silent downcast
     with jax.transfer_guard("disallow_explicit"):
         on_jax(on_device)  # kept where it is: not copied to the host and back
+
+
+def test_a_jax_functions_host_inputs_get_pytensors_own_check() -> None:
+    """Given no JAX array, a JAX function's inputs are checked by PyTensor's own method (bound
+    as it is when the patch is applied): numpy arrays on the short path, anything else (a list)
+    after the look for JAX arrays; a value PyTensor refuses is refused the same way."""
+    from modecfg._pytensor.state import originals
+    from modecfg.device import contacts
+
+    x = pt.vector("x", dtype="float32")
+    f = _jax_function([x], x * 2)
+    assert contacts._validate is originals["device inputs"]
+    assert np.asarray(f(np.ones(2, dtype="float32"))).tolist() == [2.0, 2.0]
+    assert np.asarray(f([1.0, 3.0])).tolist() == [2.0, 6.0]  # a list: PyTensor's filter makes it float32
+    for given, said in ((np.full(2, 0.1), "risking loss of precision"), ([0.1, 0.2], "cannot store accurately")):
+        with pytest.raises(TypeError, match=said):  # float64 values: no silent downcast
+            f(given)
+    with pytest.raises(TypeError, match="Wrong number of dimensions"):
+        f(np.ones((2, 2), dtype="float32"))
 
 
 def test_the_vm_answers_allow_gc_as_its_thunk_does_and_setting_it_sets_both() -> None:
