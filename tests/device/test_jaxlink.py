@@ -749,7 +749,8 @@ def test_a_jax_functions_host_inputs_get_pytensors_own_check() -> None:
     assert contacts._validate is originals["device inputs"]
     assert np.asarray(f(np.ones(2, dtype="float32"))).tolist() == [2.0, 2.0]
     assert np.asarray(f([1.0, 3.0])).tolist() == [2.0, 6.0]  # a list: PyTensor's filter makes it float32
-    for given, said in ((np.full(2, 0.1), "risking loss of precision"), ([0.1, 0.2], "cannot store accurately")):
+    refused = ((np.full(2, 0.1), "risking loss of precision"), ([0.1, 0.2], "cannot store accurately"))
+    for given, said in refused:
         with pytest.raises(TypeError, match=said):  # float64 values: no silent downcast
             f(given)
     with pytest.raises(TypeError, match="Wrong number of dimensions"):
