@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from modecfg._pytensor import marks
+from modecfg._pytensor import state as _state
 from modecfg._pytensor.hooks import hooks
 from modecfg._pytensor.modetable import ModeTable
 from modecfg._pytensor.state import originals as _originals
@@ -51,11 +52,6 @@ def config_view_off(target: Any) -> None:
 
 _getframe = sys._getframe
 _get_ident = threading.get_ident
-# The attached view (:mod:`.view`, which imports PyTensor), or None: ``view.attach`` and
-# ``view.detach`` set it. A module global, read first by every block (change_flags_enter).
-current_view: Any = None
-
-
 # -- scopes: PyTensor's _ChangeFlagsDecorator.__enter__ and __exit__ (patches "change_flags") ----
 # A change_flags object (made before modecfg was imported or since) holds parameters of
 # _config_var_dict: entered, the flags modecfg declares become one modecfg override of this
@@ -69,7 +65,7 @@ _ENTERED = "_modecfg_entered"
 
 def change_flags_enter(self: Any) -> Any:
     """``_ChangeFlagsDecorator.__enter__`` (PyTensor's: ``original("change_flags")``)."""
-    current = current_view
+    current = _state.current_view  # (a module's global: read first, by every block)
     if current is None or self._root is not current.target:
         return _originals["change_flags"](self)
     given = self.new_vals

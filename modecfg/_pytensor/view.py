@@ -34,7 +34,7 @@ from typing import Any
 
 from pytensor.configparser import ConfigParam, PyTensorConfigParser
 
-from modecfg._pytensor import replacements
+from modecfg._pytensor import state as _state
 from modecfg._pytensor.binding import Binding, binding
 from modecfg._pytensor.hooks import hooks
 from modecfg._pytensor.state import HAND_OFF
@@ -556,7 +556,8 @@ class _View:
     def pytensor_would_have(self, name: str) -> Any:
         """What PyTensor holds for ``name`` from its own sources (PYTENSOR_FLAGS, .pytensorrc)
         or its default, as PyTensor represents it; _UNKNOWN if that cannot be said."""
-        spec, param = self.flags[name], self.originals[name]
+        param = self.originals[name]  # (a flag PyTensor has: in self.flags, read without making it)
+        spec = self.answered[name].spec
         raw: Any = _UNKNOWN
         for candidate in reversed(_config.layers(spec.name)):
             if _is_pytensors_source(candidate.origin.source):
@@ -728,11 +729,11 @@ def attach(target: Any) -> Any:
     ):
         raise TypeError(f"not PyTensor's config object: {type(target).__name__}")
     current = _View(target)
-    _VIEW = replacements.current_view = current
+    _VIEW = _state.current_view = current
     try:
         current.attach()
     except BaseException:
-        _VIEW = replacements.current_view = None
+        _VIEW = _state.current_view = None
         current.detach()
         raise
     return target
@@ -741,7 +742,7 @@ def attach(target: Any) -> Any:
 def detach(target: Any = None) -> None:
     global _VIEW
     current, _VIEW = _VIEW, None
-    replacements.current_view = None
+    _state.current_view = None
     if current is not None:
         current.detach()
 

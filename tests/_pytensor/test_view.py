@@ -599,9 +599,9 @@ def test_values_pytensor_was_given_across_its_flags_are_all_adopted(pytensor_alo
     install()
     attached = view()
     assert attached is not None
-    from modecfg._pytensor import replacements
+    from modecfg._pytensor import state
 
-    assert replacements.current_view is attached
+    assert state.current_view is attached
     for name, value in (("floatX", "float32"), ("exception_verbosity", "high")):
         assert (config[name], config.origin(name).source) == (value, ADOPTED), name
 
@@ -801,9 +801,9 @@ def test_an_uninstalled_view_leaves_nothing_behind_and_hears_no_more_changes(
         if isinstance(getattr(listener, "__self__", None), FlagParam)
     ]
     assert listening == []  # no parameter of the bridge hears of changes any more
-    from modecfg._pytensor import replacements
+    from modecfg._pytensor import state
 
-    assert replacements.current_view is None  # what every block reads first: no view to ask
+    assert state.current_view is None  # what every block reads first: no view to ask
     on_class = PyTensorConfigParser.__dict__
     for name in ("floatX", "gcc_version_str", "compiledir"):  # PyTensor's own parameters are back
         assert type(on_class[name]) is not FlagParam and not isinstance(on_class[name], _TakingTurns)
