@@ -33,6 +33,29 @@ def _enforce_float32(fgraph: Any, mode: Any) -> None:
     enforce(fgraph, mode)
 
 
+_kinds_said: list[bool] = []  # the class kinds were checked (the process's first compile)
+
+
+def _say_missing_kinds(fgraph: Any, mode: Any) -> None:
+    """At the process's first compile (a ``before_rewrites`` hook): the classes the float32 check
+    and the linker names recognise are checked in the modules PyTensor has loaded (the "class
+    kinds" contact, which the import no longer runs), and one that moved or went is said once:
+    after an upgrade, the check would not recognise what it asks about."""
+    if _kinds_said:
+        return
+    _kinds_said.append(True)
+    from modecfg._pytensor.kinds import missing
+
+    gone = missing(loaded_only=True)  # (it loads no module: numba's or DebugMode's stay unloaded)
+    if gone:
+        from modecfg._warn import warn
+        from modecfg.errors import PyTensorIntegrationWarning
+
+        warn(f"this PyTensor has no {', '.join(gone)}: the float32 check and the linker names no "
+             "longer recognise them (modecfg doctor lists the contact)",
+             PyTensorIntegrationWarning)  # fmt: skip
+
+
 def _float64_checked() -> bool:
     from modecfg.checks.enforce import applies
 
@@ -78,6 +101,7 @@ def wire() -> None:
     if _bridge is not None:
         return
     set_pytensor_names(declared.names)
+    hooks.before_rewrites.append(_say_missing_kinds)  # before the check that asks them
     hooks.before_rewrites.append(_enforce_float32)
     hooks.before_rewrites.append(cache.first_compile)  # the caches' layout checked, bounds at exit
     hooks.get_mode = _get_mode
@@ -110,7 +134,7 @@ def unwire() -> None:
         _bridge = None
     while _unsubscribe:
         _unsubscribe.pop()()
-    for hook in (_enforce_float32, cache.first_compile):
+    for hook in (_say_missing_kinds, _enforce_float32, cache.first_compile):
         if hook in hooks.before_rewrites:
             hooks.before_rewrites.remove(hook)
     cache.forget_first_compile()

@@ -149,7 +149,7 @@ def test_importing_modecfg_after_pytensor_loads_no_module_of_pytensor_and_no_fea
     # (the caches: their layout is checked at the first compile)
     later = ("modecfg._pytensor.debugmode", "modecfg._pytensor.blas", "modecfg._pytensor.locate",
              "modecfg._pytensor.gradients", "modecfg._pytensor.hostwrites", "modecfg._pytensor.wrapped",
-             "modecfg._pytensor.modebuild",
+             "modecfg._pytensor.modebuild", "modecfg._pytensor.kinds",
              "modecfg._pytensor.caches", "modecfg.profiles.rows", "modecfg.profiles.session",
              "modecfg.cache.entries", "modecfg.cache.trim", "modecfg.cache.holders", "modecfg.cache.status",
              "modecfg.linkers.auto")  # fmt: skip

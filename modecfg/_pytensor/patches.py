@@ -24,7 +24,6 @@ and classes: nothing attached to PyTensor is a closure or a local class, so it p
 
 from __future__ import annotations
 
-import functools
 import importlib
 import sys
 import threading
@@ -484,10 +483,9 @@ class Contact(NamedTuple):
     target: str
     why: str
     probe: Callable[[], tuple[str, str]]  # (state, reason) now
-    # a probe too slow for every import (it reads PyTensor's source): ``modecfg doctor`` runs it
+    # a probe too slow for every import (it reads PyTensor's source): ``modecfg doctor`` runs it,
+    # and the process's first compile where it says something a compile relies on
     asked_only: bool = False
-    # what the check at PyTensor's import runs instead of ``probe`` (the same, on less), if given
-    at_import: Callable[[], tuple[str, str]] | None = None
 
 
 def _hand_off() -> tuple[str, str]:
@@ -603,10 +601,10 @@ def _cache_layout() -> tuple[str, str]:
     return "on", "the C cache's lock file and directories and numba's cache directory are where named"
 
 
-def _class_kinds(*, loaded_only: bool = False) -> tuple[str, str]:
+def _class_kinds() -> tuple[str, str]:
     from modecfg._pytensor import kinds
 
-    gone = kinds.missing(loaded_only=loaded_only)
+    gone = kinds.missing()
     if gone:
         return "failed", (
             f"this PyTensor has no {', '.join(gone)}: the float32 check and the linker names "
@@ -718,7 +716,10 @@ CONTACTS: tuple[Contact, ...] = (
         "the float32 check asks what an operation is, the linker table names a linker object "
         "(modecfg._pytensor.kinds: a walk of the object's class hierarchy, nothing imported)",
         _class_kinds,
-        at_import=functools.partial(_class_kinds, loaded_only=True),
+        # it imports modecfg._pytensor.kinds and walks PyTensor's modules (0.2 ms of every import,
+        # issue 61): checked at the process's first compile instead, before any graph is asked
+        # what its operations are (modecfg._wiring), and by doctor
+        asked_only=True,
     ),
     Contact(
         "fixed flags",
@@ -737,9 +738,8 @@ def contacts(*, asked: bool = True) -> list[PatchStatus]:
     for contact in CONTACTS:
         if contact.asked_only and not asked:
             continue
-        probe = contact.probe if asked or contact.at_import is None else contact.at_import
         try:
-            state, reason = probe()
+            state, reason = contact.probe()
         except Exception as exc:
             state, reason = "failed", f"could not be checked ({type(exc).__name__}: {exc})"
         rows.append(PatchStatus(contact, state, reason))

@@ -118,3 +118,36 @@ def test_a_class_pytensor_moved_or_dropped_is_said(monkeypatch: pytest.MonkeyPat
     reason = rows["class kinds"].reason
     assert reason.startswith("this PyTensor has no pytensor.link.basic.WrapLinkerMany (not a class), ")
     assert reason.endswith(": the float32 check and the linker names no longer recognise them")
+
+
+def test_the_class_kinds_are_checked_at_the_first_compile_not_at_the_import(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 61: the check imported this module and walked PyTensor's at every import. The
+    import's check leaves it out; the process's first compile says a class that moved or went,
+    once, at the line that compiled, in the modules PyTensor has loaded only."""
+    import warnings
+
+    import modecfg
+    from modecfg import _wiring
+    from modecfg._pytensor.hooks import hooks
+
+    assert "class kinds" not in {row.patch.name for row in patches.contacts(asked=False)}
+    assert "class kinds" in {row.patch.name for row in patches.contacts()}
+    order = hooks.before_rewrites
+    assert order.index(_wiring._say_missing_kinds) < order.index(_wiring._enforce_float32)
+    monkeypatch.setattr(_wiring, "_kinds_said", [])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _wiring._say_missing_kinds(None, None)  # this PyTensor's classes: nothing said
+    monkeypatch.setitem(kinds.CLASSES, "cast", (("pytensor.scalar.basic", "NoSuchCast"),))
+    monkeypatch.setitem(kinds.LINKERS, ("pytensor.never_imported_module", "X"), "x")  # not loaded: not asked
+    monkeypatch.setattr(_wiring, "_kinds_said", [])
+    with pytest.warns(modecfg.PyTensorIntegrationWarning) as said:
+        _wiring._say_missing_kinds(None, None)
+        _wiring._say_missing_kinds(None, None)  # the first compile only
+    assert len(said) == 1 and str(said[0].message) == (
+        "this PyTensor has no pytensor.scalar.basic.NoSuchCast: the float32 check and the linker "
+        "names no longer recognise them (modecfg doctor lists the contact)"
+    )
+    assert said[0].filename == __file__  # at the line that compiled
