@@ -12,7 +12,8 @@ Rows:
 
 * ``import``: ``import pytensor`` against ``import pytensor, modecfg`` (the whole process, wall
   and CPU; bytecode cached). Goal 1.05x.
-* ``read``, ``scope``: ``pytensor.config.floatX`` and ``with pytensor.config.change_flags(
+* ``read``, ``scope``: ``pytensor.config.floatX`` (in a process that entered no block, and in
+  one whose ``change_flags`` block of floatX has ended) and ``with pytensor.config.change_flags(
   floatX="float32"): pass`` in each process. Goal: never slower beyond the spread.
 * ``call <linker>``: a small function (``x * 2 + 1``, 10 float32 values) compiled by
   ``pytensor.function(..., mode=Mode(linker=...))`` and called: what the user wrote, in both.
@@ -56,6 +57,18 @@ import timeit, json
 import pytensor
 {imports}
 c = pytensor.config
+c.floatX
+n = 200_000
+print(json.dumps(min(timeit.repeat("c.floatX", globals=globals(), number=n, repeat=7)) / n))
+"""
+
+READ_AFTER = """
+import timeit, json
+import pytensor
+{imports}
+c = pytensor.config
+with c.change_flags(floatX="float32"):
+    pass
 c.floatX
 n = 200_000
 print(json.dumps(min(timeit.repeat("c.floatX", globals=globals(), number=n, repeat=7)) / n))
@@ -222,7 +235,8 @@ def imports(env: dict[str, str], n: int) -> None:
 
 
 def reads(env: dict[str, str], n: int) -> None:
-    for label, template in (("read pytensor.config.floatX", READ), ("change_flags scope", SCOPE)):
+    for label, template in (("read pytensor.config.floatX", READ), ("read after a block", READ_AFTER),
+                            ("change_flags scope", SCOPE)):  # fmt: skip
         runs = sides(functools.partial(_filled, template), env, n)
         row(label, _values(runs["plain"]), _values(runs["modecfg"]), "ns", "goal <= 1 within the spread")
 

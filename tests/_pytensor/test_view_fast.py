@@ -171,3 +171,85 @@ def test_every_read_in_every_context_is_what_modecfg_answers_there(steps: list[t
             while stack:
                 block, _ = stack.pop()
                 contexts[where].run(block.__exit__, None, None, None)
+
+
+def test_reads_after_the_last_block_ends_open_the_fast_read_again() -> None:
+    """Issue 62: a read through pytensor.config never took modecfg's descriptor away, so after a
+    process's first block of a flag every read stayed slow (1.5x PyTensor's own). After
+    ``_REOPEN_AFTER`` slow reads with no override in their context, a read asks whether any
+    holds the flag anywhere: none does, the fast read opens; one does (another task), it stays
+    closed and each context reads its own value."""
+    param = _param()
+    store = modecfg.config._cfg_store
+    modecfg.config.floatX = "float64"
+    with pytensor.config.change_flags(floatX="float32"):
+        assert pytensor.config.floatX == "float32"
+    param.idle = 0  # (the count runs on from earlier reads: from zero, the reads below say when)
+    for _ in range(view._REOPEN_AFTER - 1):
+        assert pytensor.config.floatX == "float64"
+    assert param.fast is view._SLOW and "floatX" in store.shadowed  # (no churn: not yet)
+    assert pytensor.config.floatX == "float64"
+    assert param.fast == "float64" and "floatX" not in store.shadowed  # open, the descriptor gone
+    other = contextvars.copy_context()
+    block = pytensor.config.change_flags(floatX="float16")
+    other.run(block.__enter__)  # another task's block, left open
+    for _ in range(2 * view._REOPEN_AFTER + 1):
+        assert pytensor.config.floatX == "float64"
+    assert param.fast is view._SLOW and "floatX" in store.shadowed  # held elsewhere: stays closed
+    assert other.run(lambda: pytensor.config.floatX) == "float16"
+    other.run(block.__exit__, None, None, None)
+    del other, block
+    assert [pytensor.config.floatX for _ in range(view._REOPEN_AFTER)] == ["float64"] * view._REOPEN_AFTER
+    assert param.fast == "float64"
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.tuples(st.just("read"), st.integers(0, 2)),
+            st.tuples(st.just("enter"), st.integers(0, 2), st.sampled_from(VALUES)),
+            st.tuples(st.just("exit"), st.integers(0, 2)),
+            st.tuples(st.just("assign"), st.sampled_from(VALUES)),
+        ),
+        max_size=30,
+    ),
+    st.sampled_from([1, 2, 3]),
+)
+def test_reads_that_reopen_the_fast_read_answer_what_each_context_holds(
+    steps: list[tuple[Any, ...]], reopen_after: int
+) -> None:
+    """The interleavings above, read through pytensor.config alone (modecfg's own read takes the
+    descriptor away itself) and with the fast read asked to open after 1 to 3 slow reads: every
+    read in every context is the model's value."""
+    from unittest import mock
+
+    contexts = [contextvars.copy_context() for _ in range(3)]
+    stacks: list[list[tuple[Any, str]]] = [[], [], []]
+    base = "float64"
+    modecfg.config.floatX = base
+    try:
+        with mock.patch.object(view, "_REOPEN_AFTER", reopen_after):
+            for step in steps:
+                kind = step[0]
+                if kind == "enter":
+                    _, where, value = step
+                    block = pytensor.config.change_flags(floatX=value)
+                    contexts[where].run(block.__enter__)
+                    stacks[where].append((block, value))
+                elif kind == "exit" and stacks[step[1]]:
+                    block, _ = stacks[step[1]].pop()
+                    contexts[step[1]].run(block.__exit__, None, None, None)
+                elif kind == "assign":
+                    base = step[1]
+                    modecfg.config.floatX = base
+                for _ in range(2):  # twice: a read that opens, then one through what it opened
+                    for where, ctx in enumerate(contexts):
+                        expected = stacks[where][-1][1] if stacks[where] else base
+                        assert ctx.run(lambda: pytensor.config.floatX) == expected, (step, where)
+                    assert pytensor.config.floatX == base
+    finally:
+        for where, stack in enumerate(stacks):
+            while stack:
+                block, _ = stack.pop()
+                contexts[where].run(block.__exit__, None, None, None)
