@@ -5,6 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from modecfg._pytensor import state as _state
+
+_WRAPPERS = _state.__file__  # the file of the patches' Wrapper: a replaced function's frame
+
 __all__ = [
     "CannotRun",
     "has_inner_loops",
@@ -88,29 +92,41 @@ def scan_function() -> Any:
 
 
 def retrace(variables: list[Any], outside: str, limit: int, extra: Callable[[], int]) -> None:
-    """Each variable's creation trace without the frames of the file ``outside`` and what they
-    call: ``limit`` frames (-1: all) from the line that called into that file, as PyTensor records
-    them without it. A trace PyTensor did not cut short only loses those frames; one it did is
-    made again (PyTensor's own frames skipped), ``extra()`` frames deeper: how many the file and
-    what it calls add."""
+    """Each variable's creation trace without the frames of the file ``outside``, what its
+    innermost frame calls and the patch machinery's wrapper frames: ``limit`` frames (-1: all)
+    from the line that called into that file, as PyTensor records them without it. The file's
+    frames need not be together: a node made in a loop's step has the file's ``scan`` (and its
+    wrapper) further out, and the step's own lines between. A trace PyTensor did not cut short
+    only loses those frames; one it did is made again (PyTensor's own frames skipped),
+    ``extra()`` frames deeper (how many the file and what it calls add) and one more, the
+    wrapper outside the file's outermost frame."""
     again = []
     for variable in variables:
         frames = variable.tag.trace[0] if variable.tag.trace else []
-        own = next((i for i, frame in enumerate(frames) if frame[0] == outside), len(frames))
-        if own == len(frames):
+        kept = _outside_of(frames, outside)
+        if kept is None:
             continue  # none of its frames (limit 0, or nothing of the file's kept)
         if limit == -1 or len(frames) < limit:  # nothing cut off: only the file's frames to drop
-            variable.tag.trace = [frames[:own]] if own else []
+            variable.tag.trace = [kept] if kept else []
         else:
             again.append(variable)
     if not again:
         return
     from pytensor.graph.utils import add_tag_trace
 
-    deeper = limit + extra()
+    deeper = limit + extra() + 1
     for variable in again:
         add_tag_trace(variable, user_line=deeper)
         frames = variable.tag.trace[0] if variable.tag.trace else []
-        own = next((i for i, frame in enumerate(frames) if frame[0] == outside), len(frames))
-        kept = frames[max(own - limit, 0) : own]
+        kept = (_outside_of(frames, outside) or [])[-limit:]
         variable.tag.trace = [kept] if kept else []
+
+
+def _outside_of(frames: list[Any], outside: str) -> list[Any] | None:
+    """``frames`` (outermost first) as they would be without the file ``outside``: what its
+    innermost frame and the frames it calls, its other frames and the patches' wrapper frames
+    taken out; None if no frame is the file's."""
+    innermost = next((i for i in range(len(frames) - 1, -1, -1) if frames[i][0] == outside), None)
+    if innermost is None:
+        return None
+    return [frame for frame in frames[:innermost] if frame[0] != outside and frame[0] != _WRAPPERS]

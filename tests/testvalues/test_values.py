@@ -299,6 +299,15 @@ for limit in (1, 2, 3, -1, 0):
 with {scope}(traceback__limit=1):
     z = pt.exp(x)  # the flag off again, the patch still on
 out["after"] = [[f[1], f[2]] for f in z.tag.trace[0]]
+made = []
+def step(v):
+    made.append(pt.sqrt(v))  # made inside the loop's step
+    return made[-1]
+for limit in (1, 2, 3, 8, -1):
+    made.clear()
+    with {scope}(traceback__limit=limit{flag}):
+        pytensor.scan(step, sequences=x, return_updates=False)
+    out[f"scan {{limit}}"] = [[f[1], f[2]] for f in (made[0].tag.trace[0] if made[0].tag.trace else [])]
 print(json.dumps(out))
 """
 
@@ -310,10 +319,15 @@ def test_a_node_is_traced_from_the_users_line_as_plain_pytensor_traces_it() -> N
     """The creation trace of a node made through test values' ``Op.__call__`` is the one plain
     PyTensor records: its frame was one of ``traceback.limit``'s, and under ``limit=1`` the node
     named modecfg's line instead of the user's (found by `make mutate`, whose clean run of a
-    NaN-guard test met it)."""
+    NaN-guard test met it). A node made in a loop's step too: with the scan patch on, its trace
+    stopped at the scan call (found by `make mutate` again: CompareMode named the scan's line,
+    not the step's, in a process that had used test values)."""
     plain = run_json(_TRACES.format(first="", scope="pytensor.config.change_flags", flag=""))
     ours = run_json(_TRACES.format(first="import modecfg", scope="modecfg.config.override",
                                    flag=", compute_test_value='warn'"))  # fmt: skip
     plain.pop("stderr"), ours.pop("stderr")
     assert ours == plain
     assert plain["1"] == [[7, "inner"]] and plain["after"] == [[14, "<module>"]]
+    # a node made inside a loop's step (issue 62's stop: with the scan patch on, the trace was cut
+    # at the patch's outermost frame, and named the scan call instead of the step's line)
+    assert plain["scan 1"] == [[18, "step"]] and plain["scan -1"][-1] == [18, "step"]
