@@ -737,6 +737,22 @@ def test_the_device_inputs_patch_is_pytensors_check_for_every_other_function() -
         on_jax(on_device)  # kept where it is: not copied to the host and back
 
 
+def test_the_input_check_before_it_is_bound_is_pytensors_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``validate_inputs`` calls the check ``linked()`` binds when it applies the patch; before that
+    (the module's own default) it is PyTensor's, looked up where the patch recorded it: the same
+    values taken, the same refusals."""
+    from modecfg.device import contacts
+
+    x = pt.vector("x", dtype="float32")
+    f = _jax_function([x], x * 2)
+    monkeypatch.setattr(contacts, "_validate", contacts._pytensors_check)
+    assert np.asarray(f([1.0, 3.0])).tolist() == [2.0, 6.0]
+    with pytest.raises(TypeError, match="risking loss of precision"):
+        f(np.full(2, 0.1))
+    with pytest.raises(TypeError, match="Wrong number of dimensions"):
+        f(np.ones((2, 2), dtype="float32"))
+
+
 def test_a_jax_functions_host_inputs_get_pytensors_own_check() -> None:
     """Given no JAX array, a JAX function's inputs are checked by PyTensor's own method (bound
     as it is when the patch is applied): numpy arrays on the short path, anything else (a list)
