@@ -119,6 +119,38 @@ def test_an_override_that_begins_while_a_read_works_it_out_is_seen(monkeypatch: 
     other.run(block.__exit__, None, None, None)
 
 
+def _take(step: tuple[Any, ...], contexts: list[Any], stacks: list[list[tuple[Any, str]]], base: str) -> str:
+    """One step of the interleaving tests in its context (an "enter" without its last field is
+    PyTensor's change_flags); the value below the overrides after it."""
+    kind = step[0]
+    if kind == "enter":
+        _, where, value, *pytensors = step
+        block = (
+            pytensor.config.change_flags(floatX=value)
+            if pytensors in ([], [True])
+            else modecfg.config.override(floatX=value)
+        )
+        contexts[where].run(block.__enter__)
+        stacks[where].append((block, value))
+    elif kind == "exit" and stacks[step[1]]:
+        block, _ = stacks[step[1]].pop()
+        contexts[step[1]].run(block.__exit__, None, None, None)
+    elif kind == "assign":
+        base = step[1]
+        modecfg.config.floatX = base
+    elif kind == "reset":
+        modecfg.config.reset("floatX")
+        base = modecfg.config.floatX  # the default (nothing overrides it in this context)
+    return base
+
+
+def _leave_all(contexts: list[Any], stacks: list[list[tuple[Any, str]]]) -> None:
+    for where, stack in enumerate(stacks):
+        while stack:
+            block, _ = stack.pop()
+            contexts[where].run(block.__exit__, None, None, None)
+
+
 @settings(max_examples=150, deadline=None)
 @given(
     st.lists(
@@ -142,35 +174,14 @@ def test_every_read_in_every_context_is_what_modecfg_answers_there(steps: list[t
     modecfg.config.floatX = base
     try:
         for step in steps:
-            kind = step[0]
-            if kind == "enter":
-                _, where, value, pytensors = step
-                block = (
-                    pytensor.config.change_flags(floatX=value)
-                    if pytensors
-                    else modecfg.config.override(floatX=value)
-                )
-                contexts[where].run(block.__enter__)
-                stacks[where].append((block, value))
-            elif kind == "exit" and stacks[step[1]]:
-                block, _ = stacks[step[1]].pop()
-                contexts[step[1]].run(block.__exit__, None, None, None)
-            elif kind == "assign":
-                base = step[1]
-                modecfg.config.floatX = base
-            elif kind == "reset":
-                modecfg.config.reset("floatX")
-                base = modecfg.config.floatX  # the default (nothing overrides it in this context)
+            base = _take(step, contexts, stacks, base)
             for where, ctx in enumerate(contexts):
                 expected = stacks[where][-1][1] if stacks[where] else base
                 got = ctx.run(lambda: (pytensor.config.floatX, modecfg.config.floatX))
                 assert got == (expected, expected), (step, where)
             assert pytensor.config.floatX == base  # this context has none of theirs
     finally:
-        for where, stack in enumerate(stacks):
-            while stack:
-                block, _ = stack.pop()
-                contexts[where].run(block.__exit__, None, None, None)
+        _leave_all(contexts, stacks)
 
 
 def test_reads_after_the_last_block_ends_open_the_fast_read_again() -> None:
@@ -231,25 +242,11 @@ def test_reads_that_reopen_the_fast_read_answer_what_each_context_holds(
     try:
         with mock.patch.object(view, "_REOPEN_AFTER", reopen_after):
             for step in steps:
-                kind = step[0]
-                if kind == "enter":
-                    _, where, value = step
-                    block = pytensor.config.change_flags(floatX=value)
-                    contexts[where].run(block.__enter__)
-                    stacks[where].append((block, value))
-                elif kind == "exit" and stacks[step[1]]:
-                    block, _ = stacks[step[1]].pop()
-                    contexts[step[1]].run(block.__exit__, None, None, None)
-                elif kind == "assign":
-                    base = step[1]
-                    modecfg.config.floatX = base
+                base = _take(step, contexts, stacks, base)
                 for _ in range(2):  # twice: a read that opens, then one through what it opened
                     for where, ctx in enumerate(contexts):
                         expected = stacks[where][-1][1] if stacks[where] else base
                         assert ctx.run(lambda: pytensor.config.floatX) == expected, (step, where)
                     assert pytensor.config.floatX == base
     finally:
-        for where, stack in enumerate(stacks):
-            while stack:
-                block, _ = stack.pop()
-                contexts[where].run(block.__exit__, None, None, None)
+        _leave_all(contexts, stacks)
