@@ -52,6 +52,38 @@ def config_view_off(target: Any) -> None:
 
 _getframe = sys._getframe
 _get_ident = threading.get_ident
+_make = object.__new__
+
+
+# -- PyTensor's PyTensorConfigParser.change_flags (patch "change_flags (make)") -------------------
+def change_flags_make(self: Any, **kwargs: Any) -> Any:
+    """``PyTensorConfigParser.change_flags``: the very object PyTensor's makes (its class, and
+    ``confs``, ``new_vals`` and ``_root`` as its ``__init__`` sets them), made without the class
+    call that passes the keywords on twice: that call was a third of a ``with`` statement's time.
+    A name PyTensor's table lacks (or ``_root``), another config object than the one the view is
+    attached to, or a PyTensor whose decorator the view did not recognise: PyTensor's own
+    change_flags, which makes the decorator or raises as it does."""
+    current = _state.current_view
+    if current is None or self is not current.target or current.decorator is None:
+        return _originals["change_flags (make)"](self, **kwargs)
+    table = self._config_var_dict
+    try:
+        if len(kwargs) == 1:  # the common case, without the comprehension's function call
+            for name in kwargs:
+                confs = {name: table[name]}
+        else:
+            confs = {name: table[name] for name in kwargs}
+    except KeyError:  # PyTensor's raises it, outside this handler: inside, Python would give
+        pass  # the KeyError of a repeated `_root` as it is, not as the TypeError PyTensor's raises
+    else:
+        made = _make(current.decorator)
+        made.confs = confs
+        made.new_vals = kwargs
+        made._root = self
+        return made
+    return _originals["change_flags (make)"](self, **kwargs)
+
+
 # -- scopes: PyTensor's _ChangeFlagsDecorator.__enter__ and __exit__ (patches "change_flags") ----
 # A change_flags object (made before modecfg was imported or since) holds parameters of
 # _config_var_dict: entered, the flags modecfg declares become one modecfg override of this

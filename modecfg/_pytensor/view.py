@@ -466,6 +466,20 @@ def _wrapper_code(call: Any) -> Any:
     return None
 
 
+def _decorator_class(module: Any, target: Any) -> type | None:
+    """PyTensor's ``_ChangeFlagsDecorator`` where one made by its class holds exactly what
+    ``replacements.change_flags_make`` sets (``confs``, ``new_vals`` and ``_root``, nothing
+    else); None for a PyTensor that makes them otherwise (its own change_flags then makes them)."""
+    made = getattr(module, "_ChangeFlagsDecorator", None)
+    try:
+        held = vars(made(_root=target)) if isinstance(made, type) else None
+    except Exception:
+        return None
+    if held != {"confs": {}, "new_vals": {}, "_root": target} or list(held) != ["confs", "new_vals", "_root"]:
+        return None
+    return made
+
+
 def _same(a: Any, b: Any) -> bool:
     try:
         return bool(a == b) or str(a) == str(b)
@@ -506,6 +520,9 @@ class _View:
 
         # the code of the function PyTensor's decorator wraps a function in (it enters the block)
         self.wrapper = _wrapper_code(pytensor.configparser._ChangeFlagsDecorator.__call__)
+        # the class change_flags' replacement makes its decorators of, once it is known to be made
+        # as that replacement makes it (else None: PyTensor's change_flags makes them)
+        self.decorator = _decorator_class(pytensor.configparser, target)
         self.blockable: frozenset[str] = frozenset()
         self.unsubscribe: list[Any] = []  # each FlagParam hears of its flag's changes
         self.by_flag: dict[str, FlagParam] = {}  # modecfg's flag name -> the parameter answering it
