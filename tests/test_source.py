@@ -4,6 +4,7 @@ NaN-guard error's location name the same line for the same statement (issue 22).
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -79,3 +80,12 @@ def test_a_node_of_the_users_own_op_is_named_by_the_line_applying_it_not_its_mak
     assert source_line(only_make_node) == (here, 20, "return Apply(self, [x], [x.type()])")
     helper = SimpleNamespace(tag=SimpleNamespace(trace=[[*trace[:2], (here, 30, "helper", "z = exp(x)")]]))
     assert source_line(helper) == (here, 30, "z = exp(x)")  # the innermost user frame, as before
+
+
+def test_the_standard_librarys_directory_is_sysconfigs() -> None:
+    import sysconfig
+
+    from modecfg._source import _stdlib_dir, is_library
+
+    assert _stdlib_dir() == sysconfig.get_paths()["stdlib"] + os.sep
+    assert is_library(sysconfig.__file__) and is_library(os.__file__)

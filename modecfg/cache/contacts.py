@@ -227,10 +227,11 @@ _first: list[bool] = []
 
 def first_compile(fgraph: Any, mode: Any) -> None:
     """At the process's first compile (a ``before_rewrites`` hook): PyTensor's cache layout is
-    checked, and the caches' bound is registered for the exit with everything it runs imported
-    now: at exit nothing may be imported (filelock's import starts a thread pool, and Python 3.12
-    refuses that during shutdown, printing a traceback). A process that compiles nothing fills no
-    cache and leaves them as they are."""
+    checked, and where a cache's bound falls due (``trim.prepare_exit``: one not bounded at an
+    exit within the hour), it is registered for the exit with everything it runs imported now: at
+    exit nothing may be imported (filelock's import starts a thread pool, and Python 3.12 refuses
+    that during shutdown, printing a traceback). A process that compiles nothing fills no cache
+    and leaves them as they are."""
     if _first:
         return
     _first.append(True)
@@ -239,8 +240,8 @@ def first_compile(fgraph: Any, mode: Any) -> None:
     from modecfg.cache.trim import prepare_exit
 
     say_cache_layout()
-    prepare_exit()
-    atexit.register(bound_at_exit)
+    if prepare_exit():  # a bound is due at this exit
+        atexit.register(bound_at_exit)
 
 
 def bound_at_exit() -> None:

@@ -21,14 +21,16 @@ import shutil
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from modecfg.cache.entries import OWN_FILES, Cache, Entry, rescan
 from modecfg.cache.entries import caches as current_caches
-from modecfg.cache.holders import Holder, hold, mapped_under, release
 from modecfg.configuration import config
 from modecfg.configuration.units import human_duration, human_size, seconds, size_bytes
 from modecfg.errors import CacheLockTimeout, FlagValueError
+
+if TYPE_CHECKING:  # holders imports filelock (~10 ms): loaded where a lock is taken or asked about
+    from modecfg.cache.holders import Holder
 
 __all__ = ["BEING_WRITTEN", "Bounds", "CleanReport", "Plan", "bound_at_exit", "bounds", "clean", "plan"]
 
@@ -139,6 +141,8 @@ def _remove(entry: Entry) -> None:
 
 def loaded(caches: Sequence[Cache]) -> set[Path] | None:
     """The files of the C caches that a process of this host has mapped (None: cannot say)."""
+    from modecfg.cache.holders import mapped_under
+
     in_use: set[Path] | None = set()
     for cache in caches:
         if cache.kind == "C" and cache.exists:
@@ -158,6 +162,8 @@ def clean(
 ) -> CleanReport:
     """Remove what :func:`plan` says, holding each C cache's compile lock (``wait`` seconds at
     most: ``compile.timeout`` unless given). A dry run takes no lock and removes nothing."""
+    from modecfg.cache.holders import hold, release
+
     if wait is None:
         wait = float(config["compile.timeout"])
     locks = []
@@ -185,13 +191,34 @@ def clean(
             release(lock)
 
 
-def prepare_exit() -> None:
-    """Import now what :func:`bound_at_exit` runs: at exit nothing may be imported."""
+def prepare_exit(now: float | None = None) -> bool:
+    """Whether a bound falls due at this process's exit (one is set, and some cache exists that
+    was not bounded at an exit in the last :data:`EXIT_INTERVAL`), and if so, what
+    :func:`bound_at_exit` runs imported now: at exit nothing may be imported. Asked at the
+    process's first compile: a process whose caches were all bounded within the hour imports
+    neither filelock (the lock, ~10 ms) nor pydantic (a size bound's units, ~60 ms), which plain
+    PyTensor's compile does not; their bound is applied at the exit of a process that finds it due."""
+    if config["cache.max_age"] is None and config["cache.max_size"] is None:
+        return False
+    if not any(_due(cache, time.time() if now is None else now) for cache in current_caches(scanned=False)):
+        return False
     from modecfg._pytensor import caches  # noqa: F401 - entries.rescan imports it
-    from modecfg.configuration.units import seconds, size_bytes
+    from modecfg.cache import holders  # noqa: F401 - clean takes the lock with it
 
-    seconds("1d")
-    size_bytes("1MiB")  # their validators, made on first use
+    seconds("1d")  # the validators, made on first use
+    if config["cache.max_size"] is not None:
+        size_bytes("1MiB")
+    return True
+
+
+def _due(cache: Cache, now: float) -> bool:
+    """The cache exists and no exit bounded it within :data:`EXIT_INTERVAL` of ``now``."""
+    try:
+        return now - (cache.path / STAMP).stat().st_mtime >= EXIT_INTERVAL
+    except FileNotFoundError:
+        return cache.exists
+    except OSError:  # a cache this process may not look into: not its to trim
+        return False
 
 
 def bound_at_exit() -> None:
@@ -201,18 +228,13 @@ def bound_at_exit() -> None:
         limits = bounds()
         if limits == Bounds(None, None):
             return
-        found = [c for c in current_caches(scanned=False) if c.exists]  # looked into only when due
         now = time.time()
         due = []
-        for cache in found:
-            stamp = cache.path / STAMP
+        for cache in current_caches(scanned=False):  # looked into only when due
+            if not _due(cache, now):
+                continue
             try:
-                if now - stamp.stat().st_mtime < EXIT_INTERVAL:
-                    continue
-            except FileNotFoundError:
-                pass
-            try:
-                stamp.touch()
+                (cache.path / STAMP).touch()
             except OSError:  # a cache this process may not write: not its to trim
                 continue
             due.append(rescan(cache))

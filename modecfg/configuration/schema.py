@@ -128,6 +128,25 @@ def shortcut(spec: Flag, raw: str) -> Any:
     return spec.check(number) if spec.check is not None else number
 
 
+def typed_shortcut(spec: Flag, raw: object) -> Any:
+    """The value of ``raw`` when it is already one of the flag's type (an int for an int flag, a
+    float for a float flag, a bool for a bool flag, None where None is allowed), as pydantic
+    would give it, else ``_NO_SHORTCUT``: PyTensor's every compile enters
+    ``change_flags(traceback__limit=<an int>)``, and pydantic's import (~60 ms) is no part of a
+    compile. Out of range or NaN: pydantic says why, in its words."""
+    if raw is None:
+        return None if spec.optional else _NO_SHORTCUT
+    kind = type(raw)
+    if kind is not spec.base or kind not in _TYPED or raw != raw:  # (raw != raw: NaN)
+        return _NO_SHORTCUT
+    if spec.range is not None and not _within(raw, spec.range):  # type: ignore[arg-type]
+        return _NO_SHORTCUT
+    return spec.check(raw) if spec.check is not None else raw
+
+
+_TYPED = (int, float, bool)
+
+
 # Compiled on first use (re keeps them): compiling at import costs start-up.
 _INT = r"-?\d+"
 _FLOAT = r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?"
@@ -150,6 +169,10 @@ def validate(spec: Flag, raw: object, *, toml: bool = False) -> Any:
     if type(raw) is str:
         _text_check(spec, raw)
         value = shortcut(spec, raw)
+        if value is not _NO_SHORTCUT:
+            return value
+    elif not toml:
+        value = typed_shortcut(spec, raw)
         if value is not _NO_SHORTCUT:
             return value
     import math  # here, as pydantic: neither is needed at start-up

@@ -13,7 +13,7 @@ import pytest
 
 import modecfg
 from modecfg import cache, config
-from modecfg.cache import entries, trim  # noqa: F401  (trim binds entries.caches when imported: before any test patches it)
+from modecfg.cache import entries, trim
 from modecfg.cache.entries import scan
 from modecfg.cli import main
 from tests.fresh import run_json
@@ -128,13 +128,13 @@ def test_a_process_that_compiled_bounds_its_caches_at_exit(tmp_path: Path) -> No
         import modecfg, pytensor, pytensor.tensor as pt
         from pathlib import Path
         x = pt.vector("x")
-        pytensor.function([x], x + 1, mode=pytensor.compile.mode.Mode(linker="py"))  # bounded at exit
         root = Path(pytensor.config.compiledir)
         old = root / "tmpold"; old.mkdir(parents=True)
         (old / "m.so").write_bytes(b"x"); os.utime(old / "m.so", (time.time() - 9 * 86400,) * 2)
         numba = Path(pytensor.config.base_compiledir) / "numba"; numba.mkdir(exist_ok=True)
         index = numba / "f.py311.nbi"
         index.write_bytes(b"x"); os.utime(index, (time.time() - 9 * 86400,) * 2)
+        pytensor.function([x], x + 1, mode=pytensor.compile.mode.Mode(linker="py"))  # bounded at exit
         print(json.dumps({"root": str(root)}))
     """
     env = {"PYTENSOR_FLAGS": f"base_compiledir={tmp_path}", "MODECFG_FLAGS": "cache.max_age=7d"}
@@ -154,6 +154,46 @@ def test_a_process_that_compiled_bounds_its_caches_at_exit(tmp_path: Path) -> No
         env,
     )
     assert (root / "tmpold").exists()  # compiled nothing: filled no cache, bounds none at exit
+
+
+_IMPORTS_AT_FIRST_COMPILE = """
+    import atexit, json, os, sys, time
+    import modecfg, pytensor, pytensor.tensor as pt
+    from pathlib import Path
+    from modecfg.cache.trim import STAMP
+    registered = []
+    real = atexit.register
+    atexit.register = lambda f, *a, **k: registered.append(f.__qualname__) or real(f, *a, **k)
+    for cache in (Path(pytensor.config.compiledir), Path(pytensor.config.base_compiledir) / "numba"):
+        cache.mkdir(parents=True, exist_ok=True)
+        (cache / STAMP).touch()
+        if os.environ["BOUNDED"] == "2 hours ago":
+            os.utime(cache / STAMP, (time.time() - 7200,) * 2)
+    x = pt.vector("x")
+    f = pytensor.function([x], x + 1, mode=pytensor.compile.mode.Mode(linker="py"))
+    print(json.dumps({"loaded": [m for m in ("filelock", "pydantic") if m in sys.modules],
+                      "registered": [r for r in registered if "bound" in r]}))
+"""
+
+
+@pytest.mark.parametrize(
+    ("bounded", "flags", "loaded", "registered"),
+    [
+        ("now", "", [], []),
+        ("now", "cache.max_size=2GiB", ["pydantic"], []),  # (the flag's check imported pydantic)
+        ("2 hours ago", "", ["filelock"], ["bound_at_exit"]),
+        ("2 hours ago", "cache.max_size=2GiB", ["filelock", "pydantic"], ["bound_at_exit"]),
+    ],
+)
+def test_a_first_compile_imports_the_exit_bounds_code_only_when_a_bound_is_due(
+    tmp_path: Path, bounded: str, flags: str, loaded: list[str], registered: list[str]
+) -> None:
+    """Issue 62: every process's first compile imported filelock (~10 ms) and pydantic (~60 ms),
+    which plain PyTensor's compile does not, for a bound at exit that is due once an hour."""
+    env = {"PYTENSOR_FLAGS": f"base_compiledir={tmp_path}", "MODECFG_FLAGS": flags, "BOUNDED": bounded}
+    out = run_json(_IMPORTS_AT_FIRST_COMPILE, env)
+    assert (out["loaded"], out["registered"]) == (loaded, registered)
+    assert out["stderr"] == ""
 
 
 def test_the_layout_contact_checks_pytensors_source(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -190,13 +230,19 @@ def test_the_layout_is_checked_at_the_first_compile_not_at_each_import(
 
     assert "cache layout" not in {row.patch.name for row in patches.contacts(asked=False)}
     assert "cache layout" in {row.patch.name for row in patches.contacts()}
+
     registered: list[object] = []
     monkeypatch.setattr(atexit, "register", registered.append)
     monkeypatch.setattr(contacts, "_first", [])
+    monkeypatch.setattr(trim, "prepare_exit", lambda: True)  # a bound due at exit
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         contacts.first_compile(None, None)  # this PyTensor's layout: nothing said
     assert registered == [contacts.bound_at_exit]
+    monkeypatch.setattr(contacts, "_first", [])
+    monkeypatch.setattr(trim, "prepare_exit", lambda: False)  # none due
+    contacts.first_compile(None, None)
+    assert registered == [contacts.bound_at_exit]  # nothing more registered
     real = layout._source
     monkeypatch.setattr(
         layout,

@@ -284,8 +284,88 @@ def test_bad_bounds_name_their_flag_and_the_value_given() -> None:
     assert (size.value.flag, size.value.value) == ("cache.max_size", "big")
 
 
-def test_prepare_exit_makes_the_validators_bound_at_exit_needs() -> None:
-    cleaning.prepare_exit()  # a text its own validators refuse would raise here
+def _two_caches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Path, Path, list[dict[str, object]]]:
+    """Where the process's two caches are (made by the test), and how prepare_exit asked."""
+    first, second = tmp_path / "c", tmp_path / "numba"
+    found = (Cache("C", first, (), 0, first / ".lock"), Cache("numba", second, (), 0, None))
+    asked: list[dict[str, object]] = []
+    monkeypatch.setattr(cleaning, "current_caches", lambda **kwargs: asked.append(kwargs) or found)
+    return first, second, asked
+
+
+def _stamped(cache: Path, when: float) -> None:
+    (cache / cleaning.STAMP).touch()
+    os.utime(cache / cleaning.STAMP, (when, when))
+
+
+def test_a_bound_is_due_at_exit_for_a_cache_no_exit_bounded_within_the_hour(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, second, asked = _two_caches(tmp_path, monkeypatch)
+    now = time.time()
+    assert cleaning.prepare_exit(now) is False  # neither exists: nothing to bound
+    assert asked == [{"scanned": False}]  # (where they are: their entries not looked at)
+    first.mkdir()
+    assert cleaning.prepare_exit(now) is True  # one exists and no exit bounded it
+    _stamped(first, now - cleaning.EXIT_INTERVAL + 1)
+    assert cleaning.prepare_exit(now) is False  # bounded a second less than an hour ago
+    _stamped(first, now - cleaning.EXIT_INTERVAL)
+    assert cleaning.prepare_exit(now) is True  # an hour ago: due again
+    _stamped(first, now - 10)
+    second.mkdir()
+    assert cleaning.prepare_exit(now) is True  # the other one is due
+    _stamped(second, now - 10)
+    assert cleaning.prepare_exit(now) is False
+    _stamped(second, time.time() - 2 * cleaning.EXIT_INTERVAL)
+    assert cleaning.prepare_exit() is True  # asked without a time: now
+
+
+def test_no_bound_is_due_where_none_is_set_and_one_size_bound_is_enough(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import modecfg
+
+    first, _, asked = _two_caches(tmp_path, monkeypatch)
+    first.mkdir()
+    with modecfg.config.override({"cache.max_age": None}):
+        assert cleaning.prepare_exit() is False
+        assert asked == []  # no bound: no cache looked for
+        with modecfg.config.override({"cache.max_size": "1GiB"}):
+            assert cleaning.prepare_exit() is True
+    with modecfg.config.override({"cache.max_age": "31d", "cache.max_size": None}):
+        assert cleaning.prepare_exit() is True
+
+
+def test_a_cache_this_process_may_not_look_into_is_not_due(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, _, _ = _two_caches(tmp_path, monkeypatch)
+    first.mkdir()
+    cache = Cache("C", first, (), 0, None)
+    real_stat = Path.stat
+
+    def refuse(self: Path, *args: object, **kwargs: object) -> os.stat_result:
+        if self.name == cleaning.STAMP:
+            raise PermissionError(13, "Permission denied")
+        return real_stat(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    assert cleaning._due(cache, time.time()) is True
+    monkeypatch.setattr(Path, "stat", refuse)
+    assert cleaning._due(cache, time.time()) is False
+    assert cleaning.prepare_exit() is False
+
+
+def test_prepare_exit_makes_the_validators_bound_at_exit_needs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import modecfg
+
+    first, _, _ = _two_caches(tmp_path, monkeypatch)
+    first.mkdir()
+    with modecfg.config.override({"cache.max_size": "2GiB"}):
+        assert cleaning.prepare_exit() is True  # a text its own validators refuse would raise here
     assert cleaning.seconds("1d") == DAY and cleaning.size_bytes("1MiB") == 1024**2
 
 

@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 import modecfg
@@ -231,3 +233,59 @@ def test_a_mode_object_is_recognised_without_building_its_optimizer() -> None:
 
     assert _is_mode_object(Counting(linker="py")) and built == []
     assert not _is_mode_object("FAST_RUN") and not _is_mode_object(object())
+
+
+# Values already of a flag's type, as PyTensor's own compiles pass them (change_flags(traceback__limit=8)):
+# the edges of the flags' ranges among them, and NaN, the infinities and -0.0.
+TYPED = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.sampled_from([-1, 0, 1, 2, 5, 8, 100, -0.0, 0.0, 0.5, 1.0, math.inf, -math.inf, math.nan]),
+    st.integers(),
+    st.floats(allow_nan=True, allow_infinity=True),
+)
+
+
+def _pydantics(spec: Flag, raw: object) -> tuple[str, object, type | None]:
+    from modecfg.configuration.schema import _describe
+
+    try:
+        value = _adapter(spec.name).validate_python(raw)
+    except ValidationError as exc:
+        return ("error", _describe(spec, exc), None)
+    return ("ok", value, type(value))
+
+
+@pytest.mark.parametrize("spec", list(FLAGS.values()), ids=lambda f: f.name)
+@given(raw=TYPED)
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_the_typed_shortcut_agrees_with_pydantic(spec: Flag, raw: object) -> None:
+    """The value pydantic gives, of the type it gives, or its error in the same words; NaN compared
+    as NaN (validate refuses it after either)."""
+    from modecfg.configuration.schema import _NO_SHORTCUT, typed_shortcut
+
+    try:
+        value = typed_shortcut(spec, raw)
+    except ValueError as exc:
+        got: tuple[str, object, type | None] = ("error", str(exc), None)
+    else:
+        if value is _NO_SHORTCUT:
+            return
+        got = ("ok", value, type(value))
+    expected = _pydantics(spec, raw)
+    if got[0] == expected[0] == "ok" and isinstance(raw, float) and math.isnan(raw):
+        assert math.isnan(got[1]) and got[2] is expected[2]  # type: ignore[arg-type]
+        return
+    assert got == expected, (spec.name, raw)
+
+
+def test_the_typed_shortcut_takes_the_values_pytensors_compiles_pass() -> None:
+    """PyTensor's every compile enters change_flags(traceback__limit=<int>): no pydantic for that."""
+    from modecfg.configuration.schema import _NO_SHORTCUT, typed_shortcut
+
+    assert typed_shortcut(FLAGS["traceback.limit"], 8) == 8
+    assert typed_shortcut(FLAGS["traceback.limit"], True) is _NO_SHORTCUT  # a bool is no int here
+    assert typed_shortcut(FLAGS["traceback.limit"], 8.0) is _NO_SHORTCUT
+    assert typed_shortcut(FLAGS["cache.max_size"], None) is None
+    assert typed_shortcut(FLAGS["floatX"], None) is _NO_SHORTCUT
+    assert typed_shortcut(FLAGS["compute_test_value"], "off") is _NO_SHORTCUT  # text: the other shortcut's
