@@ -12,7 +12,9 @@ at the line of theirs that called the library (``past_installed``).
 
 import functools
 import os
-from typing import Any, NamedTuple
+from typing import Any
+
+from modecfg._record import Record
 
 __all__ = [
     "SourceLine", "calling_line", "first_user_frame", "installed", "is_library", "source_line", "statement",
@@ -27,7 +29,7 @@ TRAMPOLINE_FILE = os.path.join("mutmut", "mutation", "trampoline.py")
 TraceEntry = tuple[str, int, str, "str | None"]
 
 
-class SourceLine(NamedTuple):
+class SourceLine(Record):
     """A line of user code: file, line number and its text."""
 
     file: str

@@ -9,11 +9,12 @@ the same graph with :func:`build_graph` and :func:`compile_model`.
 from __future__ import annotations
 
 import time
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from modecfg._pytensor import tutorial
+from modecfg._record import Record
 from modecfg.configuration import config
 
 __all__ = ["DemoResult", "Model", "build_graph", "build_problem", "compile_model", "run"]
@@ -22,7 +23,7 @@ N_EXAMPLES = 400
 N_FEATURES = 784
 
 
-class DemoResult(NamedTuple):
+class DemoResult(Record):
     floatX: str
     mode: str
     linker: str
@@ -37,7 +38,7 @@ class DemoResult(NamedTuple):
     ran_on: str = ""  # where the training step ran (modecfg.ran_on): the tutorial's last question
 
 
-class Model(NamedTuple):
+class Model(Record):
     """The compiled tutorial model and its data."""
 
     train: Any  # (x, y) -> [prediction, cost], updating w and b

@@ -13,8 +13,8 @@ import shutil
 import subprocess
 import sys
 from importlib import metadata
-from typing import NamedTuple
 
+from modecfg._record import Record
 from modecfg.configuration import Config, config
 from modecfg.errors import ModecfgError
 from modecfg.linkers import resolve_linker, table
@@ -217,7 +217,7 @@ def _short(report: Report) -> Report:
     return short
 
 
-class Assessment(NamedTuple):
+class Assessment(Record):
     """What this configuration cannot do here (``problems``: fix them before it runs) and what it
     does otherwise than it says, or slower (``notes``): the one verdict ``modecfg doctor`` and
     ``modecfg validate`` both give."""

@@ -19,14 +19,15 @@ import hmac
 import os
 import secrets
 import stat
-from typing import NamedTuple
+
+from modecfg._record import Record
 
 __all__ = ["KeyProblem", "key_id", "key_path", "key_problem", "sign", "signing_key", "verify"]
 
 _KEY_SIZE = 32
 
 
-class KeyProblem(NamedTuple):
+class KeyProblem(Record):
     """Why the key cannot be used (``path`` may be '' when there is no place for one)."""
 
     path: str

@@ -20,7 +20,8 @@ import functools
 import os
 import re
 from collections.abc import Iterator
-from typing import NamedTuple
+
+from modecfg._record import Record
 
 __all__ = ["MOVED", "Rename", "find", "rewrite"]
 
@@ -76,7 +77,7 @@ GONE: dict[str, str] = {
 }
 
 
-class Rename(NamedTuple):
+class Rename(Record):
     """One name of the script that moved: where, as written, and what to write instead."""
 
     line: int
@@ -171,7 +172,7 @@ def _offsets(lines: list[str]) -> list[int]:
     return starts
 
 
-class _Span(NamedTuple):
+class _Span(Record):
     start: int
     end: int
     text: str

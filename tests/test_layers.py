@@ -18,7 +18,7 @@ grimp = pytest.importorskip("grimp")
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("modecfg.errors", "modecfg._registry", "modecfg._warn", "modecfg._source", "modecfg.scripts",
      "modecfg._html", "modecfg._files", "modecfg._locks", "modecfg._lazy",
-     "modecfg.terminal", "modecfg.configuration.origin", "modecfg.signing"),
+     "modecfg._record", "modecfg.terminal", "modecfg.configuration.origin", "modecfg.signing"),
     ("modecfg.configuration",),
     ("modecfg._pytensor",),
     ("modecfg.modes", "modecfg.linkers", "modecfg.checks", "modecfg.profiles", "modecfg.testvalues",
@@ -118,8 +118,9 @@ def test_no_import_goes_in_a_circle(running: object) -> None:
     assert circles == []
 
 
-def test_the_bottom_s_origin_imports_nothing_of_modecfg(graph: object) -> None:
-    assert [b for a, b in _edges(graph) if a == "modecfg.configuration.origin"] == []
+def test_the_bottom_s_origin_imports_nothing_of_modecfg_but_the_record_base(graph: object) -> None:
+    assert [b for a, b in _edges(graph) if a == "modecfg.configuration.origin"] == ["modecfg._record"]
+    assert [b for a, b in _edges(graph) if a == "modecfg._record"] == []
 
 
 def test_the_layer_test_sees_an_upward_import() -> None:

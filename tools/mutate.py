@@ -90,6 +90,8 @@ MODULES = {
     "linkers_contacts": "modecfg/linkers/contacts.py",
     "profiles_contacts": "modecfg/profiles/contacts.py",
     "cache_contacts": "modecfg/cache/contacts.py",
+    "record": "modecfg/_record.py",
+    "schema": "modecfg/configuration/schema.py",
 }
 
 # mutmut's exit codes (mutmut.stats.status_by_exit_code) as this report counts them.

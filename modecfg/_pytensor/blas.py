@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import logging
 import warnings
-from typing import Any, NamedTuple
+from typing import Any
 
 from modecfg._pytensor.kinds import runs_c_code
+from modecfg._record import Record
 
 __all__ = ["MESSAGE", "PYTENSOR_TEXT", "Products", "c_has_blas", "ldflags", "no_c_code", "notice", "products"]
 
@@ -70,7 +71,7 @@ def no_c_code(exc: NotImplementedError, mode: Any) -> Exception | None:
     )
 
 
-class Products(NamedTuple):
+class Products(Record):
     """What matrix products a graph has: the one place that asks (the BLAS notice, linker=per_graph)."""
 
     any: bool  # a product BLAS does (dot, gemv, gemm, ger, batched dot), of any shapes

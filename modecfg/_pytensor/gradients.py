@@ -10,15 +10,16 @@ feeds it). Error locations and the NaN guard name both.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 from modecfg._pytensor import marks
+from modecfg._record import Record
 from modecfg._source import SourceLine, source_line
 
 __all__ = ["GradOrigin", "grad_origin", "tag_gradient"]
 
 
-class GradOrigin(NamedTuple):
+class GradOrigin(Record):
     call: SourceLine | None  # the user's line that called grad
     forward: SourceLine | None  # the forward expression this gradient node belongs to
     forward_op: str = ""  # its operation, when its line is not recorded

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
+
+from modecfg._record import Record
 
 __all__ = ["REGISTERED", "Patch", "register"]
 
 
-class Patch(NamedTuple):
+class Patch(Record):
     """One integration point: ``module.attr`` (``attr`` may be ``Class.method``) replaced."""
 
     name: str

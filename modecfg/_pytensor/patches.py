@@ -29,7 +29,7 @@ import sys
 import threading
 import warnings
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from modecfg._locks import fork_safe
 from modecfg._pytensor import replacements
@@ -38,6 +38,7 @@ from modecfg._pytensor.state import HAND_OFF, Method, Wrapper, original
 from modecfg._pytensor.state import applied as _applied
 from modecfg._pytensor.state import originals as _originals
 from modecfg._pytensor.version import pytensor_version
+from modecfg._record import Record
 from modecfg.errors import ConfigError, PyTensorIntegrationWarning
 
 if TYPE_CHECKING:
@@ -214,7 +215,7 @@ PATCHES: list[Patch] = [
 PATCHES.extend(REGISTERED)  # the features' registered so far (later ones: take_registered)
 
 
-class PatchStatus(NamedTuple):
+class PatchStatus(Record):
     """Where one integration point stands: ``state`` is on, off, waiting or failed."""
 
     patch: Patch | Contact
@@ -222,7 +223,7 @@ class PatchStatus(NamedTuple):
     reason: str
 
 
-class _Applied(NamedTuple):
+class _Applied(Record):
     owner: Any  # the module or class whose attribute was replaced
     raw: Any  # what owner held (a staticmethod stays one)
     original: Any
@@ -486,7 +487,7 @@ def status() -> list[PatchStatus]:
     return rows
 
 
-class Contact(NamedTuple):
+class Contact(Record):
     """An integration point that replaces no attribute of PyTensor's: listed with the patches
     (``modecfg doctor``), its state probed when asked."""
 

@@ -9,7 +9,8 @@ import functools
 import importlib.util
 import os
 import sys
-from typing import NamedTuple
+
+from modecfg._record import Record
 
 __all__ = [
     "BACKENDS",
@@ -27,7 +28,7 @@ __all__ = [
 ]
 
 
-class LinkerInfo(NamedTuple):
+class LinkerInfo(Record):
     """One row of the linker table."""
 
     name: str

@@ -9,9 +9,10 @@ without regard to case, as PyTensor's do (``debugmode`` is ``DebugMode``).
 import enum
 import sys
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 from modecfg._locks import Lock, fork_safe
+from modecfg._record import Record
 
 __all__ = [
     "SHAPING_FLAGS",
@@ -40,7 +41,7 @@ class Builder(enum.Enum):
     BACKEND = "backend"  # PyTensor's mode of that name: its linker and its rewrites
 
 
-class ModeEntry(NamedTuple):
+class ModeEntry(Record):
     """One registered mode: the one place its name is written."""
 
     name: str

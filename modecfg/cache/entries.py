@@ -13,14 +13,16 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import Literal, NamedTuple
+from typing import Literal
+
+from modecfg._record import Record
 
 __all__ = ["Cache", "Entry", "Kind", "caches", "rescan", "scan"]
 
 Kind = Literal["C", "numba"]
 
 
-class Entry(NamedTuple):
+class Entry(Record):
     """One cached module (C) or function (numba)."""
 
     kind: Kind
@@ -32,7 +34,7 @@ class Entry(NamedTuple):
     complete: bool  # C: holds a compiled module; numba: has its index
 
 
-class Cache(NamedTuple):
+class Cache(Record):
     kind: Kind
     path: Path
     entries: tuple[Entry, ...]

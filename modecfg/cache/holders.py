@@ -22,10 +22,11 @@ import socket
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import filelock  # PyTensor's dependency, and its compile lock: this module is imported on demand
 
+from modecfg._record import Record
 from modecfg.errors import CacheLockTimeout
 from modecfg.terminal import shown
 
@@ -54,7 +55,7 @@ class LockTimeout(CacheLockTimeout, filelock.Timeout):
 _PROC = Path("/proc")
 
 
-class Holder(NamedTuple):
+class Holder(Record):
     """A process that holds (or waits for) a lock."""
 
     pid: int

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
+
+from modecfg._record import Record
 
 if TYPE_CHECKING:
     from modecfg.cache.entries import Cache
@@ -13,7 +15,7 @@ if TYPE_CHECKING:
 __all__ = ["Status", "clean", "show"]
 
 
-class Status(NamedTuple):
+class Status(Record):
     """What ``modecfg cache show`` says: the caches, their lock's holders, what the bounds take."""
 
     caches: tuple[Cache, ...]

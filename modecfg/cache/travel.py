@@ -27,8 +27,9 @@ import time
 import zipfile
 import zlib
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
+from modecfg._record import Record
 from modecfg.cache.entries import Cache, caches
 from modecfg.cache.holders import hold, release
 from modecfg.configuration import config
@@ -42,14 +43,14 @@ _LIMIT = 8 * 1024**3  # bytes an archive may unpack to
 _SAY_AFTER = 2.0
 
 
-class Exported(NamedTuple):
+class Exported(Record):
     path: Path
     entries: int
     size: int  # bytes of the files held (uncompressed)
     signed: bool
 
 
-class Imported(NamedTuple):
+class Imported(Record):
     added: tuple[str, ...]  # "C/tmpabc", "numba/f.py311"
     present: tuple[str, ...]  # already here, left as they are
     size: int

@@ -21,8 +21,9 @@ import shutil
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
+from modecfg._record import Record
 from modecfg.cache.entries import OWN_FILES, Cache, Entry, rescan
 from modecfg.cache.entries import caches as current_caches
 from modecfg.configuration import config
@@ -43,7 +44,7 @@ STAMP = OWN_FILES + "bounded"  # in the cache directory: when the last bound at 
 _SAY_AFTER = 2.0  # seconds of waiting for the lock before saying who holds it
 
 
-class Bounds(NamedTuple):
+class Bounds(Record):
     max_age: float | None  # seconds
     max_size: int | None  # bytes
 
@@ -69,7 +70,7 @@ def bounds(older_than: str | None = None, max_size: str | None = None) -> Bounds
     return Bounds(age, size)
 
 
-class Plan(NamedTuple):
+class Plan(Record):
     remove: tuple[tuple[Entry, str], ...]  # (entry, why it goes)
     keep: tuple[tuple[Entry, str], ...]  # entries a bound chose that stay, and why
 
@@ -115,7 +116,7 @@ def plan(caches: Sequence[Cache], limits: Bounds, *, now: float, in_use: set[Pat
     return Plan(tuple(remove), tuple(keep))
 
 
-class CleanReport(NamedTuple):
+class CleanReport(Record):
     caches: tuple[Cache, ...]  # as they were before
     plan: Plan
     removed: tuple[Entry, ...]

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from modecfg._pytensor.kinds import is_cast, is_constant, is_elemwise, is_shape_op
 from modecfg._pytensor.locate import untouched
+from modecfg._record import Record
 from modecfg._source import SourceLine, source_line
 
 __all__ = ["Finding", "Reason", "check_float32", "graph_of"]
@@ -36,7 +37,7 @@ class Reason(enum.StrEnum):
     EXPLICIT_CAST = "explicit cast"
 
 
-class Finding(NamedTuple):
+class Finding(Record):
     """Where one float64 enters the graph, and what follows from it."""
 
     variable: Any  # the first float64 variable (the root itself, or the operation's output)

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 from pytensor.graph.features import Feature
 from pytensor.graph.rewriting.basic import GraphRewriter
+
+from modecfg._record import Record
 
 __all__ = [
     "Compiled",
@@ -76,7 +78,7 @@ class Tracking(GraphRewriter):  # type: ignore[misc]
             fgraph.remove_feature(self.names)
 
 
-class Compiled(NamedTuple):
+class Compiled(Record):
     """A graph compiled on one linker: call it with a list of input values (copied)."""
 
     function: Any

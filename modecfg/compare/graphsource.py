@@ -22,9 +22,11 @@ import sys
 import textwrap
 import unicodedata
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
+
+from modecfg._record import Record
 
 __all__ = ["CannotWrite", "Source", "write_graph"]
 
@@ -35,7 +37,7 @@ class CannotWrite(Exception):
     """A part of the graph that cannot be written as source (said by the message)."""
 
 
-class Source(NamedTuple):
+class Source(Record):
     imports: tuple[str, ...]  # import lines the body needs, sorted
     body: str  # statements defining the inputs, then every node, in order
     inputs: tuple[str, ...]  # the names of the graph's inputs, in order

@@ -4,10 +4,11 @@ backend is the odd one for each output (step 1 of :mod:`modecfg.compare.mode`)."
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
+from modecfg._record import Record
 from modecfg.configuration import config
 
 __all__ = [
@@ -30,7 +31,7 @@ REWRITES = "the rewrites"  # the odd one when every backend differs alike from t
 _TOLERANCES = {"float16": (1e-3, 1e-3), "float32": (1e-4, 1e-5), "float64": (1e-5, 1e-8)}
 
 
-class Settings(NamedTuple):
+class Settings(Record):
     """A CompareMode's own linkers and tolerances; None follows the CompareMode.* flag."""
 
     linkers: str | None = None
@@ -120,7 +121,7 @@ def all_finite(value: Any) -> bool:
     return x is None or x.dtype.kind not in "fc" or bool(np.isfinite(x).all())
 
 
-class Mismatch(NamedTuple):
+class Mismatch(Record):
     """One output (or update) on which one backend differs from the reference."""
 
     output: str  # "output 0", "update of w"

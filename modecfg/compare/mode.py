@@ -41,7 +41,7 @@ import functools
 import logging
 import threading
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from modecfg._pytensor.kinds import linker_name
 from modecfg._pytensor.subclasses import (
@@ -51,6 +51,7 @@ from modecfg._pytensor.subclasses import (
     WrappingLinker,
     WrappingMode,
 )
+from modecfg._record import Record
 from modecfg._warn import act, folded, warn
 from modecfg.compare.judging import (
     FLAGS,
@@ -118,7 +119,7 @@ counted = _Count()
 # -- what a call found -------------------------------------------------------------------------------
 
 
-class Comparison(NamedTuple):
+class Comparison(Record):
     """What a CompareMode call found."""
 
     mismatches: tuple[Mismatch, ...]

@@ -14,10 +14,11 @@ import os
 import re
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
+from modecfg._record import Record
 from modecfg.configuration import config
 
 __all__ = ["repro_directory", "smallest_repro", "write_repro"]
@@ -79,7 +80,7 @@ sys.exit(1 if differ else 0)
 '''
 
 
-class _Inputs(NamedTuple):
+class _Inputs(Record):
     """A graph known by its inputs (all write_repro asks of one)."""
 
     inputs: list[Any]

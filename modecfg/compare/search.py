@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from modecfg._pytensor.gradients import GradOrigin, grad_origin
 from modecfg._pytensor.kinds import is_loop, is_uninitialised
+from modecfg._record import Record
 from modecfg._source import SourceLine, source_line
 from modecfg.compare.judging import (
     FLAGS,
@@ -41,7 +42,7 @@ __all__ = [
 ]
 
 
-class DifferingNode(NamedTuple):
+class DifferingNode(Record):
     """The first node of a backend's graph whose value differs from Python's for the same inputs."""
 
     node: Any
@@ -74,7 +75,7 @@ class DifferingNode(NamedTuple):
         return "\n".join(lines)
 
 
-class LoopStep(NamedTuple):
+class LoopStep(Record):
     """Inside a loop (a Scan) that differs: the first step whose inner graph differs when given
     the reference's state, and the first node of the step function that differs there."""
 
@@ -90,7 +91,7 @@ class LoopStep(NamedTuple):
         return "\n".join(lines)
 
 
-class Rewrite(NamedTuple):
+class Rewrite(Record):
     """The rewrite that introduced a difference, on one backend."""
 
     name: str
@@ -119,7 +120,7 @@ def rewrites_query() -> str | None:
     return None if name in ("None", "") else name
 
 
-class Analysis(NamedTuple):
+class Analysis(Record):
     node: DifferingNode | None
     rewrite: Rewrite | None
     repro: str | None

@@ -12,9 +12,10 @@ uses (see :mod:`modecfg._pytensor.mirror`).
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from modecfg._lazy import attach as _attach
+from modecfg._record import Record
 from modecfg.configuration import declarations as _declarations  # noqa: F401  (every flag declared, first)
 from modecfg.configuration.flags import FlagSet, declared
 from modecfg.configuration.live import Change, Config, Override, build
@@ -76,7 +77,7 @@ def load(
     return build(_resolution(os.environ if env is None else env, rc_files, assignments, flags), flags=flags)
 
 
-class Diagnosis(NamedTuple):
+class Diagnosis(Record):
     """Every problem and obsolete flag in a set of sources, without raising."""
 
     errors: tuple[ConfigError, ...]

@@ -8,8 +8,8 @@ file, which Theano matched without regard to case.
 """
 
 import re
-from typing import NamedTuple
 
+from modecfg._record import Record
 from modecfg.configuration.flags import Flag, FlagSet, declared, may_be_pytensors
 
 __all__ = ["OBSOLETE", "Lookup", "canonical", "lookup"]
@@ -95,7 +95,7 @@ _NOT_FLAGS: dict[str, str] = {
 }
 
 
-class Lookup(NamedTuple):
+class Lookup(Record):
     """What a written name is. Exactly one of ``flag`` / ``obsolete`` / ``suggestions``-only."""
 
     written: str

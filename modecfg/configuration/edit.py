@@ -29,9 +29,10 @@ import re
 import stat
 import tempfile
 from collections.abc import Iterator, Mapping, MutableMapping
-from typing import Any, NamedTuple
+from typing import Any
 
 from modecfg._files import NotReadable, read_regular_file
+from modecfg._record import Record
 from modecfg.configuration.compat import canonical, lookup
 from modecfg.configuration.flags import Flag
 from modecfg.configuration.origin import Layer, Origin
@@ -52,7 +53,7 @@ __all__ = [
 ]
 
 
-class Edit(NamedTuple):
+class Edit(Record):
     """What an edit did."""
 
     path: str
@@ -77,7 +78,7 @@ def _spec(name: str) -> Flag:
     return info.flag
 
 
-class _Name(NamedTuple):
+class _Name(Record):
     """What an edit finds in a file: a flag, or a name that is none (obsolete or unknown), which
     ``unset`` removes (it is the fix for one)."""
 

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
+from modecfg._record import Record
 from modecfg.configuration.origin import Origin
 from modecfg.configuration.resolve import Candidate
 
 __all__ = ["CompiledWith", "Explanation"]
 
 
-class Explanation(NamedTuple):
+class Explanation(Record):
     """Everything about one flag: its value, where that came from, and every layer's say."""
 
     name: str

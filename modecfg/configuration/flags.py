@@ -24,7 +24,9 @@ without importing PyTensor), and ``pytensor.config`` reads and sets it as PyTens
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal
+
+from modecfg._record import Record
 
 if TYPE_CHECKING:
     from modecfg.configuration.protocol import ConfigLike
@@ -42,7 +44,7 @@ __all__ = [
 ]
 
 
-class Range(NamedTuple):
+class Range(Record):
     """Numeric bounds of a flag (each optional, inclusive unless named ``gt``/``lt``)."""
 
     ge: float | None = None
@@ -60,7 +62,7 @@ class Range(NamedTuple):
         return " and ".join(parts)
 
 
-class Lazy(NamedTuple):
+class Lazy(Record):
     """A default computed when first read, from the rest of the configuration."""
 
     compute: Callable[["ConfigLike"], Any]

@@ -11,7 +11,8 @@ merges.
 """
 
 import enum
-from typing import NamedTuple
+
+from modecfg._record import Record
 
 __all__ = ["PRECEDENCE", "Layer", "Origin", "Rung", "Setting", "precedence_line", "rung"]
 
@@ -45,7 +46,7 @@ class Layer(enum.StrEnum):
         return self.rank >= Layer(other).rank  # type: ignore[arg-type]
 
 
-class Rung(NamedTuple):
+class Rung(Record):
     """One layer of :data:`PRECEDENCE`: what it reads, lowest precedence first."""
 
     layer: Layer
@@ -82,7 +83,7 @@ def precedence_line() -> str:
     return " < ".join(part for each in parts for part in each)
 
 
-class Origin(NamedTuple):
+class Origin(Record):
     """One place a value came from.
 
     ``source`` is the variable name (``"THEANO_FLAGS"``), the rc file path, or for an
@@ -106,7 +107,7 @@ class Origin(NamedTuple):
 DEFAULT_ORIGIN = Origin(Layer.DEFAULT)
 
 
-class Setting(NamedTuple):
+class Setting(Record):
     """A raw ``key = raw`` pair exactly as one source wrote it, with its origin.
 
     ``raw`` is the text, or with ``typed`` a TOML value whose type must fit the flag. ``section`` is set

@@ -14,8 +14,9 @@ the same result before and after that import.
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
-from typing import Any, NamedTuple
+from typing import Any
 
+from modecfg._record import Record
 from modecfg.configuration import sources
 from modecfg.configuration.compat import canonical, lookup
 from modecfg.configuration.flags import Flag, FlagSet, declared, may_be_pytensors
@@ -26,7 +27,7 @@ from modecfg.errors import ConfigError, FlagValueError, UnknownFlagError, shown
 __all__ = ["Candidate", "Note", "Resolution", "gather", "ranked", "resolve", "value_error"]
 
 
-class Candidate(NamedTuple):
+class Candidate(Record):
     """A typed value one layer gave a flag, with the text it came from."""
 
     value: Any
@@ -34,7 +35,7 @@ class Candidate(NamedTuple):
     origin: Origin
 
 
-class Note(NamedTuple):
+class Note(Record):
     """An obsolete flag or value: accepted, and warned about once."""
 
     flag: str

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from modecfg._record import Record
 from modecfg.configuration.flagstring import format_flags
 from modecfg.configuration.origin import Layer, Origin
 from modecfg.configuration.store import process_wide
@@ -39,7 +40,7 @@ T = TypeVar("T")
 _PLAIN = (str, int, float, bool, type(None))
 
 
-class Snapshot(NamedTuple):
+class Snapshot(Record):
     """The values some layer set in one context of one process, with their origins."""
 
     values: tuple[tuple[str, Any, Origin], ...]

@@ -15,9 +15,10 @@ Theano users rely on (``%(user)s``), is still configparser's own.
 import os
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 from modecfg._files import NotReadable, read_regular_file
+from modecfg._record import Record
 from modecfg.configuration.flagstring import parse as parse_flag_string
 from modecfg.configuration.flagstring import unwrap_quotes
 from modecfg.configuration.origin import Layer, Origin, Setting, rung
@@ -56,7 +57,7 @@ def env_settings(env: Mapping[str, str]) -> Iterator[Setting]:
             yield from parse_flag_string(text, source=var, layer=Layer.ENV)
 
 
-class RcFile(NamedTuple):
+class RcFile(Record):
     """An rc file to read: a path, or text pasted into an rc variable instead of a path."""
 
     path: str

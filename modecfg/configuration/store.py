@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import contextvars
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal
 
 from modecfg._locks import Lock, RLock, fork_safe
+from modecfg._record import Record
 from modecfg.configuration.flags import Flag, FlagSet, Lazy
 from modecfg.configuration.origin import Layer, Origin, Setting
 from modecfg.configuration.resolve import Candidate, Note, Resolution
@@ -37,7 +38,7 @@ __all__ = ["Change", "Store", "process_wide", "warn_notes"]
 _MISSING = object()
 
 
-class Change(NamedTuple):
+class Change(Record):
     """What a subscriber of :meth:`Config.subscribe` is told.
 
     ``kind`` is ``"loaded"`` (the sources were read and set the flag), ``"assigned"``,

@@ -32,12 +32,13 @@ theirs.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 from modecfg._pytensor import marks
 from modecfg._pytensor.blas import products
 from modecfg._pytensor.graphs import has_gathers, has_inner_loops
 from modecfg._pytensor.modebuild import make_mode, predefined_linker
+from modecfg._record import Record
 from modecfg._registry.linkers import PREFERENCE
 from modecfg.linkers import why_unavailable
 
@@ -59,12 +60,12 @@ __all__ = [
 _NAME, _REASON = marks.AUTO_CHOICE, marks.AUTO_REASON
 
 
-class Choice(NamedTuple):
+class Choice(Record):
     name: str
     reason: str
 
 
-class Here(NamedTuple):
+class Here(Record):
     """What the rule asks of this machine."""
 
     numba: bool  # numba runs here
@@ -72,7 +73,7 @@ class Here(NamedTuple):
     c_blas: bool  # PyTensor's C code links a BLAS
 
 
-class Rule(NamedTuple):
+class Rule(Record):
     """One step of the rule: on a machine where ``machine`` holds, a graph for which ``graph``
     holds (None: every graph) gets ``linker``. ``when`` says which graphs in words, ``reason``
     why, as ``chosen()`` and the DEBUG line give it."""

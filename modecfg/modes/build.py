@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from typing import TYPE_CHECKING, Any, NamedTuple, assert_never
+from typing import TYPE_CHECKING, Any, assert_never
 
 from modecfg._locks import fork_safe
 from modecfg._pytensor import marks
@@ -31,6 +31,7 @@ from modecfg._pytensor.modebuild import (
     python_vm,
     requiring_defect,
 )
+from modecfg._record import Record
 from modecfg._registry.linkers import BACKENDS
 from modecfg._registry.modes import SHAPING_FLAGS, Builder, entries, find_mode, mode_names
 from modecfg._warn import warn
@@ -232,7 +233,7 @@ def _no_compiler() -> bool:
     return bool(why_unavailable("c"))
 
 
-class ModeInfo(NamedTuple):
+class ModeInfo(Record):
     """One row of ``modecfg modes``: a registered mode as this configuration builds it."""
 
     name: str

@@ -46,12 +46,13 @@ import time
 import zipfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import IO, Any, NamedTuple
+from typing import IO, Any
 
 import numpy as np
 
 from modecfg._files import configured_directory, private_directory
 from modecfg._locks import fork_safe
+from modecfg._record import Record
 from modecfg.configuration import Config, config
 from modecfg.configuration.flags import FLAGS
 
@@ -271,7 +272,7 @@ def _write_array(out: _Digesting, *, array: np.ndarray) -> None:
     out.write(memoryview(raw).cast("B") if raw.size else b"")  # type: ignore[arg-type]
 
 
-class _Parts(NamedTuple):
+class _Parts(Record):
     data: dict[str, Any]
     arrays: list[tuple[str, np.ndarray]]  # (part name, array)
     code: bytes | None

@@ -21,11 +21,12 @@ import zipfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import IO, Any, Literal, NamedTuple
+from typing import IO, Any, Literal
 
 import numpy as np
 
 from modecfg._locks import load
+from modecfg._record import Record
 from modecfg.errors import DumpError, UntrustedDumpError
 from modecfg.nanguard.dump import DATA, DTYPE_KINDS, GRAPH, LEGACY_MAGIC, MANIFEST, SIGNATURE
 
@@ -39,7 +40,7 @@ _BIT_GENERATORS = ("PCG64", "PCG64DXSM", "Philox", "SFC64", "MT19937")
 # -- reading ---------------------------------------------------------------------------------------
 
 
-class DumpFinding(NamedTuple):
+class DumpFinding(Record):
     """The first bad value a dump records, as plain data."""
 
     kind: str  # "NaN", "Inf" or "big"
@@ -581,7 +582,7 @@ def _signature_status(signed: Any, manifest: bytes, signing: Any) -> tuple[str, 
 # -- the code part: the one place a file is unpickled ---------------------------------------------
 
 
-class Replayable(NamedTuple):
+class Replayable(Record):
     """What a replay compiles and runs: the graph as written and the call's values."""
 
     inputs: list[Any]  # graph variables (explicit inputs and shared variables)

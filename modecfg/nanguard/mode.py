@@ -34,7 +34,7 @@ import logging
 import sys
 import threading
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
@@ -43,6 +43,7 @@ from modecfg._pytensor.graphs import inner_graph
 from modecfg._pytensor.kinds import linker_name
 from modecfg._pytensor.locate import untouched
 from modecfg._pytensor.subclasses import WrappedVM, WrappingLinker, WrappingMode
+from modecfg._record import Record
 from modecfg._source import SourceLine, source_line
 from modecfg._warn import act
 from modecfg.configuration import config
@@ -53,7 +54,7 @@ __all__ = ["BadValue", "GuardLinker", "NanGuardMode", "NanGuardWarning", "bad_ki
 _log = logging.getLogger("modecfg.nanguard")
 
 
-class _Limits(NamedTuple):
+class _Limits(Record):
     nan: bool
     inf: bool
     big: bool
@@ -164,7 +165,7 @@ def _count(value: np.ndarray, kind: str, threshold: float) -> int:
     return int((np.abs(np.nan_to_num(value.astype(np.float64))) > threshold).sum())
 
 
-class BadValue(NamedTuple):
+class BadValue(Record):
     """The first input or node of the user's graph with a bad value."""
 
     kind: str  # "NaN", "Inf" or "big"
@@ -265,7 +266,7 @@ def _inside(node: Any, values: list[Any], limits: _Limits) -> BadValue | None:
 _calls = threading.local()  # .depth: guarded calls running in this thread
 
 
-class Plan(NamedTuple):
+class Plan(Record):
     """What a guarded call needs to know about its graph, worked out once per function."""
 
     fgraph: Any  # the rewritten graph the linker runs

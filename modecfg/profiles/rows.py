@@ -17,9 +17,10 @@ import math
 import numbers
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from modecfg._pytensor import marks
+from modecfg._record import Record
 from modecfg._source import source_line, statement
 
 __all__ = ["ApplyRow", "ClassRow", "MemoryRow", "OpRow", "ProfileReport"]
@@ -27,7 +28,7 @@ __all__ = ["ApplyRow", "ClassRow", "MemoryRow", "OpRow", "ProfileReport"]
 SCHEMA_VERSION = 1
 
 
-class ApplyRow(NamedTuple):
+class ApplyRow(Record):
     rank: int
     function: str
     op: str
@@ -47,7 +48,7 @@ class ApplyRow(NamedTuple):
         return row
 
 
-class OpRow(NamedTuple):
+class OpRow(Record):
     op: str
     time: float
     share: float
@@ -56,7 +57,7 @@ class OpRow(NamedTuple):
     per_call: float
 
 
-class ClassRow(NamedTuple):
+class ClassRow(Record):
     op_class: str
     time: float
     share: float
@@ -64,7 +65,7 @@ class ClassRow(NamedTuple):
     nodes: int
 
 
-class MemoryRow(NamedTuple):
+class MemoryRow(Record):
     variable: str
     op: str
     bytes: int
@@ -117,7 +118,7 @@ def _nbytes(var: Any, recorded: dict[Any, Any]) -> int | None:
     return math.prod(int(s) for s in shape) * itemsize  # Python's integers: exact at any size
 
 
-class ProfileReport(NamedTuple):
+class ProfileReport(Record):
     name: str
     calls: int
     call_time: float  # in Function.__call__

@@ -253,7 +253,8 @@ def test_importing_the_config_layer_alone_imports_no_pytensor_and_installs_nothi
             "above": sorted(m for m in sys.modules if m.startswith("modecfg.")
                             and not m.startswith(("modecfg.configuration", "modecfg._registry",
                                                   "modecfg.errors", "modecfg._warn", "modecfg._source",
-                                                  "modecfg._files", "modecfg._locks", "modecfg._lazy"))),
+                                                  "modecfg._files", "modecfg._locks", "modecfg._lazy",
+                                                  "modecfg._record"))),
             "meta_path": sys.meta_path == hooks_before,
         }))
         """,

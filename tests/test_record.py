@@ -1,0 +1,169 @@
+"""``modecfg._record.Record`` makes the class ``typing.NamedTuple`` makes (issue 61: for half its
+time at import): held side by side with ``typing.NamedTuple`` on the same class bodies."""
+
+from __future__ import annotations
+
+import functools
+import keyword
+import pickle
+import types
+import typing
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from modecfg._record import Record
+
+
+def _made(base: Any, name: str, body: dict[str, Any]) -> Any:
+    """The class ``class <name>(<base>): <body>`` (annotations and values as the body would hold)."""
+    return types.new_class(name, (base,), exec_body=lambda ns: ns.update({"__module__": __name__, **body}))
+
+
+def _both(name: str, body: dict[str, Any]) -> tuple[Any, Any]:
+    return _made(typing.NamedTuple, name, dict(body)), _made(Record, name, dict(body))
+
+
+def _facts(cls: Any) -> dict[str, Any]:
+    return {
+        "name": (cls.__name__, cls.__qualname__, cls.__module__),
+        "fields": cls._fields,
+        "defaults": cls._field_defaults,
+        "match_args": cls.__match_args__,
+        "doc": cls.__doc__,
+        "mro": [c.__name__ for c in cls.__mro__],
+        "slots": cls.__slots__,
+        "annotations": list(cls.__annotations__),
+    }
+
+
+NAMES = st.from_regex(r"[a-z][a-z0-9_]{0,6}", fullmatch=True).filter(lambda n: not keyword.iskeyword(n))
+VALUES = st.one_of(st.none(), st.integers(), st.text(max_size=4), st.tuples(st.integers()))
+
+
+@st.composite
+def bodies(draw: st.DrawFn) -> tuple[list[str], dict[str, Any], list[Any]]:
+    fields = draw(st.lists(NAMES, min_size=0, max_size=6, unique=True))
+    defaulted = draw(st.integers(0, len(fields)))
+    body: dict[str, Any] = {"__annotations__": {f: "int | None" for f in fields}}
+    for field in fields[len(fields) - defaulted :]:
+        body[field] = draw(VALUES)
+    if draw(st.booleans()):
+        body["__doc__"] = draw(st.text(max_size=10))
+    given_values = [draw(VALUES) for _ in fields]
+    return fields, body, given_values
+
+
+@given(bodies())
+@settings(max_examples=150, deadline=None)
+def test_a_record_is_the_class_namedtuple_makes_of_the_same_body(
+    drawn: tuple[list[str], dict[str, Any], list[Any]],
+) -> None:
+    fields, body, values = drawn
+    theirs, ours = _both("Rec", body)
+    assert _facts(ours) == _facts(theirs)
+    a, b = theirs(*values), ours(*values)
+    assert tuple(a) == tuple(b) and repr(a) == repr(b) and hash(a) == hash(b)
+    assert a._asdict() == b._asdict()
+    defaults = [body[f] for f in fields if f in body]
+    required = len(fields) - len(defaults)
+    assert tuple(theirs(*values[:required])) == tuple(ours(*values[:required]))
+    if fields:
+        assert tuple(a._replace(**{fields[0]: "x"})) == tuple(b._replace(**{fields[0]: "x"}))
+        assert tuple(theirs._make(values)) == tuple(ours._make(values))
+        with pytest.raises(TypeError):
+            ours(*values, "one too many")
+
+
+def test_methods_properties_and_class_attributes_of_the_body_are_the_classs() -> None:
+    def doubled(self: Any) -> int:
+        return int(self.n) * 2
+
+    def named(cls: Any, n: int) -> Any:
+        return cls(n, f"#{n}")
+
+    body = {
+        "__annotations__": {"n": "int", "label": "str"},
+        "label": "",
+        "__doc__": "A record with behaviour.",
+        "doubled": doubled,
+        "twice": property(doubled),
+        "named": classmethod(named),
+        "KIND": "row",
+        "__str__": lambda self: f"n={self.n}",
+    }
+    theirs, ours = _both("WithMethods", body)
+    assert _facts(ours) == _facts(theirs)
+    for cls in (theirs, ours):
+        made = cls.named(4)
+        assert (made.doubled(), made.twice, made.label, cls.KIND, str(made)) == (8, 8, "#4", "row", "n=4")
+        assert cls.__doc__ == "A record with behaviour."
+
+
+def test_a_descriptor_is_told_its_name_as_pythons_own_namedtuple_tells_it() -> None:
+    class Cached(Record):
+        n: int
+
+        @functools.cached_property
+        def square(self) -> int:
+            return self.n**2
+
+    assert Cached.__dict__["square"].attrname == "square"
+
+
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        ({"__annotations__": {"a": "int", "b": "int"}, "a": 1}, TypeError),  # no default after a default
+        ({"__annotations__": {"a": "int"}, "_make": classmethod(lambda cls, it: cls(*it))}, AttributeError),
+        ({"__annotations__": {"a": "int"}, "__new__": lambda cls, a: (a,)}, AttributeError),
+        ({"__annotations__": {"a": "int"}, "_fields": ("b",)}, AttributeError),
+    ],
+    ids=["default-order", "_make", "__new__", "_fields"],
+)
+def test_what_namedtuple_refuses_a_record_refuses(body: dict[str, Any], error: type[Exception]) -> None:
+    with pytest.raises(error):
+        _made(typing.NamedTuple, "Refused", dict(body))
+    with pytest.raises(error):
+        _made(Record, "Refused", dict(body))
+
+
+def test_a_record_derives_from_record_alone_and_a_subclass_of_one_is_a_plain_class() -> None:
+    with pytest.raises(TypeError, match="derives from Record alone"):
+        types.new_class("Two", (Record, int))
+    theirs, ours = _both("Rec", {"__annotations__": {"a": "int"}})
+    sub_theirs, sub_ours = types.new_class("Sub", (theirs,)), types.new_class("Sub", (ours,))
+    assert type(sub_ours) is type(sub_theirs) is type and sub_ours(1) == (1,) == sub_theirs(1)
+
+
+class Pickled(Record):
+    """A module-level record: pickled by reference, as a NamedTuple is."""
+
+    where: str
+    line: int | None = None
+
+
+def test_a_record_pickles_and_its_annotations_are_kept_as_written() -> None:
+    made = Pickled("f.py", 3)
+    assert pickle.loads(pickle.dumps(made)) == made and type(pickle.loads(pickle.dumps(made))) is Pickled
+    assert Pickled.__annotations__ == {"where": "str", "line": "int | None"}
+    assert Pickled.__qualname__ == "Pickled" and isinstance(made, tuple)
+
+
+def test_modecfgs_records_are_written_with_record() -> None:
+    """One way to write a record in the package (typing.NamedTuple's would cost the import again)."""
+    import re
+    from pathlib import Path
+
+    import modecfg
+
+    package = Path(modecfg.__file__).parent
+    written = [
+        str(path.relative_to(package))
+        for path in sorted(package.rglob("*.py"))
+        if re.search(r"\(\s*(typing\.)?NamedTuple\s*\)", path.read_text(encoding="utf-8"))
+        and path.name != "_record.py"
+    ]
+    assert written == []
