@@ -29,6 +29,7 @@ import sys
 import threading
 import warnings
 from collections.abc import Callable
+from types import FunctionType
 from typing import TYPE_CHECKING, Any
 
 from modecfg._locks import fork_safe
@@ -286,6 +287,31 @@ def _resolve(patch: Patch) -> tuple[Any, str, Any]:
     return owner, attr, raw
 
 
+_VARARGS, _VARKEYWORDS = 0x04, 0x08  # inspect.CO_VARARGS, inspect.CO_VARKEYWORDS
+
+
+def parameter_names(obj: Any) -> tuple[str, ...]:
+    """``tuple(inspect.signature(obj).parameters)``: for a plain function (nothing wrapped, no
+    signature of its own), read from its code as inspect reads it, without making the Signature
+    (the patch list's verification asks 17 targets at every import: 0.3 ms through inspect)."""
+    own = getattr(obj, "__dict__", {})
+    if type(obj) is not FunctionType or "__wrapped__" in own or "__signature__" in own:
+        import inspect
+
+        return tuple(inspect.signature(obj).parameters)
+    code = obj.__code__
+    names, positional, keyword_only = code.co_varnames, code.co_argcount, code.co_kwonlyargcount
+    found = list(names[:positional])
+    after = positional + keyword_only
+    if code.co_flags & _VARARGS:
+        found.append(names[after])
+        after += 1
+    found += names[positional : positional + keyword_only]
+    if code.co_flags & _VARKEYWORDS:
+        found.append(names[after])
+    return tuple(found)
+
+
 def _verify(patch: Patch) -> tuple[Any, str, Any, Any]:
     """Check one patch against the installed PyTensor, touching nothing."""
     owner, attr, raw = _resolve(patch)
@@ -297,9 +323,7 @@ def _verify(patch: Patch) -> tuple[Any, str, Any, Any]:
         raise _Mismatch(f"{patch.target} is not callable")
     if patch.params is not None:
         try:
-            import inspect
-
-            names = tuple(inspect.signature(obj).parameters)
+            names = parameter_names(obj)
         except (TypeError, ValueError):
             raise _Mismatch(f"{patch.target} has no readable signature") from None
         if names[: len(patch.params)] != patch.params or (not patch.params and names):

@@ -463,3 +463,57 @@ def test_modecfg_debugmode_read_first_imports_pytensor_without_a_warning() -> No
         """
     )
     assert (out["said"], out["state"]) == ([], "on")
+
+
+# -- the parameters verification reads (without inspect.signature for a plain function) --------
+
+
+def _shapes() -> list[Any]:
+    import functools
+
+    def plain(a, b=1):  # type: ignore[no-untyped-def]
+        return a
+
+    def star(a, *args, key, other=2, **kwargs):  # type: ignore[no-untyped-def]
+        return a
+
+    def bare_star(a, *, key):  # type: ignore[no-untyped-def]
+        return a
+
+    def only_kwargs(**kwargs):  # type: ignore[no-untyped-def]
+        return kwargs
+
+    def positional_only(a, b, /, c, *rest):  # type: ignore[no-untyped-def]
+        return a
+
+    def with_locals(x):  # type: ignore[no-untyped-def]
+        y = x + 1  # locals follow the parameters in co_varnames
+        return y
+
+    @functools.wraps(star)
+    def wrapper(*args, **kwargs):  # type: ignore[no-untyped-def]
+        return star(*args, **kwargs)
+
+    def signed(a, b):  # type: ignore[no-untyped-def]
+        return a
+
+    signed.__signature__ = __import__("inspect").signature(plain)  # type: ignore[attr-defined]
+
+    class Called:
+        def __call__(self, x, *, y=0):  # type: ignore[no-untyped-def]
+            return x
+
+    return [plain, star, bare_star, only_kwargs, positional_only, with_locals, wrapper, signed,
+            Called(), Called.__call__, functools.partial(star, 1), len, dict.get, lambda: None]  # fmt: skip
+
+
+def test_the_parameters_read_are_inspects_for_every_shape_and_every_patch_target() -> None:
+    import inspect
+
+    originals = patch_state.originals
+    targets = [originals[p.name] for p in patches.PATCHES if p.params is not None and p.name in originals]
+    assert len(targets) >= 15
+    for obj in [*_shapes(), *targets]:
+        assert patches.parameter_names(obj) == tuple(inspect.signature(obj).parameters), obj
+    with pytest.raises(TypeError):
+        patches.parameter_names(42)
