@@ -32,24 +32,29 @@ class _RecordMeta(type):
             return super().__new__(mcs, typename, bases, ns)
         if len(bases) != 1 or not isinstance(bases[0], _RecordMeta):
             raise TypeError(f"{typename}: a record derives from Record alone")
-        annotations = ns.get("__annotations__", {})
-        defaults = []
-        for field in annotations:
-            if field in ns:
-                defaults.append(ns[field])
-            elif defaults:
-                raise TypeError(f"{typename}: the field {field} without a default follows one with a default")
-        made = collections.namedtuple(typename, list(annotations), defaults=defaults, module=ns["__module__"])  # type: ignore[misc]
-        made.__annotations__ = dict(annotations)
-        for key, value in ns.items():
-            if key in _PROHIBITED:
-                raise AttributeError(f"{typename}: a record cannot have its own {key}")
-            if key not in _SPECIAL and key not in made._fields:
-                setattr(made, key, value)
-                set_name = getattr(type(value), "__set_name__", None)
-                if set_name is not None:  # as Python 3.12's NamedTuple does (a cached_property's)
-                    set_name(value, made, key)
-        return made
+        return _namedtuple_of(typename, ns)
+
+
+def _namedtuple_of(typename: str, ns: dict[str, Any]) -> Any:
+    """The class ``typing.NamedTuple`` makes of the body ``ns``, without checking its annotations."""
+    annotations = ns.get("__annotations__", {})
+    defaults = []
+    for field in annotations:
+        if field in ns:
+            defaults.append(ns[field])
+        elif defaults:
+            raise TypeError(f"{typename}: the field {field} without a default follows one with a default")
+    made = collections.namedtuple(typename, list(annotations), defaults=defaults, module=ns["__module__"])  # type: ignore[misc]
+    made.__annotations__ = dict(annotations)
+    for key, value in ns.items():
+        if key in _PROHIBITED:
+            raise AttributeError(f"{typename}: a record cannot have its own {key}")
+        if key not in _SPECIAL and key not in made._fields:
+            setattr(made, key, value)
+            set_name = getattr(type(value), "__set_name__", None)
+            if set_name is not None:  # as Python 3.12's NamedTuple does (a cached_property's)
+                set_name(value, made, key)
+    return made
 
 
 if TYPE_CHECKING:

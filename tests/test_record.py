@@ -67,6 +67,7 @@ def test_a_record_is_the_class_namedtuple_makes_of_the_same_body(
     a, b = theirs(*values), ours(*values)
     assert tuple(a) == tuple(b) and repr(a) == repr(b) and hash(a) == hash(b)
     assert a._asdict() == b._asdict()
+    assert [getattr(b, f) for f in fields] == [getattr(a, f) for f in fields] == values
     defaults = [body[f] for f in fields if f in body]
     required = len(fields) - len(defaults)
     assert tuple(theirs(*values[:required])) == tuple(ours(*values[:required]))
@@ -113,21 +114,34 @@ def test_a_descriptor_is_told_its_name_as_pythons_own_namedtuple_tells_it() -> N
     assert Cached.__dict__["square"].attrname == "square"
 
 
-@pytest.mark.parametrize(
-    ("body", "error"),
-    [
-        ({"__annotations__": {"a": "int", "b": "int"}, "a": 1}, TypeError),  # no default after a default
-        ({"__annotations__": {"a": "int"}, "_make": classmethod(lambda cls, it: cls(*it))}, AttributeError),
-        ({"__annotations__": {"a": "int"}, "__new__": lambda cls, a: (a,)}, AttributeError),
-        ({"__annotations__": {"a": "int"}, "_fields": ("b",)}, AttributeError),
-    ],
-    ids=["default-order", "_make", "__new__", "_fields"],
-)
-def test_what_namedtuple_refuses_a_record_refuses(body: dict[str, Any], error: type[Exception]) -> None:
-    with pytest.raises(error):
+def test_a_field_without_a_default_after_one_with_a_default_is_refused_as_namedtuple_refuses_it() -> None:
+    body = {"__annotations__": {"a": "int", "b": "int", "c": "int"}, "a": 1}
+    with pytest.raises(TypeError):
         _made(typing.NamedTuple, "Refused", dict(body))
-    with pytest.raises(error):
+    with pytest.raises(
+        TypeError, match="^Refused: the field b without a default follows one with a default$"
+    ):
         _made(Record, "Refused", dict(body))
+
+
+PROHIBITED = ["__new__", "__init__", "__slots__", "__getnewargs__", "_fields", "_field_defaults", "_make",
+              "_replace", "_asdict", "_source"]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", PROHIBITED)
+def test_what_namedtuple_refuses_to_have_overwritten_a_record_refuses(name: str) -> None:
+    body = {"__annotations__": {"a": "int"}, name: (lambda *args: None)}
+    with pytest.raises(AttributeError):
+        _made(typing.NamedTuple, "Refused", dict(body))
+    with pytest.raises(AttributeError, match=f"^Refused: a record cannot have its own {name}$"):
+        _made(Record, "Refused", dict(body))
+
+
+def test_a_body_without_fields_or_annotations_is_an_empty_record() -> None:
+    theirs, ours = _both("Empty", {})
+    assert _facts(ours) == _facts(theirs) and ours() == () == theirs()
+    theirs, ours = _both("Empty", {"__doc__": "Nothing."})
+    assert ours.__doc__ == theirs.__doc__ == "Nothing."
 
 
 def test_a_record_derives_from_record_alone_and_a_subclass_of_one_is_a_plain_class() -> None:
