@@ -119,7 +119,7 @@ def test_a_field_without_a_default_after_one_with_a_default_is_refused_as_namedt
     with pytest.raises(TypeError):
         _made(typing.NamedTuple, "Refused", dict(body))
     with pytest.raises(
-        TypeError, match="^Refused: the field b without a default follows one with a default$"
+        TypeError, match=r"^Refused: the field b without a default follows one with a default$"
     ):
         _made(Record, "Refused", dict(body))
 
