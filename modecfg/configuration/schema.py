@@ -86,16 +86,12 @@ _TYPE_NAMES = {bool: "boolean", int: "integer", float: "float", str: "string", l
 
 
 def _check_toml_type(spec: Flag, value: object) -> None:
-    base = _strip_none(spec.type)
-    expected = _TOML_TYPES.get(base, (str,))
-    if isinstance(value, bool) and bool not in expected:
-        ok = False
-    else:
-        ok = isinstance(value, expected)
-    if not ok:
-        want = " or ".join(_TYPE_NAMES[t] for t in expected)
-        got = _TYPE_NAMES.get(type(value), type(value).__name__)
-        raise ValueError(f"expected a TOML {want}, got a {got}")
+    expected = _TOML_TYPES.get(_strip_none(spec.type), (str,))
+    if isinstance(value, expected) and (bool in expected or not isinstance(value, bool)):
+        return  # (a TOML boolean is an int to Python: not an integer here)
+    want = " or ".join(_TYPE_NAMES[t] for t in expected)
+    got = _TYPE_NAMES.get(type(value), type(value).__name__)
+    raise ValueError(f"expected a TOML {want}, got {'an' if got[0] in 'aeiou' else 'a'} {got}")
 
 
 _NO_SHORTCUT = object()
@@ -171,7 +167,7 @@ def validate(spec: Flag, raw: object, *, toml: bool = False) -> Any:
         value = shortcut(spec, raw)
         if value is not _NO_SHORTCUT:
             return value
-    elif not toml:
+    else:
         value = typed_shortcut(spec, raw)
         if value is not _NO_SHORTCUT:
             return value
@@ -201,15 +197,15 @@ def _text_check(spec: Flag, raw: str) -> None:
 
 
 def _describe(spec: Flag, exc: Any) -> str:
-    err = exc.errors(include_url=False)[0]
-    msg = str(err.get("msg", "invalid value"))
+    """pydantic's first error in modecfg's words: a validator's own ValueError as it says it (its
+    ``ctx``), a choice flag's "not a valid choice", else the kind expected and pydantic's reason."""
+    err = exc.errors()[0]
     ctx = err.get("ctx") or {}
     if "error" in ctx:  # our own ValueError from a BeforeValidator / AfterValidator
         return str(ctx["error"])
-    if err.get("type") == "literal_error" or spec.choices():
+    if err["type"] == "literal_error" or spec.choices():
         return "not a valid choice"
-    if msg.startswith("Value error, "):
-        return msg[len("Value error, ") :]
+    msg = str(err["msg"])
     return f"expected {spec.kind()} ({msg[0].lower() + msg[1:]})"
 
 

@@ -52,12 +52,12 @@ def test_integers_are_numbers_for_float_flags(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "needle"),
     [
-        ("floatX = 32\n", "expected a TOML string, got a integer"),
+        ("floatX = 32\n", "expected a TOML string, got an integer"),
         ('allow_gc = "yes"\n', "expected a TOML boolean, got a string"),
         ("[traceback]\nlimit = 1.5\n", "expected a TOML integer, got a float"),
         ('[traceback]\nlimit = "3"\n', "expected a TOML integer, got a string"),
         ("[traceback]\nlimit = true\n", "expected a TOML integer, got a boolean"),
-        ('floatX = ["float32"]\n', "expected a TOML string, got a array"),
+        ('floatX = ["float32"]\n', "expected a TOML string, got an array"),
         ("[NanGuardMode]\nbig = -1.0\n", "greater than 0"),
     ],
 )
