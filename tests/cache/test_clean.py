@@ -320,6 +320,8 @@ def test_a_bound_is_due_at_exit_for_a_cache_no_exit_bounded_within_the_hour(
     assert cleaning.prepare_exit(now) is False
     _stamped(second, time.time() - 2 * cleaning.EXIT_INTERVAL)
     assert cleaning.prepare_exit() is True  # asked without a time: now
+    _stamped(second, now)
+    assert cleaning.prepare_exit(now + 2 * cleaning.EXIT_INTERVAL) is True  # the time given, not the clock's
 
 
 def test_no_bound_is_due_where_none_is_set_and_one_size_bound_is_enough(
@@ -355,6 +357,21 @@ def test_a_cache_this_process_may_not_look_into_is_not_due(
     monkeypatch.setattr(Path, "stat", refuse)
     assert cleaning._due(cache, time.time()) is False
     assert cleaning.prepare_exit() is False
+
+
+def test_a_size_bounds_units_are_made_ready_only_where_a_size_bound_is_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(pydantic reads them: ~60 ms a process's first compile paid for a bound it did not have.)"""
+    import modecfg
+
+    first, _, _ = _two_caches(tmp_path, monkeypatch)
+    first.mkdir()
+    asked: list[str] = []
+    monkeypatch.setattr(cleaning, "size_bytes", asked.append)
+    assert cleaning.prepare_exit() is True and asked == []  # the default: no size bound
+    with modecfg.config.override({"cache.max_size": "2GiB"}):
+        assert cleaning.prepare_exit() is True and asked == ["1MiB"]
 
 
 def test_prepare_exit_makes_the_validators_bound_at_exit_needs(
