@@ -43,8 +43,14 @@ class SourceLine(Record):
 @functools.cache
 def _stdlib_dir() -> str:
     """The standard library's directory: where ``os`` is, as ``sysconfig.get_paths()["stdlib"]``
-    says, without the ~2 ms sysconfig's first answer costs (at a process's first gradient)."""
-    return os.path.dirname(os.path.abspath(os.__file__)) + os.sep
+    says, without the ~2 ms sysconfig's first answer costs (at a process's first gradient); an
+    interpreter whose ``os`` has no file (an embedded one) asks sysconfig."""
+    where: str | None = getattr(os, "__file__", None)
+    if where is None:
+        import sysconfig
+
+        return sysconfig.get_paths()["stdlib"] + os.sep
+    return os.path.dirname(os.path.abspath(where)) + os.sep
 
 
 @functools.cache

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from modecfg._source import first_user_frame, is_library
 
 # One statement of user code, one line long; the standard library (contextlib) calls back
@@ -89,3 +91,17 @@ def test_the_standard_librarys_directory_is_sysconfigs() -> None:
 
     assert _stdlib_dir() == sysconfig.get_paths()["stdlib"] + os.sep
     assert is_library(sysconfig.__file__) and is_library(os.__file__)
+
+
+def test_without_a_file_for_os_the_standard_library_is_sysconfigs(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sysconfig
+
+    from modecfg._source import _stdlib_dir
+
+    expected = _stdlib_dir()
+    monkeypatch.delattr(os, "__file__")
+    _stdlib_dir.cache_clear()
+    try:
+        assert _stdlib_dir() == sysconfig.get_paths()["stdlib"] + os.sep == expected
+    finally:
+        _stdlib_dir.cache_clear()
