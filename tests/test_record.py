@@ -113,6 +113,14 @@ def test_a_descriptor_is_told_its_name_as_pythons_own_namedtuple_tells_it() -> N
 
     assert Cached.__dict__["square"].attrname == "square"
 
+    class Told:
+        def __set_name__(self, owner: type, name: str) -> None:
+            self.told = (owner, name)
+
+    told = Told()
+    made = _made(Record, "WithDescriptor", {"__annotations__": {"n": "int"}, "held": told})
+    assert told.told == (made, "held")
+
 
 def test_a_field_without_a_default_after_one_with_a_default_is_refused_as_namedtuple_refuses_it() -> None:
     body = {"__annotations__": {"a": "int", "b": "int", "c": "int"}, "a": 1}

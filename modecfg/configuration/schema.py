@@ -203,7 +203,7 @@ def _describe(spec: Flag, exc: Any) -> str:
     ctx = err.get("ctx") or {}
     if "error" in ctx:  # our own ValueError from a BeforeValidator / AfterValidator
         return str(ctx["error"])
-    if err["type"] == "literal_error" or spec.choices():
+    if spec.choices():  # (a literal's error among them)
         return "not a valid choice"
     msg = str(err["msg"])
     return f"expected {spec.kind()} ({msg[0].lower() + msg[1:]})"
