@@ -295,6 +295,13 @@ def _two_caches(
     return first, second, asked
 
 
+def _one_cache_made(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The process's two caches as prepare_exit asks (:func:`_two_caches`), the first made."""
+    first, _, _ = _two_caches(tmp_path, monkeypatch)
+    first.mkdir()
+    return first
+
+
 def _stamped(cache: Path, when: float) -> None:
     (cache / cleaning.STAMP).touch()
     os.utime(cache / cleaning.STAMP, (when, when))
@@ -343,8 +350,7 @@ def test_no_bound_is_due_where_none_is_set_and_one_size_bound_is_enough(
 def test_a_cache_this_process_may_not_look_into_is_not_due(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    first, _, _ = _two_caches(tmp_path, monkeypatch)
-    first.mkdir()
+    first = _one_cache_made(tmp_path, monkeypatch)
     cache = Cache("C", first, (), 0, None)
     real_stat = Path.stat
 
@@ -365,8 +371,7 @@ def test_a_size_bounds_units_are_made_ready_only_where_a_size_bound_is_set(
     """(pydantic reads them: ~60 ms a process's first compile paid for a bound it did not have.)"""
     import modecfg
 
-    first, _, _ = _two_caches(tmp_path, monkeypatch)
-    first.mkdir()
+    _one_cache_made(tmp_path, monkeypatch)
     asked: list[str] = []
     monkeypatch.setattr(cleaning, "size_bytes", asked.append)
     assert cleaning.prepare_exit() is True and asked == []  # the default: no size bound
@@ -379,8 +384,7 @@ def test_prepare_exit_makes_the_validators_bound_at_exit_needs(
 ) -> None:
     import modecfg
 
-    first, _, _ = _two_caches(tmp_path, monkeypatch)
-    first.mkdir()
+    _one_cache_made(tmp_path, monkeypatch)
     with modecfg.config.override({"cache.max_size": "2GiB"}):
         assert cleaning.prepare_exit() is True  # a text its own validators refuse would raise here
     assert cleaning.seconds("1d") == DAY and cleaning.size_bytes("1MiB") == 1024**2
