@@ -4,9 +4,10 @@
 
 Every figure comes from fresh interpreters, one that imports modecfg and one that never does,
 alternated round after round (the machine drifts; a process where modecfg was uninstalled is
-not plain PyTensor). Each row prints plain PyTensor's median, modecfg's, and the median of the
-rounds' own ratios (modecfg / plain) with their spread (lowest-highest): a ratio inside its
-spread of 1.00 is no difference this machine can show.
+not plain PyTensor), all on one CPU (``--cpu``: the last this process may use unless told).
+Each row prints plain PyTensor's median, modecfg's, and the median of the rounds' own ratios
+(modecfg / plain) with their spread (lowest-highest): a ratio inside its spread of 1.00 is no
+difference this machine can show.
 
 Rows:
 
@@ -205,6 +206,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5, help="rounds of each pair (default 5)")
     parser.add_argument("--only", default=",".join(SECTIONS), help=f"sections: {','.join(SECTIONS)}")
+    parser.add_argument("--cpu", default="last",
+                        help="the CPU every child runs on: a number, 'last' (the default: the last "
+                        "this process may use) or 'any' (wherever the system puts each)")  # fmt: skip
     args = parser.parse_args(argv)
     only = args.only.split(",")
     unknown = [name for name in only if name not in SECTIONS]
@@ -212,14 +216,33 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"no section {', '.join(unknown)}; the sections: {', '.join(SECTIONS)}")
     sections = {"import": imports, "read": reads, "calls": calls, "compile": compiles,
                 "nanguard": nanguard, "per_graph": per_graph}  # fmt: skip
+    where = pin(args.cpu)
+    if where is None and args.cpu != "any":
+        parser.error(f"--cpu {args.cpu}: not a CPU this process may use, nor 'last' or 'any'")
     with tempfile.TemporaryDirectory() as tmp:
         env = environment(Path(tmp))
-        when = f"{time.strftime('%Y-%m-%d')}, Python {sys.version.split()[0]}, {os.cpu_count()} cores"
+        python = sys.version.split()[0]
+        when = f"{time.strftime('%Y-%m-%d')}, Python {python}, {os.cpu_count()} cores, {where}"
         print(f"modecfg over plain PyTensor, fresh interpreters alternated, {args.rounds} rounds ({when})")
         print(f"  {'':<30} {'pytensor':>10} {'modecfg':>10} {'':<3} {'ratio':>7} (spread)")
         for name in SECTIONS:
             if name in only:
                 sections[name](env, args.rounds)
+
+
+def pin(cpu: str) -> str | None:
+    """Run this process, and so every child, on one CPU: both sides of a row then run where the
+    other did (on a shared machine one CPU may also serve the system's interrupts, and a child
+    placed there runs up to 1.7x slower, which swamps a few percent). What it did, in words;
+    None for a CPU this process may not use."""
+    if cpu == "any" or not hasattr(os, "sched_setaffinity"):
+        return "children on any CPU"
+    allowed = sorted(os.sched_getaffinity(0))
+    chosen = allowed[-1] if cpu == "last" else int(cpu) if cpu.isdigit() else None
+    if chosen not in allowed:
+        return None
+    os.sched_setaffinity(0, {chosen})
+    return f"children on CPU {chosen}"
 
 
 def imports(env: dict[str, str], n: int) -> None:

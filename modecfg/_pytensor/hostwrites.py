@@ -11,6 +11,7 @@ made).
 from __future__ import annotations
 
 import threading
+import types
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -27,8 +28,9 @@ listeners: list[Callable[[list[Any]], None]] = []
 def host_updates(fn: Any) -> None:
     """Record the shared variables ``fn`` updates, where ``fn`` is not a JAX function; a device
     copy of one already made is not reused from now on."""
-    if type(getattr(fn, "vm", None)).__name__ == "DeviceThunk":  # a JAX function: its updates stay there
-        return
+    vm = getattr(fn, "vm", None)
+    if type(vm) is types.FunctionType and hasattr(vm, "device_thunk"):  # a JAX function's VM
+        return  # (modecfg.device.jaxlink.vm_for): its updates stay on the device
     expanded = getattr(getattr(fn, "maker", None), "expanded_inputs", None)
     if expanded is None:
         return

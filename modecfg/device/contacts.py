@@ -13,6 +13,7 @@ The replacements are module-level functions: they pickle.
 from __future__ import annotations
 
 import sys
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -24,9 +25,10 @@ __all__ = ["DEVICE_INPUTS", "JAX_DEVICE", "PATCHES", "SHARED_VALUES", "SHARED_VA
 # numpy's ndarray, looked up at the first call of a replacement: this module is loaded by
 # ``import modecfg`` (its patches are registered then), which loads neither numpy nor PyTensor
 _ndarray: Any = None
-# the VM of a JAX function (modecfg.device.jaxlink.DeviceThunk), bound by linked(): until then no
-# function is a JAX one, and "device inputs" is PyTensor's check alone
-_device_thunk: Any = None
+# what tells a JAX function's VM (the code of modecfg.device.jaxlink.device_call, every such VM's),
+# bound by linked(): until then no function is a JAX one, and "device inputs" is PyTensor's check
+_device_call: Any = None
+_function = types.FunctionType
 
 
 def _array_type() -> Any:
@@ -108,7 +110,8 @@ def validate_inputs(self: Any, args: Any, kwargs: Any) -> Any:
     Put in place as it is (a plain patch: it binds as PyTensor's own method does), for it runs at
     every call of every function once a JAX function is linked: what decides comes first,
     cheapest first (a function that is not a JAX one; numpy's arrays, which are never JAX's)."""
-    if type(self.vm) is _device_thunk:
+    vm = self.vm
+    if type(vm) is _function and vm.__code__ is _device_call:
         ndarray = _ndarray
         for arg in args:
             if type(arg) is not ndarray:
@@ -214,12 +217,12 @@ def linked() -> None:
     """A function was linked for JAX: inputs given as JAX arrays are used where they are, and
     shared variables it left on the device read as numpy, from now on (these patches cost every
     call and every get_value a check: off in processes that never use JAX)."""
-    global _device_thunk, _validate
+    global _device_call, _validate
     from modecfg._pytensor.patches import enable
-    from modecfg.device.jaxlink import DeviceThunk
+    from modecfg.device.jaxlink import device_call
 
     _array_type()
-    _device_thunk = DeviceThunk
+    _device_call = device_call.__code__
     for patch in (SHARED_VALUES, SHARED_VALUES_SET, DEVICE_INPUTS):
         enable(patch)
     _validate = _originals["device inputs"]  # (recorded as the patch was applied)

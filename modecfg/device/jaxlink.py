@@ -43,8 +43,9 @@ PyTensor's ``JITLinker.make_all`` builds a JAX function's single thunk; modecfg'
   on the device; once the function is profiled, every call is: inputs sent, the run
   synchronised, bytes moved; the report shows them instead of node times JAX cannot give.
 
-Nothing here is attached to a PyTensor object that pickles: the :class:`DeviceThunk` is the
-function's VM (rebuilt when a pickled function is loaded), residency lives in a module-level
+Nothing here is attached to a PyTensor object that pickles: the function :func:`vm_for` makes
+of a :class:`DeviceThunk` is the function's VM (rebuilt when a pickled function is loaded),
+as PyTensor's own JAX VM is; residency lives in a module-level
 table keyed weakly by the shared variable's container, and a profile holds plain dicts.
 """
 
@@ -56,6 +57,7 @@ import operator
 import sys
 import threading
 import time
+import types
 import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -70,10 +72,13 @@ __all__ = [
     "PRECISIONS",
     "DeviceThunk",
     "Resident",
+    "device_call",
     "device_of",
+    "device_thunk",
     "is_device_array",
     "link",
     "sent_to_device",
+    "vm_for",
 ]
 
 # The matmul_precision flag's values are jax.default_matmul_precision's own names.
@@ -456,15 +461,19 @@ _FIRST = operator.itemgetter(0)  # a storage cell's value
 
 
 class DeviceThunk:
-    """A JAX function's VM: PyTensor's thunk, run with the function's x64 and matmul precision,
-    its outputs in the graph's dtypes, timed on the device for profiles. Every other attribute
-    is the thunk's."""
+    """What a JAX function's VM runs: PyTensor's thunk, with the function's x64 and matmul
+    precision, its outputs in the graph's dtypes, timed on the device for profiles. The VM
+    PyTensor's Function holds and calls is the function :func:`vm_for` makes of it.
+
+    No ``__getattr__``: on a class with one, Python reads every attribute the slow way (~28 ns
+    against ~10 on this machine), and every call reads ``steady_call``."""
+
+    steady_call: tuple[Any, ...] | None  # made by __setattr__ (:meth:`_steady_call`)
 
     def __init__(self, thunk: Any, device: Any, x64_on: bool, precision: str, residents: list[Resident],
                  inputs: list[Any], dtypes: list[str | None], traced: bool = False,
                  fgraph: Any = None, node: Any = None) -> None:  # fmt: skip
         self.thunk = thunk
-        self.allow_gc = getattr(thunk, "allow_gc", None)  # read by Function after every call
         self.jax_config = _config()  # JAX's state in the calling thread (the matmul precision)
         self.x64_state = _x64_state()  # read at every call: JAX's x64 in the calling thread
         # The steady call runs the jitted function itself, as PyTensor's thunk does (its inputs'
@@ -506,25 +515,16 @@ class DeviceThunk:
             "returned_bytes": 0,  # outputs, left on the device (moved when read)
         }
 
-    def __getattr__(self, name: str) -> Any:
-        if name == "thunk":  # not made yet (a copy): no recursion
-            raise AttributeError(name)
-        return getattr(self.thunk, name)
-
     def __setattr__(self, name: str, value: Any) -> None:
-        # allow_gc is an attribute of its own (PyTensor's Function reads it after every call: a
-        # property cost 60-80 ns of the call); set here, it is the thunk's too, as it always was
-        if name == "allow_gc" and "thunk" in self.__dict__:
-            self.thunk.allow_gc = value
         object.__setattr__(self, name, value)
         if name in _STEADY_PARTS:
             object.__setattr__(self, "steady_call", self._steady_call())
 
     def _steady_call(self) -> tuple[Any, ...] | None:
-        """What the steady call reads, in one attribute (each attribute read of an object whose
-        class has ``__getattr__`` costs ~18 ns against ~4; the call read seven): (JAX's x64 in
-        this thread, the function's, the jitted function or None where the call is the thunk's,
-        the thunk's inputs and outputs, the thunk); None while calls are not steady ones."""
+        """What the steady call reads, in one attribute (one read and an unpacking, against
+        six reads): (JAX's x64 in this thread, the function's, the jitted function or None
+        where the call is the thunk's, the thunk's inputs and outputs, the thunk); None while
+        calls are not steady ones."""
         held = self.__dict__
         if not held.get("fast"):
             return None
@@ -538,25 +538,7 @@ class DeviceThunk:
         )
 
     def __call__(self) -> Any:
-        # the steady call, where this thread's x64 is the function's (the precision is in its
-        # traced program): what PyTensor's thunk does, written out (``inline``), else the thunk
-        steady = self.steady_call
-        if steady is not None:
-            x64_state, x64, jit_fn, inputs, outputs, thunk = steady
-            if x64_state.value is x64:
-                if jit_fn is None:
-                    return thunk()
-                try:
-                    results = jit_fn(*map(_FIRST, inputs))
-                except Exception:
-                    from pytensor.link import basic  # (its raise_with_op, patched or not, as the thunk's)
-
-                    basic.raise_with_op(self.fgraph, self.node, thunk)
-                    raise  # (raise_with_op raises: what it was given, if it ever returned)
-                for storage, value in zip(outputs, results):  # noqa: B905 (a hot loop, as PyTensor's)
-                    storage[0] = value
-                return None
-        return self._pinned()
+        return device_call(self)
 
     def _pinned(self) -> Any:
         jax_config = self.jax_config
@@ -655,9 +637,69 @@ class DeviceThunk:
         setattr(profile, marks.PROFILE_DEVICE, dict(self.stats, shared_sent=dict(self.stats["shared_sent"])))
 
 
+def device_call(device: DeviceThunk) -> Any:
+    """A JAX function's VM call (the code of the function :func:`vm_for` makes, ``device`` its
+    default). The steady call, where this thread's x64 is the function's (the precision is in
+    its traced program), is what PyTensor's thunk does, written out (``inline``), else the
+    thunk; any other call goes through ``device``'s pinning, first-call and profiling paths."""
+    steady = device.steady_call
+    if steady is not None:
+        x64_state, x64, jit_fn, inputs, outputs, thunk = steady
+        if x64_state.value is x64:
+            if jit_fn is None:
+                return thunk()
+            try:
+                results = jit_fn(*map(_FIRST, inputs))
+            except Exception:
+                from pytensor.link import basic  # (its raise_with_op, patched or not, as the thunk's)
+
+                basic.raise_with_op(device.fgraph, device.node, thunk)
+                raise  # (raise_with_op raises: what it was given, if it ever returned)
+            for storage, value in zip(outputs, results):  # noqa: B905 (a hot loop, as PyTensor's)
+                storage[0] = value
+            return None
+    return device._pinned()
+
+
+_DEVICE_CALL = device_call.__code__  # what tells a JAX function's VM (device_thunk)
+# what PyTensor's JIT linker sets on the thunk that is a JAX function's VM (``make_all`` and
+# ``create_jitable_thunk``), and its Function reads off the VM: the device VM carries them too
+_THUNK_ATTRIBUTES = ("inputs", "outputs", "lazy", "jit_fn", "storage_map", "allow_gc")
+
+
+def vm_for(device: DeviceThunk) -> Any:
+    """The VM PyTensor's Function holds and calls for a JAX function: a function, as PyTensor's
+    own JAX VM is (its thunk), running :func:`device_call` with ``device``, and carrying what
+    PyTensor's thunk carries as a VM (the same objects: ``inputs``, ``outputs``, ``lazy``,
+    ``jit_fn``, ``storage_map``, ``allow_gc``), ``update_profile`` and ``device_thunk``.
+
+    A function and not ``device`` itself: JAX's dispatch reads the Python stack at each call,
+    and a call through a class's ``__call__`` cost a small function's call ~0.25 us more (of
+    ~10; PyTensor's Function calling either, the same jitted function, this machine). Like
+    PyTensor's VM, it does not pickle (pickle refuses it: it is not the module's
+    ``device_call``); a Function pickles without its VM and links a new one when loaded."""
+    vm: Any = types.FunctionType(_DEVICE_CALL, device_call.__globals__, "device_vm", (device,))
+    thunk = device.thunk
+    for name in _THUNK_ATTRIBUTES:
+        if hasattr(thunk, name):
+            setattr(vm, name, getattr(thunk, name))
+    vm.update_profile = device.update_profile
+    vm.device_thunk = device
+    return vm
+
+
+def device_thunk(fn: Any) -> DeviceThunk | None:
+    """A compiled function's :class:`DeviceThunk`, or None where it is not a JAX function."""
+    vm = getattr(fn, "vm", None)
+    if type(vm) is types.FunctionType and vm.__code__ is _DEVICE_CALL:
+        held = vm.__defaults__
+        return held[0] if held else None
+    return None
+
+
 def link(linker: Any, make_all: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """PyTensor's ``make_all`` for a JAX linker, with the JAX function pinned, its shared
-    inputs resident and its VM a :class:`DeviceThunk`."""
+    inputs resident and its VM running a :class:`DeviceThunk` (:func:`vm_for`)."""
     from pytensor.compile.sharedvalue import SharedVariable
     from pytensor.tensor.type import TensorType
 
@@ -685,7 +727,7 @@ def link(linker: Any, make_all: Callable[..., Any], *args: Any, **kwargs: Any) -
     dtypes = [getattr(out.type, "dtype", None) for out in linker.fgraph.outputs]
     thunk = DeviceThunk(fn, device, x64_on, precision, residents, plain, dtypes, traced or not pins,
                         linker.fgraph, nodes[0] if nodes else None)  # fmt: skip
-    return thunk, inputs, outputs, thunks, nodes
+    return vm_for(thunk), inputs, outputs, thunks, nodes
 
 
 # -- what the other patches ask ------------------------------------------------------
@@ -693,8 +735,8 @@ def link(linker: Any, make_all: Callable[..., Any], *args: Any, **kwargs: Any) -
 
 def device_of(fn: Any) -> Any:
     """The JAX device a compiled function runs on, or None when it is not a JAX function."""
-    vm = getattr(fn, "vm", None)
-    return vm.device if isinstance(vm, DeviceThunk) else None
+    device = device_thunk(fn)
+    return device.device if device is not None else None
 
 
 def takes_as_is(container: Any, value: Any) -> bool:
@@ -719,8 +761,8 @@ def lowered(fn: Any, *args: Any) -> str:
     """The StableHLO text XLA compiles for a JAX function called with ``args`` (its inputs that
     are not shared variables), traced as its calls trace it: with its x64 and matmul precision.
     Where a precision or a dtype is in doubt, this is what ran."""
-    vm = getattr(fn, "vm", None)
-    if not isinstance(vm, DeviceThunk):
+    vm = device_thunk(fn)
+    if vm is None:
         raise TypeError("lowered() takes a function compiled for JAX (linker=jax or device=cuda)")
     given = iter(args)
     values = [item[0] if isinstance(item, Resident) else next(given) for item in vm.thunk.inputs]

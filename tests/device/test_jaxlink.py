@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import types
 import warnings
 from types import SimpleNamespace
 from typing import Any
@@ -34,6 +35,13 @@ def where() -> str:
     one). Asked in a test, never at import: `make mutate` forks each mutant's tests from a
     process that imported this module, and JAX's runtime must not have started there."""
     return jaxlink.describe_device(jax.devices()[0])
+
+
+def _device(fn: Any) -> jaxlink.DeviceThunk:
+    """A JAX function's DeviceThunk (what its VM runs)."""
+    device = jaxlink.device_thunk(fn)
+    assert device is not None, "not a JAX function"
+    return device
 
 
 def _jax_function(inputs: list[Any], outputs: Any, **kwargs: Any) -> Any:
@@ -258,7 +266,7 @@ def test_an_explicit_float64_in_a_float32_graph_is_computed_in_float64() -> None
 
 def test_a_float32_graph_stays_float32_with_x64_off() -> None:
     _data, _, _, step = _regression()
-    assert step.vm.x64 is False
+    assert _device(step).x64 is False
     assert step(np.ones(3, dtype="float32")).dtype == np.float32
     x = pt.vector("x", dtype="float32")
     with config.override(floatX="float32"):
@@ -282,7 +290,7 @@ def test_a_float64_inside_a_fused_operation_turns_x64_on_too() -> None:
     inner = [n.op.scalar_op for n in f.maker.fgraph.apply_nodes if hasattr(n.op, "scalar_op")]
     assert any(isinstance(op, Composite) for op in inner)  # fused: the float64 is inside
     assert all(getattr(v.type, "dtype", "") != "float64" for v in f.maker.fgraph.variables)
-    assert jaxlink.needs_x64(f.maker.fgraph) and f.vm.x64 is True
+    assert jaxlink.needs_x64(f.maker.fgraph) and _device(f).x64 is True
     out = f(np.full(2, 20.0, dtype="float32"))
     assert out.dtype == np.float32 and np.allclose(out, np.exp(20.0) + 1, rtol=1e-6)
 
@@ -293,7 +301,7 @@ def test_outputs_come_back_in_the_dtypes_the_graph_declares() -> None:
     x = pt.vector("x", dtype="float32")
     with config.override(floatX="float32"):
         f = _jax_function([x], [x.sum(), pt.cast(x, "float64").mean()])
-    assert f.vm.x64 is True
+    assert _device(f).x64 is True
     narrow, wide = f(np.ones(4, dtype="float32"))
     assert (narrow.dtype, wide.dtype) == (np.float32, np.float64)
 
@@ -314,8 +322,8 @@ def test_outputs_keep_their_declared_dtypes_on_every_call_not_only_the_first() -
     f = _narrow_and_wide()
     # the casts are in the compiled program (issue 62: a cast after each call was a JAX dispatch
     # of its own, 20 us a call against plain PyTensor's 8): a steady call is the thunk alone
-    assert f.vm.casts == [] and f.vm.steady
-    lowered = f.vm.thunk.jit_fn.lower(np.ones(4, dtype="float32")).as_text()
+    assert _device(f).casts == [] and _device(f).steady
+    lowered = _device(f).thunk.jit_fn.lower(np.ones(4, dtype="float32")).as_text()
     assert "tensor<f32>" in lowered.split("return")[-1]  # the program itself returns a float32
 
 
@@ -333,7 +341,8 @@ def test_where_the_linker_cannot_be_traced_the_outputs_are_cast_after_each_call(
 
     monkeypatch.setattr(jaxlink, "_traced", untraced)
     f = _narrow_and_wide()
-    assert f.vm.x64 is True and len(f.vm.casts) == 1 and not f.vm.steady  # the float32 sum, cast
+    device = _device(f)
+    assert device.x64 is True and len(device.casts) == 1 and not device.steady  # the float32 sum, cast
 
 
 def test_64_bit_integers_from_the_host_are_never_truncated() -> None:
@@ -347,11 +356,11 @@ def test_64_bit_integers_from_the_host_are_never_truncated() -> None:
         constant = _jax_function([], pt.constant(np.array([big], dtype="int64")).astype("float32").sum())
     with config.override(floatX="float64"):
         wide = _jax_function([], s.astype("float64").sum())
-    assert narrow.vm.x64 is True and float(narrow()) == np.float32(big)
+    assert _device(narrow).x64 is True and float(narrow()) == np.float32(big)
     assert float(wide()) == float(big) and float(narrow()) == np.float32(big)
     assert float(constant()) == np.float32(big)  # (folded on the host at compile: no int64 left)
     small = _jax_function([], pt.constant(np.array([5], dtype="int64")).astype("float32").sum())
-    assert small.vm.x64 is False  # a constant that fits int32 needs no x64
+    assert _device(small).x64 is False  # a constant that fits int32 needs no x64
 
 
 def test_set_value_of_a_device_array_of_another_static_shape_is_a_shared_value_error() -> None:
@@ -379,9 +388,9 @@ def test_the_matmul_precision_flag_is_what_xla_compiles_for_a_gpu(
     text = jaxlink.lowered(f, np.ones((4, 4), dtype="float32"))
     assert re.search(rf"precision = \[{lowered}, {lowered}\]", text), text
     assert jax.config.jax_default_matmul_precision is None  # the user's own JAX code is left alone
-    alone = f.vm.thunk.jit_fn.lower(np.ones((4, 4), dtype="float32")).as_text()
+    alone = _device(f).thunk.jit_fn.lower(np.ones((4, 4), dtype="float32")).as_text()
     assert re.search(rf"precision = \[{lowered}, {lowered}\]", alone), alone
-    assert f.vm.traced
+    assert _device(f).traced
     assert "jit_compile" not in vars(f.maker.linker)  # nothing left on PyTensor's linker
     again = pickle.loads(pickle.dumps(f))
     assert np.array_equal(again(np.eye(4, dtype="float32")), f(np.eye(4, dtype="float32")))
@@ -401,9 +410,9 @@ def test_on_the_cpu_the_program_is_plain_pytensors_whatever_the_precision(flag: 
         warnings.simplefilter("ignore", UserWarning)
         plain = pytensor.function([a], a @ a, mode=Mode(linker="jax"))
     x = np.ones((4, 4), dtype="float32")
-    ours, theirs = (str(jax.make_jaxpr(g.vm.jit_fn)(x)) for g in (f, plain))
+    ours, theirs = (str(jax.make_jaxpr(_device(g).jit_fn)(x)) for g in (f, plain))
     assert "Precision." not in ours and ours == theirs
-    assert f.vm.traced  # no precision context at its calls
+    assert _device(f).traced  # no precision context at its calls
 
 
 def test_the_users_own_x64_setting_survives_later_compiles() -> None:
@@ -609,7 +618,7 @@ def test_a_steady_call_hits_one_jit_cache_entry_whatever_jaxs_own_x64(floatX: st
             assert all(np.array_equal(r, first) and r.dtype == first.dtype for r in results)
     finally:
         jax.config.update("jax_enable_x64", before)
-    assert f.vm.thunk.jit_fn._cache_size() == 1  # no second trace, no recompile
+    assert _device(f).thunk.jit_fn._cache_size() == 1  # no second trace, no recompile
 
 
 def test_a_steady_call_runs_the_jitted_function_as_pytensors_thunk_does() -> None:
@@ -620,7 +629,7 @@ def test_a_steady_call_runs_the_jitted_function_as_pytensors_thunk_does() -> Non
     runs = []
     for inline in (True, False):
         _, w, _, step = _regression()
-        vm = step.vm
+        vm = _device(step)
         assert vm.inline  # PyTensor's thunk, recognised
         vm.inline = inline
         calls: list[int] = []
@@ -640,9 +649,9 @@ def test_the_steady_call_reads_what_the_vm_holds_now() -> None:
     x = pt.vector("x", dtype="float32")
     f = _jax_function([x], x * 2)
     ones = np.ones(2, dtype="float32")
-    assert f.vm.steady_call is None  # no call yet: the first is timed apart
+    assert _device(f).steady_call is None  # no call yet: the first is timed apart
     f(ones)
-    vm = f.vm
+    vm = _device(f)
     parts = (vm.x64_state, vm.x64, vm.jit_fn, vm.thunk_inputs, vm.thunk_outputs, vm.thunk)
     assert vm.fast and vm.inline and len(vm.steady_call) == len(parts)
     assert all(a is b for a, b in zip(vm.steady_call, parts, strict=True))
@@ -692,11 +701,11 @@ def test_a_failing_steady_call_says_what_pytensors_thunk_says() -> None:
     three = np.ones(3, dtype="float32")
     f(three, three)
     f(three, three)
-    assert f.vm.fast and f.vm.inline
+    assert _device(f).fast and _device(f).inline
     said = []
     for inline in (True, False):
-        f.vm.inline = inline
-        with jax.enable_x64(f.vm.x64), pytest.raises(Exception) as failed:  # the steady call's path
+        _device(f).inline = inline
+        with jax.enable_x64(_device(f).x64), pytest.raises(Exception) as failed:  # the steady call's path
             f(three, np.ones(4, dtype="float32"))
         said.append((type(failed.value), str(failed.value), getattr(failed.value, "__notes__", [])))
     assert said[0] == said[1]
@@ -773,24 +782,43 @@ def test_a_jax_functions_host_inputs_get_pytensors_own_check() -> None:
         f(np.ones((2, 2), dtype="float32"))
 
 
-def test_the_vm_answers_allow_gc_as_its_thunk_does_and_setting_it_sets_both() -> None:
-    """PyTensor's Function reads ``vm.allow_gc`` after every call: an attribute of the VM's own
-    (a lookup that fails before ``__getattr__``, or a property, cost a tenth of the call), the
-    thunk's value; set on the VM, the thunk's is set too."""
+def test_the_vm_is_a_function_answering_what_pytensors_thunk_answers_as_a_vm() -> None:
+    """A JAX function's VM is a function, as PyTensor's own (its thunk) is, not an object whose
+    class has ``__call__`` (JAX's dispatch made a call through one ~0.25 us dearer), carrying
+    what PyTensor's JIT linker sets on its thunk, the same objects, and the device's thunk."""
+    x = pt.vector("x", dtype="float32")
+    f = _jax_function([x], x * 2)
+    vm, device = f.vm, _device(f)
+    assert type(vm) is types.FunctionType and vm.__defaults__ == (device,)
+    for name in ("inputs", "outputs", "lazy", "jit_fn", "storage_map", "allow_gc"):
+        assert name in vars(vm) and getattr(vm, name) is getattr(device.thunk, name), name
+    assert vm.inputs is device.thunk_inputs and vm.outputs is device.thunk_outputs and vm.lazy is False
+    assert vm.device_thunk is device and vm.update_profile == device.update_profile
+    assert "__getattr__" not in vars(jaxlink.DeviceThunk)  # (it would slow every read of the thunk's)
+    assert np.asarray(f(np.ones(2, dtype="float32"))).tolist() == [2.0, 2.0]
+    with pytest.raises(pickle.PicklingError):  # as PyTensor's VM, it does not pickle: loudly
+        pickle.dumps(vm)
+    plain = pytensor.function([x], x * 2, mode="FAST_RUN")
+    assert jaxlink.device_thunk(plain) is None and jaxlink.device_of(plain) is None
+    assert jaxlink.device_thunk(object()) is None
+
+
+def test_the_vm_answers_allow_gc_as_pytensors_thunk_does() -> None:
+    """PyTensor's Function reads ``vm.allow_gc`` after every call: the thunk's value, on the VM
+    itself; set there, it decides whether the Function clears its inputs after a call."""
     x = pt.vector("x", dtype="float32")
     f = _jax_function([x], x * 2)
     vm = f.vm
-    assert "allow_gc" in vars(vm) and vm.allow_gc is vm.thunk.allow_gc
-    was = vm.thunk.allow_gc
+    assert "allow_gc" in vars(vm) and vm.allow_gc is _device(f).thunk.allow_gc
+    was = vm.allow_gc
     try:
         vm.allow_gc = not was
-        assert vm.thunk.allow_gc is (not was) and vm.allow_gc is (not was)
         stored = f.input_storage[0].storage
         f(np.ones(2, dtype="float32"))  # Function clears the inputs after a call only with allow_gc
         assert (stored[0] is None) is (not was)
     finally:
         vm.allow_gc = was
-    assert vm.thunk.allow_gc is was and f(np.ones(2, dtype="float32")).tolist() == [2.0, 2.0]
+    assert f(np.ones(2, dtype="float32")).tolist() == [2.0, 2.0]
 
 
 def test_a_profiled_jax_functions_device_figures_add_up_call_by_call(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -806,7 +834,7 @@ def test_a_profiled_jax_functions_device_figures_add_up_call_by_call(monkeypatch
         f(np.ones(8, dtype="float32"))
         if i in (1, 3):
             data.set_value(data.get_value() + np.float32(1))
-    device = dict(f.vm.stats)
+    device = dict(_device(f).stats)
     assert device["calls"] == 5
     assert (device["sent"], device["run"]) == (5.0, 5.0)  # one tick to send, one to run, each call
     assert device["sent_bytes"] == 5 * 8 * 4 + 2 * 32 * 8 * 4  # x each call; data after each set_value
