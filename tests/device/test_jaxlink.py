@@ -643,6 +643,45 @@ def test_a_steady_call_runs_the_jitted_function_as_pytensors_thunk_does() -> Non
     assert runs[0] == runs[1] and runs[0][0][1] != runs[0][0][0]  # (the updates took effect)
 
 
+@pytest.mark.parametrize("n_in", [0, 1, 2, 3])
+@pytest.mark.parametrize("n_out", [1, 2])
+def test_a_steady_call_of_any_arity_gives_what_pytensors_thunk_gives(n_in: int, n_out: int) -> None:
+    """The steady call passes one or two inputs' values as arguments and sets a lone output
+    directly (the usual functions; faster for JAX than unpacking an iterator), any other count
+    as PyTensor's thunk does: with shared variables among the inputs (read from their device
+    copies), updates, and every count, the jitted function gets the inputs' values in order and
+    the outputs and the shared state are those of a twin function whose calls go through
+    PyTensor's thunk, call after call."""
+    runs = []
+    for inline in (True, False):
+        state = pytensor.shared(np.float32(1.0), name="state")
+        xs = [pt.scalar(f"x{i}", dtype="float32") for i in range(n_in)]
+        total = state + sum(xs, pt.constant(np.float32(1.0)))
+        outputs = [total * (k + 1) for k in range(n_out)]
+        f = _jax_function(xs, outputs if n_out > 1 else outputs[0], updates=[(state, total)])
+        device = _device(f)
+        assert device.inline
+        seen: list[tuple[Any, ...]] = []
+        jit_fn = device.jit_fn
+        device.inline = inline
+        device.jit_fn = lambda *args, jit_fn=jit_fn, seen=seen: seen.append(args) or jit_fn(*args)
+        results = []
+        with jax.enable_x64(device.x64):
+            for k in range(3):
+                given = [np.float32(10 * k + i) for i in range(n_in)]
+                got = f(*given)
+                results.append(np.asarray(got).tolist())
+                if inline and k > 0:  # (the first call is the thunk's: it is timed)
+                    args = seen[-1]  # the inputs' values, then the shared variable's
+                    assert len(args) == n_in + 1
+                    assert [float(np.asarray(a)) for a in args[:n_in]] == given
+        assert device.fast
+        assert len(seen) == (2 if inline else 0)
+        runs.append((results, float(state.get_value())))
+    assert runs[0] == runs[1]
+    assert runs[0][1] != 1.0  # (the updates took effect)
+
+
 def test_the_steady_call_reads_what_the_vm_holds_now() -> None:
     """The steady call's parts are read from one attribute, made again whenever one of them is
     set: a VM made not steady (profiled) or not inline runs through the path it says."""
