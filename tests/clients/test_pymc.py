@@ -80,3 +80,53 @@ def test_pymc_samples_alike_with_modecfg_and_compare_mode_finds_its_backends_agr
     compared = _run("compare", tmp_path)
     assert compared.pop("compared") == [6, 2]  # three calls each of logp and dlogp, none differed
     assert compared == plain
+
+
+JAX_MODEL = """
+import json, sys
+if sys.argv[1] != "plain":
+    import modecfg
+import numpy as np
+import pymc as pm
+
+rng = np.random.default_rng(0)
+groups = np.repeat(np.arange(8), 10)
+y = rng.normal(groups * 0.3, 1.0)
+with pm.Model() as model:
+    mu = pm.Normal("mu", 0, 5)
+    tau = pm.HalfNormal("tau", 2)
+    theta = pm.Normal("theta", mu, tau, shape=8)
+    sigma = pm.HalfNormal("sigma", 2)
+    pm.Normal("y", theta[groups], sigma, observed=y)
+logp = model.compile_logp(mode="JAX")
+dlogp = model.compile_dlogp(mode="JAX")
+point = model.initial_point()
+out = []
+for k in range(4):  # the first call traces and compiles; the others are steady calls
+    point = {name: v + 0.1 * k for name, v in point.items()}
+    out.append([float(logp(point)).hex(), [float(g).hex() for g in np.asarray(dlogp(point))]])
+print(json.dumps(out))
+"""
+
+
+def _run_jax(side: str, cache: Path) -> list[Any]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith(("_FLAGS", "RC"))}
+    env.update(PYTHONPATH=pythonpath(), PYTENSOR_FLAGS=f"base_compiledir={cache}", MODECFGRC="")
+    run = subprocess.run(
+        [sys.executable, "-c", JAX_MODEL, side], capture_output=True, text=True, env=env, timeout=900
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    result: list[Any] = json.loads(run.stdout.strip().splitlines()[-1])
+    return result
+
+
+@pytest.mark.slow
+def test_a_pymc_models_logp_and_gradient_on_jax_are_plain_pytensors_bit_for_bit(tmp_path: Path) -> None:
+    """PyMC's logp and its gradient compiled for JAX (``mode="JAX"``, as PyMC's JAX samplers
+    compile them): modecfg's JAX VM (its written-out steady call, its x64 and precision
+    pinning) gives every value plain PyTensor gives, to the last bit, first call and steady."""
+    if importlib.util.find_spec("jax") is None:
+        pytest.skip("could not import 'jax': not installed")
+    plain, with_modecfg = _run_jax("plain", tmp_path), _run_jax("modecfg", tmp_path)
+    assert len(plain) == 4 and all(len(grad) == 11 for _, grad in plain)  # 11: mu, tau, theta, sigma
+    assert with_modecfg == plain
