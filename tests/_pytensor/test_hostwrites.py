@@ -1,0 +1,70 @@
+"""Which shared variables a function on a host linker updates (modecfg._pytensor.hostwrites):
+every compiled function's updates are recorded, a JAX function's excepted (its updates stay on
+the device), and the JAX path is told of each function's as it is compiled. A host function
+taken for a JAX one would leave a JAX function reading a stale device copy: the worst case."""
+
+from __future__ import annotations
+
+import types
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytensor = pytest.importorskip("pytensor")
+
+import pytensor.tensor as pt  # noqa: E402
+from pytensor.compile.mode import Mode  # noqa: E402
+
+import modecfg  # noqa: E402, F401  (the compile hook records what each function updates)
+from modecfg._pytensor import hostwrites  # noqa: E402
+
+
+def _updating(linker: str, *, updates: bool = True) -> tuple[Any, Any, Any]:
+    """A shared variable, a function on ``linker`` that updates it (or only reads it), compiled."""
+    state = pytensor.shared(np.zeros(3), name=f"state_{linker}")
+    x = pt.vector("x")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (numba's and JAX's first-use notes)
+        fn = pytensor.function(
+            [x], state + x, updates=[(state, state + x)] if updates else [], mode=Mode(linker=linker)
+        )
+    return state, x, fn
+
+
+@pytest.mark.parametrize("linker", ["cvm", "py", "numba"])
+def test_a_host_functions_updates_are_recorded_as_it_is_compiled(linker: str) -> None:
+    if linker == "numba":
+        pytest.importorskip("numba")
+    state, _, fn = _updating(linker)
+    assert state.container in hostwrites.host_updated
+    if linker == "numba":  # its VM is a function too, as a JAX function's is: not taken for one
+        assert type(fn.vm) is types.FunctionType and not hasattr(fn.vm, "device_thunk")
+
+
+def test_a_function_that_only_reads_a_shared_variable_records_nothing() -> None:
+    state, _, _ = _updating("cvm", updates=False)
+    assert state.container not in hostwrites.host_updated
+
+
+def test_a_jax_functions_updates_are_not_recorded_and_listeners_hear_of_the_others() -> None:
+    pytest.importorskip("jax")
+    heard: list[list[Any]] = []
+    hostwrites.listeners.append(heard.append)
+    try:
+        state, _, fn = _updating("jax")
+        assert hasattr(fn.vm, "device_thunk")  # (the JAX path's VM: modecfg.device.jaxlink.vm_for)
+        assert state.container not in hostwrites.host_updated
+        assert all(state.container not in told for told in heard)
+        other, _, _ = _updating("cvm")
+        assert [other.container] in heard
+    finally:
+        hostwrites.listeners.remove(heard.append)
+
+
+def test_what_is_not_a_compiled_function_records_nothing() -> None:
+    before = set(map(id, hostwrites.host_updated))
+    for thing in (object(), types.SimpleNamespace(vm=None), types.SimpleNamespace(maker=None)):
+        hostwrites.host_updates(thing)
+    assert set(map(id, hostwrites.host_updated)) == before
