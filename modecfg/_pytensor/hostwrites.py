@@ -29,7 +29,7 @@ def host_updates(fn: Any) -> None:
     """Record the shared variables ``fn`` updates, where ``fn`` is not a JAX function; a device
     copy of one already made is not reused from now on."""
     vm = getattr(fn, "vm", None)
-    if type(vm) is types.FunctionType and hasattr(vm, "device_thunk"):  # a JAX function's VM
+    if type(vm) is types.FunctionType and "device_thunk" in vm.__dict__:  # a JAX function's VM
         return  # (modecfg.device.jaxlink.vm_for): its updates stay on the device
     expanded = getattr(getattr(fn, "maker", None), "expanded_inputs", None)
     if expanded is None:

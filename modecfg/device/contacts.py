@@ -25,9 +25,8 @@ __all__ = ["DEVICE_INPUTS", "JAX_DEVICE", "PATCHES", "SHARED_VALUES", "SHARED_VA
 # numpy's ndarray, looked up at the first call of a replacement: this module is loaded by
 # ``import modecfg`` (its patches are registered then), which loads neither numpy nor PyTensor
 _ndarray: Any = None
-# what tells a JAX function's VM (the code of modecfg.device.jaxlink.device_call, every such VM's),
-# bound by linked(): until then no function is a JAX one, and "device inputs" is PyTensor's check
-_device_call: Any = None
+# A JAX function's VM is a function holding "device_thunk" (modecfg.device.jaxlink.vm_for); until
+# linked() is called, no function is a JAX one, and "device inputs" is PyTensor's check alone
 _function = types.FunctionType
 
 
@@ -111,7 +110,7 @@ def validate_inputs(self: Any, args: Any, kwargs: Any) -> Any:
     every call of every function once a JAX function is linked: what decides comes first,
     cheapest first (a function that is not a JAX one; numpy's arrays, which are never JAX's)."""
     vm = self.vm
-    if type(vm) is _function and vm.__code__ is _device_call:
+    if type(vm) is _function and "device_thunk" in vm.__dict__:
         ndarray = _ndarray
         for arg in args:
             if type(arg) is not ndarray:
@@ -217,12 +216,10 @@ def linked() -> None:
     """A function was linked for JAX: inputs given as JAX arrays are used where they are, and
     shared variables it left on the device read as numpy, from now on (these patches cost every
     call and every get_value a check: off in processes that never use JAX)."""
-    global _device_call, _validate
+    global _validate
     from modecfg._pytensor.patches import enable
-    from modecfg.device.jaxlink import device_call
 
     _array_type()
-    _device_call = device_call.__code__
     for patch in (SHARED_VALUES, SHARED_VALUES_SET, DEVICE_INPUTS):
         enable(patch)
     _validate = _originals["device inputs"]  # (recorded as the patch was applied)

@@ -43,9 +43,9 @@ PyTensor's ``JITLinker.make_all`` builds a JAX function's single thunk; modecfg'
   on the device; once the function is profiled, every call is: inputs sent, the run
   synchronised, bytes moved; the report shows them instead of node times JAX cannot give.
 
-Nothing here is attached to a PyTensor object that pickles: the function :func:`vm_for` makes
-of a :class:`DeviceThunk` is the function's VM (rebuilt when a pickled function is loaded),
-as PyTensor's own JAX VM is; residency lives in a module-level
+Nothing here is attached to a PyTensor object that pickles: the function's VM, the closure
+:func:`vm_for` makes over a :class:`DeviceThunk`, stands where PyTensor's own closure would and
+is rebuilt when a pickled function is loaded, as PyTensor's is; residency lives in a module-level
 table keyed weakly by the shared variable's container, and a profile holds plain dicts.
 """
 
@@ -72,7 +72,6 @@ __all__ = [
     "PRECISIONS",
     "DeviceThunk",
     "Resident",
-    "device_call",
     "device_of",
     "device_thunk",
     "is_device_array",
@@ -463,7 +462,7 @@ _FIRST = operator.itemgetter(0)  # a storage cell's value
 class DeviceThunk:
     """What a JAX function's VM runs: PyTensor's thunk, with the function's x64 and matmul
     precision, its outputs in the graph's dtypes, timed on the device for profiles. The VM
-    PyTensor's Function holds and calls is the function :func:`vm_for` makes of it.
+    PyTensor's Function holds and calls is the function :func:`vm_for` makes over it.
 
     No ``__getattr__``: on a class with one, Python reads every attribute the slow way (~28 ns
     against ~10 on this machine), and every call reads ``steady_call``."""
@@ -536,9 +535,6 @@ class DeviceThunk:
             held["thunk_outputs"],
             held["thunk"],
         )
-
-    def __call__(self) -> Any:
-        return device_call(self)
 
     def _pinned(self) -> Any:
         jax_config = self.jax_config
@@ -637,60 +633,59 @@ class DeviceThunk:
         setattr(profile, marks.PROFILE_DEVICE, dict(self.stats, shared_sent=dict(self.stats["shared_sent"])))
 
 
-def device_call(device: DeviceThunk) -> Any:
-    """A JAX function's VM call (the code of the function :func:`vm_for` makes, ``device`` its
-    default). The steady call, where this thread's x64 is the function's (the precision is in
-    its traced program), is what PyTensor's thunk does, written out (``inline``), else the
-    thunk; any other call goes through ``device``'s pinning, first-call and profiling paths."""
-    steady = device.steady_call
-    if steady is not None:
-        x64_state, x64, jit_fn, inputs, outputs, thunk = steady
-        if x64_state.value is x64:
-            if jit_fn is None:
-                return thunk()
-            # The inputs' values passed as arguments where there are one or two (the usual
-            # functions): ``*`` over an iterator made JAX's call ~0.3 us dearer (of ~6; this
-            # machine), the unpacking and the call both; PyTensor's thunk unpacks a generator.
-            count = len(inputs)
-            try:
-                if count == 1:
-                    results = jit_fn(inputs[0][0])
-                elif count == 2:
-                    results = jit_fn(inputs[0][0], inputs[1][0])
-                else:
-                    results = jit_fn(*map(_FIRST, inputs))
-            except Exception:
-                from pytensor.link import basic  # (its raise_with_op, patched or not, as the thunk's)
-
-                basic.raise_with_op(device.fgraph, device.node, thunk)
-                raise  # (raise_with_op raises: what it was given, if it ever returned)
-            if len(outputs) == 1:
-                outputs[0][0] = results[0]  # (zip's first pair, as PyTensor's loop takes it)
-            else:
-                for storage, value in zip(outputs, results):  # noqa: B905 (a hot loop, as PyTensor's)
-                    storage[0] = value
-            return None
-    return device._pinned()
-
-
-_DEVICE_CALL = device_call.__code__  # what tells a JAX function's VM (device_thunk)
 # what PyTensor's JIT linker sets on the thunk that is a JAX function's VM (``make_all`` and
 # ``create_jitable_thunk``), and its Function reads off the VM: the device VM carries them too
 _THUNK_ATTRIBUTES = ("inputs", "outputs", "lazy", "jit_fn", "storage_map", "allow_gc")
 
 
 def vm_for(device: DeviceThunk) -> Any:
-    """The VM PyTensor's Function holds and calls for a JAX function: a function, as PyTensor's
-    own JAX VM is (its thunk), running :func:`device_call` with ``device``, and carrying what
-    PyTensor's thunk carries as a VM (the same objects: ``inputs``, ``outputs``, ``lazy``,
+    """The VM PyTensor's Function holds and calls for a JAX function: a function over ``device``,
+    as PyTensor's own JAX VM is one over its jitted function (its thunk, a closure), carrying
+    what PyTensor's thunk carries as a VM (the same objects: ``inputs``, ``outputs``, ``lazy``,
     ``jit_fn``, ``storage_map``, ``allow_gc``), ``update_profile`` and ``device_thunk``.
 
     A function and not ``device`` itself: JAX's dispatch reads the Python stack at each call,
     and a call through a class's ``__call__`` cost a small function's call ~0.25 us more (of
     ~10; PyTensor's Function calling either, the same jitted function, this machine). Like
-    PyTensor's VM, it does not pickle (pickle refuses it: it is not the module's
-    ``device_call``); a Function pickles without its VM and links a new one when loaded."""
-    vm: Any = types.FunctionType(_DEVICE_CALL, device_call.__globals__, "device_vm", (device,))
+    PyTensor's VM it is a closure, the one modecfg attaches to a PyTensor object, in place of
+    PyTensor's: neither pickles, and a Function pickles without its VM (it links a new one
+    when loaded)."""
+
+    def device_vm() -> Any:
+        # The steady call, where this thread's x64 is the function's (the precision is in its
+        # traced program): what PyTensor's thunk does, written out (``inline``), else the thunk;
+        # any other call goes through the device thunk's pinning, first-call and profiling paths.
+        steady = device.steady_call
+        if steady is not None:
+            x64_state, x64, jit_fn, inputs, outputs, thunk = steady
+            if x64_state.value is x64:
+                if jit_fn is None:
+                    return thunk()
+                # The inputs' values passed as arguments where there are one or two (the usual
+                # functions): ``*`` over an iterator made JAX's call ~0.3 us dearer (of ~6;
+                # this machine); PyTensor's thunk unpacks a generator.
+                count = len(inputs)
+                try:
+                    if count == 1:
+                        results = jit_fn(inputs[0][0])
+                    elif count == 2:
+                        results = jit_fn(inputs[0][0], inputs[1][0])
+                    else:
+                        results = jit_fn(*map(_FIRST, inputs))
+                except Exception:
+                    from pytensor.link import basic  # (its raise_with_op, patched or not, as the thunk's)
+
+                    basic.raise_with_op(device.fgraph, device.node, thunk)
+                    raise  # (raise_with_op raises: what it was given, if it ever returned)
+                if len(outputs) == 1:
+                    outputs[0][0] = results[0]  # (zip's first pair, as PyTensor's loop takes it)
+                else:
+                    for storage, value in zip(outputs, results):  # noqa: B905 (a hot loop, as PyTensor's)
+                        storage[0] = value
+                return None
+        return device._pinned()
+
+    vm: Any = device_vm
     thunk = device.thunk
     for name in _THUNK_ATTRIBUTES:
         if hasattr(thunk, name):
@@ -703,10 +698,10 @@ def vm_for(device: DeviceThunk) -> Any:
 def device_thunk(fn: Any) -> DeviceThunk | None:
     """A compiled function's :class:`DeviceThunk`, or None where it is not a JAX function."""
     vm = getattr(fn, "vm", None)
-    if type(vm) is types.FunctionType and vm.__code__ is _DEVICE_CALL:
-        held = vm.__defaults__
-        return held[0] if held else None
-    return None
+    if type(vm) is not types.FunctionType:
+        return None
+    held = vm.__dict__.get("device_thunk")
+    return held if isinstance(held, DeviceThunk) else None
 
 
 def link(linker: Any, make_all: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
