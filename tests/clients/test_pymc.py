@@ -24,7 +24,8 @@ if importlib.util.find_spec("pymc") is None:  # looked up, not imported: PyMC's 
 
 from tests.fresh import pythonpath
 
-MODEL = """
+# A hierarchical model, PyMC's eight-schools shape: the same in both scripts below
+HIERARCHICAL = """
 import json, sys
 if sys.argv[1] != "plain":
     import modecfg
@@ -40,6 +41,11 @@ with pm.Model() as model:
     theta = pm.Normal("theta", mu, tau, shape=8)
     sigma = pm.HalfNormal("sigma", 2)
     pm.Normal("y", theta[groups], sigma, observed=y)
+"""
+
+MODEL = (
+    HIERARCHICAL
+    + """
     idata = pm.sample(draws=100, tune=100, chains=2, cores=1, random_seed=1, progressbar=False,
                       compute_convergence_checks=False)
     prior = pm.sample_prior_predictive(draws=50, random_seed=2)
@@ -59,17 +65,17 @@ if sys.argv[1] == "compare":
     out["compared"] = [counted.calls, counted.functions]
 print(json.dumps(out))
 """
+)
 
 
-def _run(side: str, cache: Path) -> dict[str, Any]:
+def _run(side: str, cache: Path, script: str = MODEL) -> Any:
     env = {k: v for k, v in os.environ.items() if not k.endswith(("_FLAGS", "RC"))}
     env.update(PYTHONPATH=pythonpath(), PYTENSOR_FLAGS=f"base_compiledir={cache}", MODECFGRC="")
     run = subprocess.run(
-        [sys.executable, "-c", MODEL, side], capture_output=True, text=True, env=env, timeout=900
+        [sys.executable, "-c", script, side], capture_output=True, text=True, env=env, timeout=900
     )
     assert run.returncode == 0, run.stderr[-3000:]
-    result: dict[str, Any] = json.loads(run.stdout.strip().splitlines()[-1])
-    return result
+    return json.loads(run.stdout.strip().splitlines()[-1])
 
 
 @pytest.mark.slow
@@ -82,22 +88,9 @@ def test_pymc_samples_alike_with_modecfg_and_compare_mode_finds_its_backends_agr
     assert compared == plain
 
 
-JAX_MODEL = """
-import json, sys
-if sys.argv[1] != "plain":
-    import modecfg
-import numpy as np
-import pymc as pm
-
-rng = np.random.default_rng(0)
-groups = np.repeat(np.arange(8), 10)
-y = rng.normal(groups * 0.3, 1.0)
-with pm.Model() as model:
-    mu = pm.Normal("mu", 0, 5)
-    tau = pm.HalfNormal("tau", 2)
-    theta = pm.Normal("theta", mu, tau, shape=8)
-    sigma = pm.HalfNormal("sigma", 2)
-    pm.Normal("y", theta[groups], sigma, observed=y)
+JAX_MODEL = (
+    HIERARCHICAL
+    + """
 logp = model.compile_logp(mode="JAX")
 dlogp = model.compile_dlogp(mode="JAX")
 point = model.initial_point()
@@ -107,17 +100,7 @@ for k in range(4):  # the first call traces and compiles; the others are steady 
     out.append([float(logp(point)).hex(), [float(g).hex() for g in np.asarray(dlogp(point))]])
 print(json.dumps(out))
 """
-
-
-def _run_jax(side: str, cache: Path) -> list[Any]:
-    env = {k: v for k, v in os.environ.items() if not k.endswith(("_FLAGS", "RC"))}
-    env.update(PYTHONPATH=pythonpath(), PYTENSOR_FLAGS=f"base_compiledir={cache}", MODECFGRC="")
-    run = subprocess.run(
-        [sys.executable, "-c", JAX_MODEL, side], capture_output=True, text=True, env=env, timeout=900
-    )
-    assert run.returncode == 0, run.stderr[-3000:]
-    result: list[Any] = json.loads(run.stdout.strip().splitlines()[-1])
-    return result
+)
 
 
 @pytest.mark.slow
@@ -127,6 +110,6 @@ def test_a_pymc_models_logp_and_gradient_on_jax_are_plain_pytensors_bit_for_bit(
     pinning) gives every value plain PyTensor gives, to the last bit, first call and steady."""
     if importlib.util.find_spec("jax") is None:
         pytest.skip("could not import 'jax': not installed")
-    plain, with_modecfg = _run_jax("plain", tmp_path), _run_jax("modecfg", tmp_path)
+    plain, with_modecfg = _run("plain", tmp_path, JAX_MODEL), _run("modecfg", tmp_path, JAX_MODEL)
     assert len(plain) == 4 and all(len(grad) == 11 for _, grad in plain)  # 11: mu, tau, theta, sigma
     assert with_modecfg == plain
