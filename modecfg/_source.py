@@ -10,6 +10,8 @@ made it; what is *said* to the user about a call (a warning, a compile this mach
 at the line of theirs that called the library (``past_installed``).
 """
 
+from __future__ import annotations
+
 import functools
 import os
 from typing import Any

@@ -524,7 +524,7 @@ class _View:
         # as that replacement makes it (else None: PyTensor's change_flags makes them)
         self.decorator = _decorator_class(pytensor.configparser, target)
         self.blockable: frozenset[str] = frozenset()
-        self.unsubscribe: list[Any] = []  # each FlagParam hears of its flag's changes
+        self.unsubscribe: list[Any] = []  # the view hears of its flags' changes (changed)
         self.by_flag: dict[str, FlagParam] = {}  # modecfg's flag name -> the parameter answering it
         _config._cfg_store.ready_up()
 
@@ -545,7 +545,6 @@ class _View:
             made.append(kind(spec, param, self.target))
         for flag in made:
             self.by_flag[flag.spec.name] = flag
-            self.unsubscribe.append(_config.subscribe(flag.changed, [flag.spec.name]))
             if flag.original is not None:
                 self.originals[flag.name] = flag.original
                 vars(flag.original)["__set__"] = SetByPyTensor(flag.original)
@@ -554,6 +553,8 @@ class _View:
                 self.own[flag.name] = flag
             self.answered[flag.name] = flag
             setattr(PyTensorConfigParser, flag.name, flag)
+        if made:  # one listener for them all, not one (and its unsubscribe closure) each
+            self.unsubscribe.append(_config.subscribe(self.changed, [f.spec.name for f in made]))
         self.known = {spec.pytensor_name: spec for spec in FLAGS.values()}
         # flags modecfg keeps per process that PyTensor's declaration lets a block scope (its
         # own compiles enter change_flags(cxx=""))
@@ -637,6 +638,10 @@ class _View:
         return adopted
 
     # -- attach and detach ---------------------------------------------------------------
+
+    def changed(self, change: Any) -> None:
+        """A flag the view answers changed: its parameter hears of it."""
+        self.by_flag[change.name].changed(change)
 
     def shadowed(self, name: str, held: bool) -> None:
         """The store's shadow listener: an override begins, or ceases, to hold flag ``name``."""

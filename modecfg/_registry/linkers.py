@@ -5,6 +5,8 @@ linkers. Availability is found without importing PyTensor or any backend: a C++
 compiler on disk with Python's headers, or an importable numba / jax / torch / mlx.
 """
 
+from __future__ import annotations
+
 import functools
 import importlib.util
 import os

@@ -6,6 +6,8 @@ factory given to :func:`register_mode`. Registries refuse duplicates; names matc
 without regard to case, as PyTensor's do (``debugmode`` is ``DebugMode``).
 """
 
+from __future__ import annotations
+
 import enum
 import sys
 from collections.abc import Callable

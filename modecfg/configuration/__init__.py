@@ -9,6 +9,8 @@ its public hooks (``Config.subscribe``, ``Config.guard``), which the PyTensor mi
 uses (see :mod:`modecfg._pytensor.mirror`).
 """
 
+from __future__ import annotations
+
 import os
 import sys
 from collections.abc import Mapping, Sequence

@@ -7,6 +7,8 @@ separator, even mixed in one name; case matters except in the option part of an 
 file, which Theano matched without regard to case.
 """
 
+from __future__ import annotations
+
 import re
 
 from modecfg._record import Record

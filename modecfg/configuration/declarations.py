@@ -2,6 +2,8 @@
 as PyTensor's ``configdefaults.py`` groups them (modecfg's own come last), with the checks some
 of them run. Imported by :mod:`modecfg.configuration.flags` at its end: ``FLAGS`` is whole once it is."""
 
+from __future__ import annotations
+
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -107,7 +109,7 @@ def _expand_path(value: Path) -> Path:
         raise ValueError(f"{str(value)!r} starts with ~ and names no user or home directory here") from None
 
 
-def _default_cxx(cfg: "ConfigLike") -> str:
+def _default_cxx(cfg: ConfigLike) -> str:
     return detect_cxx()
 
 

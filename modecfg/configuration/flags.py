@@ -21,6 +21,8 @@ PyTensor's alone: a setting naming it is handed to PyTensor as written
 without importing PyTensor), and ``pytensor.config`` reads and sets it as PyTensor would.
 """
 
+from __future__ import annotations
+
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -65,7 +67,7 @@ class Range(Record):
 class Lazy(Record):
     """A default computed when first read, from the rest of the configuration."""
 
-    compute: Callable[["ConfigLike"], Any]
+    compute: Callable[[ConfigLike], Any]
     description: str
 
     def __str__(self) -> str:

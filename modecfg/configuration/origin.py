@@ -10,6 +10,8 @@ A source turns text from the outside world into ``Setting`` objects; nothing her
 merges.
 """
 
+from __future__ import annotations
+
 import enum
 
 from modecfg._record import Record

@@ -11,6 +11,8 @@ PyTensor's (``for_pytensor``), handed to it as written, not refused. The same so
 the same result before and after that import.
 """
 
+from __future__ import annotations
+
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial

@@ -12,6 +12,8 @@ numbers and quietly accepts several mistakes real rc files make (a header writte
 Theano users rely on (``%(user)s``), is still configparser's own.
 """
 
+from __future__ import annotations
+
 import os
 import re
 from collections.abc import Iterator, Mapping

@@ -4,6 +4,8 @@ The report classes load on first use: ``import modecfg`` registers this feature'
 (:mod:`modecfg.profiles.contacts`), which must not cost a program that never profiles.
 """
 
+from __future__ import annotations
+
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from modecfg._lazy import attach as _attach
@@ -18,7 +20,7 @@ if _TYPE_CHECKING:  # the names handed out on first use, each written here once 
 __all__ = ["report", "reports"]
 
 
-def report(fn: object) -> "ProfileReport":
+def report(fn: object) -> ProfileReport:
     """The report of one profiled compiled function (compiled with profile=True)."""
     stats = getattr(fn, "profile", None)
     if not stats:
@@ -33,7 +35,7 @@ def report(fn: object) -> "ProfileReport":
     return ProfileReport.from_stats(stats)
 
 
-def reports() -> "list[ProfileReport]":
+def reports() -> list[ProfileReport]:
     """A report per profiled function of the process."""
     from modecfg.profiles.session import reports as _reports
 
