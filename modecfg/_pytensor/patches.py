@@ -589,8 +589,6 @@ def _missing(pairs: tuple[tuple[str, str], ...]) -> list[str]:
 
 
 def _subclassed() -> tuple[str, str]:
-    import inspect
-
     gone = _missing((
         ("pytensor.compile.debug.monitormode", "MonitorMode.eval"),
         ("pytensor.compile.mode", "Mode.__setstate__"),
@@ -603,8 +601,7 @@ def _subclassed() -> tuple[str, str]:
         return "failed", f"this PyTensor has no {', '.join(gone)}"
     from pytensor.compile.maker import FunctionMaker
 
-    params = inspect.signature(FunctionMaker.__init__).parameters
-    if not {"profile", "name"} <= set(params):
+    if not {"profile", "name"} <= set(parameter_names(FunctionMaker.__init__)):
         return "failed", "FunctionMaker takes no profile or name: ProfileMode cannot make its profiles"
     return "on", "MonitorMode and ProfileMode derive from PyTensor's classes (modecfg._pytensor.subclasses)"
 
