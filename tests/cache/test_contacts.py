@@ -139,9 +139,7 @@ class _Dispatcher:
         return args
 
 
-def test_numbas_jit_compile_gets_a_locked_compile_only_where_numba_caches(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_numbas_jit_compile_gets_a_locked_compile_only_where_numba_caches() -> None:
     import pytensor
     from pytensor.link.numba.cache import NUMBA_CACHE_PATH
 
@@ -167,9 +165,9 @@ def test_numbas_jit_compile_gets_a_locked_compile_only_where_numba_caches(
     plain = object()  # something numba made that compiles nothing: returned as it is
     assert contacts.numba_jit_compile(linker, jit_compile, (plain, 7)) is plain
 
-    monkeypatch.setattr(pytensor.config, "numba__cache", False)
     off = _Dispatcher()
-    assert contacts.numba_jit_compile(linker, jit_compile, (off, 7)) is off
+    with pytensor.config.change_flags(numba__cache=False):  # scoped: nothing assigned after
+        assert contacts.numba_jit_compile(linker, jit_compile, (off, 7)) is off
     assert not isinstance(off._compile_for_args, LockedCompile)
 
 
