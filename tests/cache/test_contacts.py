@@ -102,7 +102,7 @@ def test_a_locked_compile_passes_everything_on_holding_its_lock_once(tmp_path: P
     def compile(*args: Any, **kwargs: Any) -> Any:
         seen.append((args, kwargs, set(contacts._held_here.locks), len(holds.taken)))
         if kwargs.get("again"):  # numba compiling again inside the compile: no second hold
-            return locked(*args)
+            return locked(*args, inner=True)
         return ("compiled", args, kwargs)
 
     locked = LockedCompile(compile, lock)
@@ -114,8 +114,8 @@ def test_a_locked_compile_passes_everything_on_holding_its_lock_once(tmp_path: P
     assert seen == [((1, 2), {"types": "f8"}, {lock}, 1)]
 
     seen.clear()
-    assert locked(3, again=True) == ("compiled", (3,), {})
-    assert [s[:3] for s in seen] == [((3,), {"again": True}, {lock}), ((3,), {}, {lock})]
+    assert locked(3, again=True) == ("compiled", (3,), {"inner": True})
+    assert [s[:3] for s in seen] == [((3,), {"again": True}, {lock}), ((3,), {"inner": True}, {lock})]
     assert len(holds.taken) == 2 and len(holds.released) == 2  # held once for the nested compile
     assert contacts._held_here.locks == set()  # let go after
 
