@@ -14,6 +14,9 @@ figures are those issue 34 states its goal in:
   exit resets one ContextVar (the issue's measure: override statement / floor statement);
 * ``change_flags``: ``with pytensor.config.change_flags(floatX="float32"): pass`` (the view);
 * ``startup``: ``python -c "import modecfg; modecfg.config.floatX"``, ms of wall time;
+* ``import after pytensor``: ``import modecfg`` in a process that imported PyTensor first, ms
+  (timed inside the process: what issue 61's import row is made of, without the interpreter's
+  start and exit, which swamp it there);
 * ``compile``: building and compiling bench/workloads.py's MLP with cvm, warm C cache, ms.
 """
 
@@ -83,6 +86,15 @@ print(json.dumps({"compile: MLP, cvm, warm cache (ms)": sorted(times)[2] * 1e3})
 
 STARTUP = "import sys; sys.path.insert(0, sys.argv[1]); import modecfg; modecfg.config.floatX"
 
+AFTER_PYTENSOR = r"""
+import sys, time
+sys.path.insert(0, sys.argv[1])
+import pytensor
+start = time.perf_counter()
+import modecfg
+print((time.perf_counter() - start) * 1e3)
+"""
+
 
 def extract(rev: str, into: Path) -> str:
     """``rev``'s tree in ``into``; its full commit id."""
@@ -106,6 +118,9 @@ def probe(tree: Path, env: dict[str, str]) -> dict[str, float]:
     start = time.perf_counter()
     subprocess.run([sys.executable, "-c", STARTUP, str(tree)], env=env, check=True)
     figures["startup: import modecfg; config.floatX (ms)"] = (time.perf_counter() - start) * 1e3
+    done = subprocess.run([sys.executable, "-c", AFTER_PYTENSOR, str(tree)], env=env, check=True,
+                          capture_output=True, text=True)  # fmt: skip
+    figures["import modecfg after pytensor (ms)"] = float(done.stdout.split()[-1])
     return figures
 
 
@@ -115,11 +130,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args()
     env = {k: v for k, v in os.environ.items() if not k.endswith(("_FLAGS", "RC")) and k != "PYTHONPATH"}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode cached in both trees, as users have it
     with tempfile.TemporaryDirectory() as tmp:
         commit = extract(args.rev, Path(tmp))
         then_tree = Path(tmp) / "tree"
         now: dict[str, list[float]] = {}
         then: dict[str, list[float]] = {}
+        for tree in (ROOT, then_tree):  # an untimed round: each tree's bytecode written
+            probe(tree, env)
         for _ in range(args.rounds):
             for tree, into in ((ROOT, now), (then_tree, then)):
                 for name, value in probe(tree, env).items():
