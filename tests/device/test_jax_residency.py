@@ -184,6 +184,19 @@ def test_a_cvm_update_compiled_first_is_read_too() -> None:
     assert read() == 100
 
 
+def test_a_cvm_update_compiled_after_the_jax_function_ran_is_read() -> None:
+    """The device copy was made, and reused, before any host function updated the variable: the
+    compile of one stops the reuse (hostwrites tells the JAX path, jaxlink.not_private)."""
+    u = pytensor.shared(np.zeros(100))
+    read = _jax(u.sum())
+    assert read() == 0.0 and read() == 0.0  # the copy made, then reused: only PyTensor holds u
+    step = pytensor.function([], [], updates={u: u + 1}, mode=Mode(linker="cvm"))
+    step()  # cvm writes the update into u's array in place
+    assert read() == 100.0
+    step()
+    assert read() == 200.0
+
+
 def test_theanos_in_place_recipe_is_read() -> None:
     s = pytensor.shared(np.zeros(1000))
     read = _jax(s.sum())
