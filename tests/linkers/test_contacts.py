@@ -60,5 +60,14 @@ def test_only_a_marked_linker_hands_its_graph_on() -> None:
 
 
 def test_an_unmarked_mode_is_rewritten_as_it_is() -> None:
+    import pytensor.tensor as pt
+    from pytensor.compile.mode import Mode
+    from pytensor.graph.fg import FunctionGraph
+
+    x = pt.vector("x")
+    fgraph = FunctionGraph([x], [pt.exp(x).sum()], clone=False)
+    for linker in ("py", "cvm"):  # PyTensor's own linkers, with no mark: never handed on
+        mode = Mode(linker=linker)
+        assert rewrite_mode(fgraph, mode, None) is mode
     mode = SimpleNamespace(linker=SimpleNamespace())
     assert rewrite_mode(None, mode, None) is mode
