@@ -1,17 +1,26 @@
-"""Records: ``typing.NamedTuple`` to a type checker, made at run time for half its cost.
+"""Records: ``typing.NamedTuple`` to a type checker, made at run time for a quarter of its cost.
 
 ``class Origin(Record):`` with annotated fields (and defaults, methods, a docstring) is, to mypy,
 the ``NamedTuple`` it would be written as (``Record`` is that name under ``TYPE_CHECKING``), and
-at run time the very class ``typing.NamedTuple`` makes: ``collections.namedtuple``'s, with the
-body's methods and docstring. What it leaves out is ``typing.NamedTuple``'s check of each field's
-annotation, which under ``from __future__ import annotations`` compiles every one of them into a
-``ForwardRef``: the 18 records read at ``import modecfg`` took 2.3 ms of its ~15 (issue 61). The
-annotations are kept as written, strings, in ``__annotations__``.
+at run time a class that behaves as the one ``typing.NamedTuple`` makes, held to it side by side
+by ``tests/test_record.py``: a ``tuple`` subclass with the same fields, defaults, constructor
+signature, ``_make``, ``_replace``, ``_asdict``, ``repr``, pickling and ``__match_args__``.
+
+What it leaves out is the cost. ``typing.NamedTuple`` checks each field's annotation (under
+``from __future__ import annotations`` it compiles every one into a ``ForwardRef``), and
+``collections.namedtuple`` compiles a ``__new__`` from source for every class (``eval``): 38 us
+a class here, 18 classes at ``import modecfg``. A record's ``__new__`` is instead one of the
+constructors written below, one for each number of fields, with its parameters renamed to the
+fields (``CodeType.replace``: nothing is compiled); the other methods are shared by all records.
+The annotations are kept as written, strings, in ``__annotations__``.
 """
 
 from __future__ import annotations
 
 import collections
+import keyword
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 __all__ = ["Record"]
@@ -23,38 +32,168 @@ _PROHIBITED = frozenset({
     "_replace", "_asdict", "_source",
 })  # fmt: skip
 
+_tuple_new = tuple.__new__
+_ALIAS = tuple(sys.intern(f"Alias for field number {index}") for index in range(18))  # the getters' docs
+# namedtuple's field descriptor (C, CPython's collections); a property where it is not there
+_getter: Any = getattr(collections, "_tuplegetter", None) or (
+    lambda index, doc: property(lambda self: self[index], doc=doc)
+)
+
 
 class _RecordMeta(type):
-    """Makes each class written with ``Record`` as its base the namedtuple class of its fields."""
+    """Makes each class written with ``Record`` as its base the record class of its fields."""
 
     def __new__(mcs, typename: str, bases: tuple[type, ...], ns: dict[str, Any]) -> Any:
         if not bases:  # Record itself
             return super().__new__(mcs, typename, bases, ns)
         if len(bases) != 1 or not isinstance(bases[0], _RecordMeta):
             raise TypeError(f"{typename}: a record derives from Record alone")
-        return _namedtuple_of(typename, ns)
+        return _record_of(typename, ns)
 
 
-def _namedtuple_of(typename: str, ns: dict[str, Any]) -> Any:
+def _record_of(typename: str, ns: dict[str, Any]) -> Any:
     """The class ``typing.NamedTuple`` makes of the body ``ns``, without checking its annotations."""
     annotations = ns.get("__annotations__", {})
+    fields = tuple(annotations)
     defaults = []
-    for field in annotations:
+    for field in fields:
         if field in ns:
             defaults.append(ns[field])
         elif defaults:
             raise TypeError(f"{typename}: the field {field} without a default follows one with a default")
-    made = collections.namedtuple(typename, list(annotations), defaults=defaults, module=ns["__module__"])  # type: ignore[misc]
+    made = _made(typename, fields, defaults, ns["__module__"])
     made.__annotations__ = dict(annotations)
     for key, value in ns.items():
         if key in _PROHIBITED:
             raise AttributeError(f"{typename}: a record cannot have its own {key}")
-        if key not in _SPECIAL and key not in made._fields:
+        if key not in _SPECIAL and key not in fields:
             setattr(made, key, value)
             set_name = getattr(type(value), "__set_name__", None)
             if set_name is not None:  # as Python 3.12's NamedTuple does (a cached_property's)
                 set_name(value, made, key)
     return made
+
+
+def _made(typename: str, fields: tuple[str, ...], defaults: list[Any], module: str) -> Any:
+    """``collections.namedtuple(typename, fields, defaults=defaults, module=module)``, but for
+    ``__new__``, which is not compiled (see the module's text)."""
+    if len(fields) >= len(_CONSTRUCTORS):  # more fields than constructors written: namedtuple's
+        return collections.namedtuple(typename, fields, defaults=defaults, module=module)
+    for name in (typename, *fields):  # namedtuple's checks, in its words
+        if not name.isidentifier():
+            raise ValueError(f"Type names and field names must be valid identifiers: {name!r}")
+        if keyword.iskeyword(name):
+            raise ValueError(f"Type names and field names cannot be a keyword: {name!r}")
+    for name in fields:
+        if name.startswith("_"):
+            raise ValueError(f"Field names cannot start with an underscore: {name!r}")
+    template = _CONSTRUCTORS[len(fields)].__code__
+    new = types.FunctionType(
+        template.replace(co_varnames=("_cls", *fields), co_name="__new__", co_qualname=f"{typename}.__new__"),
+        globals(),
+        "__new__",
+        tuple(defaults),  # () when none, as typing.NamedTuple has it
+    )
+    arguments = ", ".join(fields) + ("," if len(fields) == 1 else "")  # as namedtuple writes it
+    new.__qualname__ = f"{typename}.__new__"
+    new.__doc__ = f"Create new instance of {typename}({arguments})"
+    body: dict[str, Any] = {
+        "__doc__": f"{typename}({arguments})",
+        "__slots__": (),
+        "_fields": fields,
+        "_field_defaults": dict(zip(fields[len(fields) - len(defaults) :], defaults, strict=True)),
+        "__new__": new,
+        "_make": classmethod(_make),
+        "_replace": _replace,
+        "__repr__": _repr,
+        "_asdict": _asdict,
+        "__getnewargs__": _getnewargs,
+        "__match_args__": fields,
+        "__module__": module,
+    }
+    for index, name in enumerate(fields):
+        body[name] = _getter(index, _ALIAS[index])
+    return type(typename, (tuple,), body)
+
+
+# The methods every record shares (namedtuple's, reading the class's fields rather than a closure)
+
+
+def _make(cls: Any, iterable: Any) -> Any:
+    """Make a new record from a sequence or iterable."""
+    result = _tuple_new(cls, iterable)
+    if len(result) != len(cls._fields):
+        raise TypeError(f"Expected {len(cls._fields)} arguments, got {len(result)}")
+    return result
+
+
+def _replace(self: Any, /, **kwds: Any) -> Any:
+    """Return a new record replacing specified fields with new values."""
+    result = self._make(map(kwds.pop, self._fields, self))
+    if kwds:
+        raise ValueError(f"Got unexpected field names: {list(kwds)!r}")
+    return result
+
+
+def _repr(self: Any) -> str:
+    """Return a nicely formatted representation string."""
+    fields = ", ".join(f"{name}={value!r}" for name, value in zip(self._fields, self, strict=False))
+    return f"{self.__class__.__name__}({fields})"
+
+
+def _asdict(self: Any) -> dict[str, Any]:
+    """Return a new dict which maps field names to their values."""
+    return dict(zip(self._fields, self, strict=False))
+
+
+def _getnewargs(self: Any) -> tuple[Any, ...]:
+    """Return self as a plain tuple.  Used by copy and pickle."""
+    return tuple(self)
+
+
+# The constructors, one for each number of fields: a record's ``__new__`` is the one of its count,
+# its parameters renamed to its fields. (More fields than written here: namedtuple's class.)
+# fmt: off
+def _c0(_cls):  # type: ignore[no-untyped-def]
+    return _tuple_new(_cls, ())
+def _c1(_cls, a):  # type: ignore[no-untyped-def]
+    return _tuple_new(_cls, (a,))
+def _c2(_cls, a, b):  # type: ignore[no-untyped-def]
+    return _tuple_new(_cls, (a, b))
+def _c3(_cls, a, b, c):  # type: ignore[no-untyped-def]
+    return _tuple_new(_cls, (a, b, c))
+def _c4(_cls, a, b, c, d):  # type: ignore[no-untyped-def]
+    return _tuple_new(_cls, (a, b, c, d))
+def _c5(_cls, a, b, c, d, e):  # type: ignore[no-untyped-def]
+    return _tuple_new(_cls, (a, b, c, d, e))
+def _c6(_cls, a, b, c, d, e, f):  # type: ignore[no-untyped-def]
+    return _tuple_new(_cls, (a, b, c, d, e, f))
+def _c7(_cls, a, b, c, d, e, f, g):  # type: ignore[no-untyped-def]
+    return _tuple_new(_cls, (a, b, c, d, e, f, g))
+def _c8(_cls, a, b, c, d, e, f, g, h):  # type: ignore[no-untyped-def]
+    return _tuple_new(_cls, (a, b, c, d, e, f, g, h))
+def _c9(_cls, a, b, c, d, e, f, g, h, i):  # type: ignore[no-untyped-def]
+    return _tuple_new(_cls, (a, b, c, d, e, f, g, h, i))
+def _c10(_cls, a, b, c, d, e, f, g, h, i, j):  # type: ignore[no-untyped-def]
+    return _tuple_new(_cls, (a, b, c, d, e, f, g, h, i, j))
+def _c11(_cls, a, b, c, d, e, f, g, h, i, j, k):  # type: ignore[no-untyped-def]
+    return _tuple_new(_cls, (a, b, c, d, e, f, g, h, i, j, k))
+def _c12(_cls, a, b, c, d, e, f, g, h, i, j, k, m):  # type: ignore[no-untyped-def]
+    return _tuple_new(_cls, (a, b, c, d, e, f, g, h, i, j, k, m))
+def _c13(_cls, a, b, c, d, e, f, g, h, i, j, k, m, n):  # type: ignore[no-untyped-def]
+    return _tuple_new(_cls, (a, b, c, d, e, f, g, h, i, j, k, m, n))
+def _c14(_cls, a, b, c, d, e, f, g, h, i, j, k, m, n, p):  # type: ignore[no-untyped-def]
+    return _tuple_new(_cls, (a, b, c, d, e, f, g, h, i, j, k, m, n, p))
+def _c15(_cls, a, b, c, d, e, f, g, h, i, j, k, m, n, p, q):  # type: ignore[no-untyped-def]
+    return _tuple_new(_cls, (a, b, c, d, e, f, g, h, i, j, k, m, n, p, q))
+def _c16(_cls, a, b, c, d, e, f, g, h, i, j, k, m, n, p, q, r):  # type: ignore[no-untyped-def]
+    return _tuple_new(_cls, (a, b, c, d, e, f, g, h, i, j, k, m, n, p, q, r))
+def _c17(_cls, a, b, c, d, e, f, g, h, i, j, k, m, n, p, q, r, s):  # type: ignore[no-untyped-def]
+    return _tuple_new(_cls, (a, b, c, d, e, f, g, h, i, j, k, m, n, p, q, r, s))
+# fmt: on
+
+_CONSTRUCTORS = (_c0, _c1, _c2, _c3, _c4, _c5, _c6, _c7, _c8, _c9, _c10, _c11, _c12, _c13, _c14, _c15,
+                 _c16, _c17)  # fmt: skip
 
 
 if TYPE_CHECKING:

@@ -3,7 +3,9 @@ time at import): held side by side with ``typing.NamedTuple`` on the same class 
 
 from __future__ import annotations
 
+import copy
 import functools
+import inspect
 import keyword
 import pickle
 import types
@@ -76,6 +78,74 @@ def test_a_record_is_the_class_namedtuple_makes_of_the_same_body(
         assert tuple(theirs._make(values)) == tuple(ours._make(values))
         with pytest.raises(TypeError):
             ours(*values, "one too many")
+    _same_constructor(theirs, ours, fields, values)
+
+
+def _raised(call: Any) -> str:
+    try:
+        call()
+    except (TypeError, ValueError) as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return "nothing raised"
+
+
+def _same_constructor(theirs: Any, ours: Any, fields: list[str], values: list[Any]) -> None:
+    """The constructor and the shared methods: signature, keywords, messages, pickling, copies."""
+    # (typing.NamedTuple also gives __new__ the annotations, as ForwardRefs: a record keeps them as text)
+    def parameters(cls: Any) -> list[tuple[str, Any, Any]]:
+        return [(p.name, p.kind, p.default) for p in inspect.signature(cls).parameters.values()]
+
+    assert parameters(ours) == parameters(theirs)
+    for attribute in ("__doc__", "__qualname__", "__defaults__", "__name__"):
+        assert getattr(ours.__new__, attribute) == getattr(theirs.__new__, attribute), attribute
+    assert tuple(ours(**dict(zip(fields, values, strict=True)))) == tuple(values)
+    for index, name in enumerate(fields):
+        mine, made = ours.__dict__[name], theirs.__dict__[name]
+        assert type(mine) is type(made) and mine.__doc__ == made.__doc__ == f"Alias for field number {index}"
+    calls: list[Any] = [
+        lambda cls: cls(*values, "one too many"),
+        lambda cls: cls(nonsense=1),
+        lambda cls: cls._make([*values, 1]),
+        lambda cls: cls(*values)._replace(nonsense=1),
+    ]
+    if fields:
+        calls.append(lambda cls: cls(*values, **{fields[0]: values[0]}))
+    for call in calls:
+        assert _raised(lambda: call(ours)).replace(ours.__name__, "T") == _raised(lambda: call(theirs)).replace(
+            theirs.__name__, "T"
+        )
+    made = ours(*values)
+    assert copy.copy(made) == made and copy.deepcopy(made) == made and made.__getnewargs__() == tuple(values)
+
+
+@pytest.mark.parametrize("count", range(22))
+def test_every_number_of_fields_makes_the_class_namedtuple_makes(count: int) -> None:
+    """Past the constructors written in _record (17 fields), a record is namedtuple's own class."""
+    fields = [f"f{i}" for i in range(count)]
+    body: dict[str, Any] = {"__annotations__": dict.fromkeys(fields, "int")}
+    body.update({f: -1 for f in fields[count // 2 :]})
+    theirs, ours = _both("Wide", body)
+    assert _facts(ours) == _facts(theirs)
+    values = list(range(count))
+    assert repr(ours(*values)) == repr(theirs(*values)) and ours(*values) == theirs(*values)
+    assert ours(*values[: count // 2]) == theirs(*values[: count // 2])
+    _same_constructor(theirs, ours, fields, values)
+
+
+@pytest.mark.parametrize("name", ["_hidden", "class", "no-identifier"])
+def test_a_field_namedtuple_refuses_a_record_refuses_with_its_words(name: str) -> None:
+    body = {"__annotations__": {name: "int"}}
+    assert _raised(lambda: _made(Record, "Refused", dict(body))) == _raised(
+        lambda: _made(typing.NamedTuple, "Refused", dict(body))
+    )
+    assert _raised(lambda: _made(Record, "Refused", dict(body))).startswith("ValueError: ")
+
+
+@pytest.mark.parametrize("typename", ["no-identifier", "def"])
+def test_a_type_name_namedtuple_refuses_a_record_refuses_with_its_words(typename: str) -> None:
+    body = {"__annotations__": {"a": "int"}}
+    ours = _raised(lambda: _made(Record, typename, dict(body)))
+    assert ours == _raised(lambda: _made(typing.NamedTuple, typename, dict(body))) and ours.startswith("ValueError")
 
 
 def test_methods_properties_and_class_attributes_of_the_body_are_the_classs() -> None:
