@@ -25,6 +25,8 @@ NOT_AT_START_UP = [
     "modecfg.modes",
     "modecfg.linkers.auto",  # (the feature's contacts are registered at the import: its rule is not)
     "modecfg._pytensor.patches",
+    "modecfg.configuration.units",  # the checks of three flags, imported when one is set
+    "modecfg.configuration.partition",
 ]
 
 

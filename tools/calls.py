@@ -57,16 +57,34 @@ STATEMENTS: dict[str, Callable[[], None]] = {
 }
 
 
+def _constructors() -> frozenset[tuple[str, int]]:
+    """Where records' constructors are written (``modecfg._record``; each record's ``__new__`` is
+    one of them, renamed): a record's construction is the tuple's, as namedtuple's compiled
+    ``__new__`` was (which had no file in the package), not a step of the statement."""
+    from modecfg import _record
+
+    return frozenset((c.__code__.co_filename, c.__code__.co_firstlineno) for c in _record._CONSTRUCTORS)
+
+
+_CONSTRUCTORS: frozenset[tuple[str, int]] = frozenset()
+
+
 def count(statement: Callable[[], None]) -> collections.Counter[tuple[str, str]]:
     """The calls of modecfg's functions one run of ``statement`` makes, after two warm-up runs:
     (file relative to the package, function name) -> how many."""
+    global _CONSTRUCTORS
+    _CONSTRUCTORS = _constructors()
     statement()
     statement()
     calls: collections.Counter[tuple[str, str]] = collections.Counter()
 
     def hook(frame: FrameType, event: str, arg: Any) -> None:
         code = frame.f_code
-        if event == "call" and code.co_filename.startswith(ROOT):
+        if (
+            event == "call"
+            and code.co_filename.startswith(ROOT)
+            and (code.co_filename, code.co_firstlineno) not in _CONSTRUCTORS
+        ):
             calls[(os.path.relpath(code.co_filename, ROOT), code.co_name)] += 1
 
     sys.setprofile(hook)

@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
 
-from modecfg._pytensor.binding import Binding, binding
+from modecfg._pytensor.binding import binding
 from modecfg._pytensor.state import HAND_OFF
 from modecfg._pytensor.values import pytensor_accepts
 from modecfg._pytensor.version import pytensor_version
@@ -183,7 +183,7 @@ class PyTensorBridge:
     def _say_fixed(self, spec: Flag, value: Any) -> None:
         """A value for a flag PyTensor fixed at its own import, before modecfg's: said once."""
         param = self._param(spec)
-        if param is None or binding(spec, param) is not Binding.HANDED_OVER or not hasattr(param, "val"):
+        if param is None or binding(spec, param) != "handed over" or not hasattr(param, "val"):
             return
         if pytensor_accepts(spec, value) and str(param.val) != str(value):
             warn(

@@ -35,7 +35,7 @@ from typing import Any
 from pytensor.configparser import ConfigParam, PyTensorConfigParser
 
 from modecfg._pytensor import state as _state
-from modecfg._pytensor.binding import Binding, binding
+from modecfg._pytensor.binding import binding
 from modecfg._pytensor.hooks import hooks
 from modecfg._pytensor.state import HAND_OFF
 from modecfg._pytensor.values import pytensor_accepts
@@ -539,7 +539,7 @@ class _View:
         for spec in FLAGS.values():
             name = spec.pytensor_name
             param = self.params.get(name)
-            if name in self.answered or binding(spec, param) is Binding.HANDED_OVER:
+            if name in self.answered or binding(spec, param) == "handed over":
                 continue  # PyTensor uses one value per process, received at its import
             kind = Float64Param if spec.name == "warn_float64" else FlagParam
             made.append(kind(spec, param, self.target))

@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING, Any, Literal
 from modecfg._registry.linkers import canonical_linker, detect_cxx, linker_names, pytensor_linker_names
 from modecfg._registry.modes import canonical_mode, mode_names, pytensor_mode_names
 from modecfg.configuration.flags import Lazy, Range, flag
-from modecfg.configuration.partition import check_compiledir_format
-from modecfg.configuration.units import check_duration, check_size
 
 if TYPE_CHECKING:
     from modecfg.configuration.protocol import ConfigLike
@@ -36,6 +34,28 @@ def _pytensor_has_linker(value: Any) -> bool:
 
 def _not_none(value: Any) -> bool:
     return value is not None
+
+
+# The checks of three flags, imported when a value of theirs is first checked: few programs set
+# them, and each module imported costs every program's start-up.
+
+
+def check_compiledir_format(text: str) -> str:
+    from modecfg.configuration.partition import check_compiledir_format as check
+
+    return check(text)
+
+
+def check_size(text: str) -> str:
+    from modecfg.configuration.units import check_size as check
+
+    return check(text)
+
+
+def check_duration(text: str) -> str:
+    from modecfg.configuration.units import check_duration as check
+
+    return check(text)
 
 
 def _check_mode(value: str) -> str:

@@ -132,7 +132,8 @@ class Flag:
         # Facts about the type, worked out once: validation reads them on every call.
         self.base = _strip_none(type)
         self.optional = _allows_none(type)
-        self.literals = frozenset(_literal_args(type))
+        literals = _literal_args(type)
+        self.literals = frozenset(literals) if literals else _NO_LITERALS
         # Interned, so that CPython's specialised attribute reads find them by identity.
         *section, attr = name.split(".")
         self.attr = sys.intern(attr)
@@ -193,6 +194,9 @@ class Flag:
         if _allows_none(self.type):
             name += " or None"
         return name
+
+
+_NO_LITERALS: frozenset[Any] = frozenset()  # the literals of a flag that has none (most): one object
 
 
 def _literal_args(tp: Any) -> tuple[Any, ...]:

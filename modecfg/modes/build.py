@@ -33,7 +33,7 @@ from modecfg._pytensor.modebuild import (
 )
 from modecfg._record import Record
 from modecfg._registry.linkers import BACKENDS
-from modecfg._registry.modes import SHAPING_FLAGS, Builder, entries, find_mode, mode_names
+from modecfg._registry.modes import SHAPING_FLAGS, entries, find_mode, mode_names
 from modecfg._warn import warn
 from modecfg.configuration import config
 from modecfg.device.where import device_linker, resolved_linker
@@ -135,24 +135,24 @@ def _check_requiring() -> None:
 def _build(name: str) -> Any:
     entry = find_mode(name)
     assert entry is not None and entry.builder is not None, name
-    if entry.builder is Builder.BACKEND:  # PyTensor's mode of that name: its linker and its rewrites
+    if entry.builder == "backend":  # PyTensor's mode of that name: its linker and its rewrites
         linker, rewrites = pytensor_mode(entry.name)
         return make_mode(linker, _query(rewrites))
     optimizer = _query(predefined_optimizer(str(config.optimizer)))
     match entry.builder:
-        case Builder.STANDARD:
+        case "standard":
             return _standard(optimizer)
-        case Builder.FAST_COMPILE:
+        case "fast_compile":
             return _fast_compile(optimizer)
-        case Builder.PROFILE:
+        case "profile":
             return _profile(optimizer)
-        case Builder.DEBUG:
+        case "debug":
             return _debug(optimizer)
-        case Builder.NANGUARD:
+        case "nanguard":
             return _nanguard(optimizer)
-        case Builder.COMPARE:
+        case "compare":
             return _compare(optimizer)
-        case Builder.MONITOR:
+        case "monitor":
             return _monitor(optimizer)
         case _:
             assert_never(entry.builder)

@@ -21,17 +21,17 @@ def _param(name: str) -> object:
 @pytest.mark.parametrize(
     ("name", "expected"),
     [
-        ("floatX", Binding.VIEW),
-        ("linker", Binding.VIEW),
-        ("traceback.limit", Binding.VIEW),
-        ("compiledir", Binding.HANDED_OVER),
-        ("base_compiledir", Binding.HANDED_OVER),
-        ("device", Binding.MODECFG),
-        ("compute_test_value", Binding.MODECFG),
+        ("floatX", "view"),
+        ("linker", "view"),
+        ("traceback.limit", "view"),
+        ("compiledir", "handed over"),
+        ("base_compiledir", "handed over"),
+        ("device", "modecfg"),
+        ("compute_test_value", "modecfg"),
     ],
 )
 def test_each_kind_of_flag_has_its_binding(name: str, expected: Binding) -> None:
-    assert binding(FLAGS[name], _param(name)) is expected
+    assert binding(FLAGS[name], _param(name)) == expected
 
 
 def test_the_view_answers_exactly_the_flags_bound_to_it() -> None:
@@ -40,7 +40,7 @@ def test_the_view_answers_exactly_the_flags_bound_to_it() -> None:
     bound = {
         spec.name
         for spec in FLAGS.values()
-        if binding(spec, pytensor.config._config_var_dict.get(spec.pytensor_name)) is Binding.VIEW
+        if binding(spec, pytensor.config._config_var_dict.get(spec.pytensor_name)) == "view"
     }
     assert set(spec.name for spec in current.flags.values()) == bound
     for spec in FLAGS.values():  # each of the others is handed over or modecfg's alone
