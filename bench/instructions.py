@@ -1,0 +1,121 @@
+"""Issue 61's import row counted in instructions: deterministic where wall time is not.
+
+    python bench/instructions.py [REV ...]      (needs valgrind; about 12 s a process)
+
+The import row (``import pytensor, modecfg`` against ``import pytensor``, whole processes) moves
+by 0.8-1.3x from one round to the next on a shared machine, more than the 5% it is judged by.
+The instructions a process executes do not: under valgrind's callgrind, with the hash seed fixed
+(string hashes decide dict and set orders) and one BLAS thread, two runs of the same tree differ
+by a few thousand of its ~1,100 million. This script counts, in one run:
+
+* ``plain``: ``python -c "import pytensor"``;
+* ``modecfg``: ``python -c "import pytensor, modecfg"``, with this tree first on the path;
+* each ``REV`` given, the same for that git revision (extracted with ``git archive``);
+
+and prints each count, the ratio to plain, and how much of the difference is the interpreter's
+exit (``Py_FinalizeEx``: the final collections and the teardown of every module and object).
+Instructions are not time (a cache miss costs more than an add), but on this code they track it:
+~4 instructions a nanosecond, and an instruction cut has shown up as the time cut it predicts
+(``bench/heads.py``, timed inside the process). Bytecode is compiled first, as users have it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PLAIN = "import pytensor"
+OURS = "import pytensor, modecfg"
+
+
+def environment(tree: Path) -> dict[str, str]:
+    """A child's environment: ``tree`` first on the path, nothing of the caller's flags or rc
+    files, a fixed hash seed, one BLAS thread, bytecode written."""
+    env = {k: v for k, v in os.environ.items() if not k.endswith(("_FLAGS", "RC"))}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.update(PYTHONPATH=str(tree), PYTHONHASHSEED="0", OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
+               MODECFGRC="", PYTENSORRC=os.devnull)  # fmt: skip
+    return env
+
+
+def counted(code: str, tree: Path, workdir: Path) -> tuple[int, int]:
+    """(instructions of the whole process, those under ``Py_FinalizeEx``) of ``python -c code``."""
+    env = environment(tree)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "modecfg")], env=env, check=True)
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, cwd=workdir)  # caches warm
+    out = workdir / "callgrind.out"
+    subprocess.run(
+        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, "-c", code],
+        env=env, check=True, cwd=workdir, capture_output=True,
+    )  # fmt: skip
+    annotated = subprocess.run(
+        ["callgrind_annotate", "--inclusive=yes", "--threshold=100", str(out)],
+        check=True, capture_output=True, text=True,
+    ).stdout  # fmt: skip
+    out.unlink()
+    return _total(annotated), _function(annotated, "Py_FinalizeEx")
+
+
+def _total(annotated: str) -> int:
+    found = re.search(r"^\s*([\d,]+)\s+\(100\.0+%\)\s+PROGRAM TOTALS", annotated, re.MULTILINE)
+    if found is None:
+        raise RuntimeError("callgrind_annotate printed no PROGRAM TOTALS line")
+    return int(found.group(1).replace(",", ""))
+
+
+def _function(annotated: str, name: str) -> int:
+    """The largest inclusive count of a line naming C function ``name`` (0 if none does)."""
+    counts = [
+        int(match.group(1).replace(",", ""))
+        for match in re.finditer(rf"^\s*([\d,]+)\s+\([\d. ]+%\)\s+\S*:{name}\b", annotated, re.MULTILINE)
+    ]
+    return max(counts, default=0)
+
+
+def extracted(rev: str, into: Path) -> Path:
+    commit = subprocess.run(["git", "rev-parse", rev], cwd=ROOT, check=True, capture_output=True, text=True)
+    archive = subprocess.run(
+        ["git", "archive", commit.stdout.strip()], cwd=ROOT, check=True, capture_output=True
+    )
+    tree = into / rev.replace("/", "_")
+    tree.mkdir()
+    tar_path = into / "tree.tar"
+    tar_path.write_bytes(archive.stdout)
+    with tarfile.open(tar_path) as tar:
+        tar.extractall(tree, filter="data")
+    tar_path.unlink()
+    return tree
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("revs", nargs="*", help="git revisions to count beside this tree")
+    args = parser.parse_args(argv)
+    if shutil.which("valgrind") is None or shutil.which("callgrind_annotate") is None:
+        print("valgrind (with callgrind_annotate) is not installed: nothing counted", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory() as temp:
+        workdir = Path(temp) / "work"
+        workdir.mkdir()  # an empty working directory: nothing of the caller's on the path
+        plain, plain_exit = counted(PLAIN, ROOT, workdir)
+        rows = [("this tree", *counted(OURS, ROOT, workdir))]
+        rows += [(rev, *counted(OURS, extracted(rev, Path(temp)), workdir)) for rev in args.revs]
+    print(f"instructions, {sys.version.split()[0]}, hash seed 0 (callgrind; deterministic to ~0.01%)")
+    print(f"  {'import pytensor':<34} {plain:>15,}")
+    for label, total, exit_part in rows:
+        extra, extra_exit = total - plain, exit_part - plain_exit
+        print(f"  {'import pytensor, modecfg: ' + label:<34} {total:>15,}  {total / plain:.4f}x  "
+              f"(+{extra / 1e6:.1f} M, of which the exit +{extra_exit / 1e6:.1f} M)  goal 1.05x")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
