@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from modecfg._pytensor import PyTensorBridge, declared, hooks
+from modecfg._pytensor import PyTensorBridge, hooks
 from modecfg._pytensor.patch import register
 from modecfg._registry.modes import SHAPING_FLAGS
 from modecfg.cache import contacts as cache
@@ -25,6 +25,14 @@ __all__ = ["unwire", "wire"]
 
 _bridge: PyTensorBridge | None = None
 _unsubscribe: list[Any] = []  # what wire() subscribed, to be unsubscribed by unwire()
+
+
+def _pytensor_names() -> frozenset[str]:
+    """The flag names the installed PyTensor declares, read from its source when first asked
+    (a setting names a flag modecfg does not declare: rare, so the reader loads then)."""
+    from modecfg._pytensor.declared import names
+
+    return names()
 
 
 def _enforce_float32(fgraph: Any, mode: Any) -> None:
@@ -100,7 +108,7 @@ def wire() -> None:
     global _bridge
     if _bridge is not None:
         return
-    set_pytensor_names(declared.names)
+    set_pytensor_names(_pytensor_names)
     hooks.before_rewrites.append(_say_missing_kinds)  # before the check that asks them
     hooks.before_rewrites.append(_enforce_float32)
     hooks.before_rewrites.append(cache.first_compile)  # the caches' layout checked, bounds at exit

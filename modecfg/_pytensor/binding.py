@@ -25,9 +25,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from modecfg._pytensor.version import pytensor_version
 from modecfg.configuration.flags import Flag
 
-__all__ = ["Binding", "binding"]
+__all__ = ["Binding", "binding", "pytensor_accepts"]
 
 
 # How PyTensor sees a flag (the module's text says each): strings, not an Enum (an Enum class
@@ -43,3 +44,16 @@ def binding(spec: Flag, param: Any) -> Binding:
     if spec.fixed and not param.mutable:
         return "handed over"
     return "view"
+
+
+# Values as PyTensor takes them: which modecfg values it accepts (PyTensor parses ``str()`` of
+# each: the text of a float is its shortest repr, which reads back the same).
+
+
+def pytensor_accepts(spec: Flag, value: Any) -> bool:
+    """Whether PyTensor's ``spec`` takes ``value``: the flag is this PyTensor's, and the value
+    one its declaration says PyTensor takes (``Flag.pytensor_takes``: modecfg's own values, such
+    as ``linker=per_graph``, stay modecfg's)."""
+    if not spec.in_pytensor(pytensor_version()):
+        return False
+    return spec.pytensor_takes is None or spec.pytensor_takes(value)

@@ -29,9 +29,8 @@ from contextlib import contextmanager
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
 
-from modecfg._pytensor.binding import binding
+from modecfg._pytensor.binding import binding, pytensor_accepts
 from modecfg._pytensor.state import HAND_OFF
-from modecfg._pytensor.values import pytensor_accepts
 from modecfg._pytensor.version import pytensor_version
 from modecfg._warn import warn
 from modecfg.configuration.flags import FLAGS, Flag

@@ -35,10 +35,9 @@ from typing import Any
 from pytensor.configparser import ConfigParam, PyTensorConfigParser
 
 from modecfg._pytensor import state as _state
-from modecfg._pytensor.binding import binding
+from modecfg._pytensor.binding import binding, pytensor_accepts
 from modecfg._pytensor.hooks import hooks
 from modecfg._pytensor.state import HAND_OFF
-from modecfg._pytensor.values import pytensor_accepts
 from modecfg.configuration import config as _config
 from modecfg.configuration.flags import FLAGS, Flag
 from modecfg.configuration.sections import SHOWN, UNSET, VALUE

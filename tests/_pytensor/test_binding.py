@@ -8,8 +8,7 @@ import pytest
 
 import modecfg  # noqa: F401  (wired: the view is attached)
 from modecfg._pytensor import view as view_module
-from modecfg._pytensor.binding import Binding, binding
-from modecfg._pytensor.values import pytensor_accepts
+from modecfg._pytensor.binding import Binding, binding, pytensor_accepts
 from modecfg.configuration.flags import FLAGS
 
 
