@@ -33,11 +33,9 @@ _PROHIBITED = frozenset({
 })  # fmt: skip
 
 _tuple_new = tuple.__new__
+_UNEXPECTED = TypeError if sys.version_info >= (3, 13) else ValueError  # what _replace raises, as namedtuple
 _ALIAS = tuple(sys.intern(f"Alias for field number {index}") for index in range(18))  # the getters' docs
-# namedtuple's field descriptor (C, CPython's collections); a property where it is not there
-_getter: Any = getattr(collections, "_tuplegetter", None) or (
-    lambda index, doc: property(lambda self: self[index], doc=doc)
-)
+_getter: Any = collections._tuplegetter  # type: ignore[attr-defined]  # namedtuple's field descriptor
 
 
 class _RecordMeta(type):
@@ -105,6 +103,7 @@ def _made(typename: str, fields: tuple[str, ...], defaults: list[Any], module: s
         "__new__": new,
         "_make": classmethod(_make),
         "_replace": _replace,
+        **({"__replace__": _replace} if sys.version_info >= (3, 13) else {}),  # copy.replace, as 3.13's
         "__repr__": _repr,
         "_asdict": _asdict,
         "__getnewargs__": _getnewargs,
@@ -131,7 +130,7 @@ def _replace(self: Any, /, **kwds: Any) -> Any:
     """Return a new record replacing specified fields with new values."""
     result = self._make(map(kwds.pop, self._fields, self))
     if kwds:
-        raise ValueError(f"Got unexpected field names: {list(kwds)!r}")
+        raise _UNEXPECTED(f"Got unexpected field names: {list(kwds)!r}")
     return result
 
 

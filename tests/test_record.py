@@ -38,6 +38,8 @@ def _facts(cls: Any) -> dict[str, Any]:
         "mro": [c.__name__ for c in cls.__mro__],
         "slots": cls.__slots__,
         "annotations": list(cls.__annotations__),
+        "replace": "__replace__" in vars(cls),  # (Python 3.13's namedtuple: copy.replace)
+        "getters": [type(vars(cls)[f]) for f in cls._fields],
     }
 
 
