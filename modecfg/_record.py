@@ -151,48 +151,36 @@ def _getnewargs(self: Any) -> tuple[Any, ...]:
 
 
 # The constructors, one for each number of fields: a record's ``__new__`` is the one of its count,
-# its parameters renamed to its fields. (More fields than written here: namedtuple's class.)
+# its parameters renamed to its fields. (More fields than written here: namedtuple's class.) They
+# are lambdas, not functions, so that a tool that wraps every function (mutmut) leaves them as written.
 # fmt: off
-def _c0(_cls):  # type: ignore[no-untyped-def]
-    return _tuple_new(_cls, ())
-def _c1(_cls, a):  # type: ignore[no-untyped-def]
-    return _tuple_new(_cls, (a,))
-def _c2(_cls, a, b):  # type: ignore[no-untyped-def]
-    return _tuple_new(_cls, (a, b))
-def _c3(_cls, a, b, c):  # type: ignore[no-untyped-def]
-    return _tuple_new(_cls, (a, b, c))
-def _c4(_cls, a, b, c, d):  # type: ignore[no-untyped-def]
-    return _tuple_new(_cls, (a, b, c, d))
-def _c5(_cls, a, b, c, d, e):  # type: ignore[no-untyped-def]
-    return _tuple_new(_cls, (a, b, c, d, e))
-def _c6(_cls, a, b, c, d, e, f):  # type: ignore[no-untyped-def]
-    return _tuple_new(_cls, (a, b, c, d, e, f))
-def _c7(_cls, a, b, c, d, e, f, g):  # type: ignore[no-untyped-def]
-    return _tuple_new(_cls, (a, b, c, d, e, f, g))
-def _c8(_cls, a, b, c, d, e, f, g, h):  # type: ignore[no-untyped-def]
-    return _tuple_new(_cls, (a, b, c, d, e, f, g, h))
-def _c9(_cls, a, b, c, d, e, f, g, h, i):  # type: ignore[no-untyped-def]
-    return _tuple_new(_cls, (a, b, c, d, e, f, g, h, i))
-def _c10(_cls, a, b, c, d, e, f, g, h, i, j):  # type: ignore[no-untyped-def]
-    return _tuple_new(_cls, (a, b, c, d, e, f, g, h, i, j))
-def _c11(_cls, a, b, c, d, e, f, g, h, i, j, k):  # type: ignore[no-untyped-def]
-    return _tuple_new(_cls, (a, b, c, d, e, f, g, h, i, j, k))
-def _c12(_cls, a, b, c, d, e, f, g, h, i, j, k, m):  # type: ignore[no-untyped-def]
-    return _tuple_new(_cls, (a, b, c, d, e, f, g, h, i, j, k, m))
-def _c13(_cls, a, b, c, d, e, f, g, h, i, j, k, m, n):  # type: ignore[no-untyped-def]
-    return _tuple_new(_cls, (a, b, c, d, e, f, g, h, i, j, k, m, n))
-def _c14(_cls, a, b, c, d, e, f, g, h, i, j, k, m, n, p):  # type: ignore[no-untyped-def]
-    return _tuple_new(_cls, (a, b, c, d, e, f, g, h, i, j, k, m, n, p))
-def _c15(_cls, a, b, c, d, e, f, g, h, i, j, k, m, n, p, q):  # type: ignore[no-untyped-def]
-    return _tuple_new(_cls, (a, b, c, d, e, f, g, h, i, j, k, m, n, p, q))
-def _c16(_cls, a, b, c, d, e, f, g, h, i, j, k, m, n, p, q, r):  # type: ignore[no-untyped-def]
-    return _tuple_new(_cls, (a, b, c, d, e, f, g, h, i, j, k, m, n, p, q, r))
-def _c17(_cls, a, b, c, d, e, f, g, h, i, j, k, m, n, p, q, r, s):  # type: ignore[no-untyped-def]
-    return _tuple_new(_cls, (a, b, c, d, e, f, g, h, i, j, k, m, n, p, q, r, s))
+_CONSTRUCTORS: tuple[Any, ...] = (
+    lambda _cls: _tuple_new(_cls, ()),
+    lambda _cls, a: _tuple_new(_cls, (a,)),
+    lambda _cls, a, b: _tuple_new(_cls, (a, b)),
+    lambda _cls, a, b, c: _tuple_new(_cls, (a, b, c)),
+    lambda _cls, a, b, c, d: _tuple_new(_cls, (a, b, c, d)),
+    lambda _cls, a, b, c, d, e: _tuple_new(_cls, (a, b, c, d, e)),
+    lambda _cls, a, b, c, d, e, f: _tuple_new(_cls, (a, b, c, d, e, f)),
+    lambda _cls, a, b, c, d, e, f, g: _tuple_new(_cls, (a, b, c, d, e, f, g)),
+    lambda _cls, a, b, c, d, e, f, g, h: _tuple_new(_cls, (a, b, c, d, e, f, g, h)),
+    lambda _cls, a, b, c, d, e, f, g, h, i: _tuple_new(_cls, (a, b, c, d, e, f, g, h, i)),
+    lambda _cls, a, b, c, d, e, f, g, h, i, j: _tuple_new(_cls, (a, b, c, d, e, f, g, h, i, j)),
+    lambda _cls, a, b, c, d, e, f, g, h, i, j, k: _tuple_new(_cls, (a, b, c, d, e, f, g, h, i, j, k)),
+    lambda _cls, a, b, c, d, e, f, g, h, i, j, k, m:
+        _tuple_new(_cls, (a, b, c, d, e, f, g, h, i, j, k, m)),
+    lambda _cls, a, b, c, d, e, f, g, h, i, j, k, m, n:
+        _tuple_new(_cls, (a, b, c, d, e, f, g, h, i, j, k, m, n)),
+    lambda _cls, a, b, c, d, e, f, g, h, i, j, k, m, n, p:
+        _tuple_new(_cls, (a, b, c, d, e, f, g, h, i, j, k, m, n, p)),
+    lambda _cls, a, b, c, d, e, f, g, h, i, j, k, m, n, p, q:
+        _tuple_new(_cls, (a, b, c, d, e, f, g, h, i, j, k, m, n, p, q)),
+    lambda _cls, a, b, c, d, e, f, g, h, i, j, k, m, n, p, q, r:
+        _tuple_new(_cls, (a, b, c, d, e, f, g, h, i, j, k, m, n, p, q, r)),
+    lambda _cls, a, b, c, d, e, f, g, h, i, j, k, m, n, p, q, r, s:
+        _tuple_new(_cls, (a, b, c, d, e, f, g, h, i, j, k, m, n, p, q, r, s)),
+)
 # fmt: on
-
-_CONSTRUCTORS = (_c0, _c1, _c2, _c3, _c4, _c5, _c6, _c7, _c8, _c9, _c10, _c11, _c12, _c13, _c14, _c15,
-                 _c16, _c17)  # fmt: skip
 
 
 if TYPE_CHECKING:
