@@ -86,14 +86,10 @@ def _made(typename: str, fields: tuple[str, ...], defaults: list[Any], module: s
         if name.startswith("_"):
             raise ValueError(f"Field names cannot start with an underscore: {name!r}")
     template = _CONSTRUCTORS[len(fields)].__code__
-    new = types.FunctionType(
-        template.replace(co_varnames=("_cls", *fields), co_name="__new__", co_qualname=f"{typename}.__new__"),
-        globals(),
-        "__new__",
-        tuple(defaults),  # () when none, as typing.NamedTuple has it
-    )
+    qualname = f"{typename}.__new__"
+    code = template.replace(co_varnames=("_cls", *fields), co_name="__new__", co_qualname=qualname)
+    new = types.FunctionType(code, globals(), argdefs=tuple(defaults))  # (): none, as NamedTuple has it
     arguments = ", ".join(fields) + ("," if len(fields) == 1 else "")  # as namedtuple writes it
-    new.__qualname__ = f"{typename}.__new__"
     new.__doc__ = f"Create new instance of {typename}({arguments})"
     body: dict[str, Any] = {
         "__doc__": f"{typename}({arguments})",
@@ -103,7 +99,7 @@ def _made(typename: str, fields: tuple[str, ...], defaults: list[Any], module: s
         "__new__": new,
         "_make": classmethod(_make),
         "_replace": _replace,
-        **({"__replace__": _replace} if sys.version_info >= (3, 13) else {}),  # copy.replace, as 3.13's
+        **_REPLACE,
         "__repr__": _repr,
         "_asdict": _asdict,
         "__getnewargs__": _getnewargs,
@@ -132,6 +128,10 @@ def _replace(self: Any, /, **kwds: Any) -> Any:
     if kwds:
         raise _UNEXPECTED(f"Got unexpected field names: {list(kwds)!r}")
     return result
+
+
+# copy.replace() of a record, as Python 3.13's namedtuple has it
+_REPLACE: dict[str, Any] = {"__replace__": _replace} if sys.version_info >= (3, 13) else {}
 
 
 def _repr(self: Any) -> str:

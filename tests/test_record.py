@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from modecfg import _record
 from modecfg._record import Record
 
 
@@ -99,6 +100,15 @@ def _same_constructor(theirs: Any, ours: Any, fields: list[str], values: list[An
         return [(p.name, p.kind, p.default) for p in inspect.signature(cls).parameters.values()]
 
     assert parameters(ours) == parameters(theirs)
+    constructors = (inspect.signature(cls.__new__).parameters for cls in (ours, theirs))
+    assert list(next(constructors)) == list(next(constructors))
+    # (namedtuple's __new__ is a lambda in its code, which a traceback or a profile names: a
+    # record's is named as it is called)
+    code = ours.__new__.__code__
+    if len(fields) < len(_record._CONSTRUCTORS):  # (past them, the class is namedtuple's own)
+        assert (code.co_name, code.co_qualname) == ("__new__", f"{ours.__name__}.__new__")
+    else:
+        assert code.co_filename == theirs.__new__.__code__.co_filename  # compiled by namedtuple
     for attribute in ("__doc__", "__qualname__", "__defaults__", "__name__"):
         assert getattr(ours.__new__, attribute) == getattr(theirs.__new__, attribute), attribute
     assert tuple(ours(**dict(zip(fields, values, strict=True)))) == tuple(values)
