@@ -154,3 +154,13 @@ def test_a_flag_set_is_a_read_only_value_of_its_moment() -> None:
     assert fs.get("a") is spec and fs.get("b") is None and fs.get("b", sentinel) is sentinel
     assert ("a" in fs, "b" in fs, list(fs), len(fs), fs["a"]) == (True, False, ["a"], 1, spec)
     assert fs != FlagSet({"a": spec}) and fs == fs and repr(fs) == "<FlagSet of 1 flags>"
+
+
+def test_the_flags_without_literal_values_share_one_empty_set() -> None:
+    """Issue 61: 78 of the 93 flags have no literal values; one frozenset stands for all of them
+    (one tracked object, not 78, that every collection and the exit walk), and a flag that has
+    some keeps its own."""
+    plain, other = Flag("a.b", int, 0, "doc"), Flag("c", str | None, None, "doc")
+    choices = Flag("d", Literal["x", "y"], "x", "doc")
+    assert plain.literals == other.literals == frozenset() and plain.literals is other.literals
+    assert choices.literals == {"x", "y"} and choices.literals is not plain.literals
