@@ -27,11 +27,11 @@ import re
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # (bench.heads, run as a script)
 PLAIN = "import pytensor"
 OURS = "import pytensor, modecfg"
 
@@ -81,18 +81,13 @@ def _function(annotated: str, name: str) -> int:
 
 
 def extracted(rev: str, into: Path) -> Path:
-    commit = subprocess.run(["git", "rev-parse", rev], cwd=ROOT, check=True, capture_output=True, text=True)
-    archive = subprocess.run(
-        ["git", "archive", commit.stdout.strip()], cwd=ROOT, check=True, capture_output=True
-    )
-    tree = into / rev.replace("/", "_")
-    tree.mkdir()
-    tar_path = into / "tree.tar"
-    tar_path.write_bytes(archive.stdout)
-    with tarfile.open(tar_path) as tar:
-        tar.extractall(tree, filter="data")
-    tar_path.unlink()
-    return tree
+    """``rev``'s tree, extracted as ``bench/heads.py`` extracts it."""
+    from bench.heads import extract
+
+    where = into / rev.replace("/", "_")
+    where.mkdir()
+    extract(rev, where)
+    return where / "tree"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -34,7 +34,6 @@ _PROHIBITED = frozenset({
 
 _tuple_new = tuple.__new__
 _UNEXPECTED = TypeError if sys.version_info >= (3, 13) else ValueError  # what _replace raises, as namedtuple
-_ALIAS = tuple(sys.intern(f"Alias for field number {index}") for index in range(18))  # the getters' docs
 _getter: Any = collections._tuplegetter  # type: ignore[attr-defined]  # namedtuple's field descriptor
 
 
@@ -181,6 +180,7 @@ _CONSTRUCTORS: tuple[Any, ...] = (
         _tuple_new(_cls, (a, b, c, d, e, f, g, h, i, j, k, m, n, p, q, r, s)),
 )
 # fmt: on
+_ALIAS = tuple(sys.intern(f"Alias for field number {i}") for i in range(len(_CONSTRUCTORS)))  # getters' docs
 
 
 if TYPE_CHECKING:

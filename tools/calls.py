@@ -66,14 +66,10 @@ def _constructors() -> frozenset[tuple[str, int]]:
     return frozenset((c.__code__.co_filename, c.__code__.co_firstlineno) for c in _record._CONSTRUCTORS)
 
 
-_CONSTRUCTORS: frozenset[tuple[str, int]] = frozenset()
-
-
 def count(statement: Callable[[], None]) -> collections.Counter[tuple[str, str]]:
     """The calls of modecfg's functions one run of ``statement`` makes, after two warm-up runs:
     (file relative to the package, function name) -> how many."""
-    global _CONSTRUCTORS
-    _CONSTRUCTORS = _constructors()
+    constructors = _constructors()
     statement()
     statement()
     calls: collections.Counter[tuple[str, str]] = collections.Counter()
@@ -83,7 +79,7 @@ def count(statement: Callable[[], None]) -> collections.Counter[tuple[str, str]]
         if (
             event == "call"
             and code.co_filename.startswith(ROOT)
-            and (code.co_filename, code.co_firstlineno) not in _CONSTRUCTORS
+            and (code.co_filename, code.co_firstlineno) not in constructors
         ):
             calls[(os.path.relpath(code.co_filename, ROOT), code.co_name)] += 1
 
