@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from modecfg._pytensor import PyTensorBridge, hooks
-from modecfg._pytensor.patch import register
+from modecfg._pytensor.patch import register, register_later
 from modecfg._registry.modes import SHAPING_FLAGS
 from modecfg.cache import contacts as cache
 from modecfg.configuration import Change, config
@@ -19,7 +19,6 @@ from modecfg.configuration.flags import set_pytensor_names
 from modecfg.device import contacts as device
 from modecfg.linkers import contacts as linkers
 from modecfg.profiles import contacts as profiles
-from modecfg.testvalues import contacts as testvalues
 
 __all__ = ["unwire", "wire"]
 
@@ -84,9 +83,22 @@ def _modes_changed(change: Change) -> None:
     forget_modes()
 
 
+TEST_VALUES = "modecfg.testvalues.contacts"  # loaded when compute_test_value is first turned on
+
+
+def _test_values_touched(change: object = None) -> None:
+    """compute_test_value assigned or overridden, or PyTensor imported with it on: the test values'
+    contacts are loaded (a process that never turns the flag on never loads them), registered
+    and applied (:func:`modecfg.testvalues.contacts.touched`)."""
+    from modecfg.testvalues import contacts
+
+    register(*contacts.PATCHES)
+    contacts.touched(change)
+
+
 def _pytensor_loaded() -> None:
     if config.compute_test_value != "off":
-        testvalues.touched()
+        _test_values_touched()
     _say_unsafe_cache()
 
 
@@ -121,8 +133,8 @@ def wire() -> None:
     register(*device.PATCHES)
     register(*linkers.PATCHES)
     register(*profiles.PATCHES)
-    register(*testvalues.PATCHES)
-    _unsubscribe.append(config.subscribe(testvalues.touched, ["compute_test_value"], overrides=True))
+    register_later(TEST_VALUES)
+    _unsubscribe.append(config.subscribe(_test_values_touched, ["compute_test_value"], overrides=True))
     _unsubscribe.append(config.subscribe(_modes_changed, SHAPING_FLAGS))
     _bridge = PyTensorBridge(config)
     _bridge.attach()

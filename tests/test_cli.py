@@ -318,9 +318,9 @@ def test_doctor_reports_compiler_backends_linkers_and_devices(fresh_config: None
     assert "per_graph              chosen per graph" in out and "cpu                    usable" in out
     assert "auto                   PyTensor's default: " in out
     # every integration point, the patches and the contacts that replace no attribute (issue 22)
-    from modecfg._pytensor.patches import CONTACTS, PATCHES
+    from modecfg._pytensor.patches import CONTACTS, every
 
-    for point in (*PATCHES, *CONTACTS):
+    for point in (*every(), *CONTACTS):
         assert f"\n  {point.name:<22} " in out or f"\n  {point.name} " in out, point.name
     assert "import hand-off" in out and "DebugMode fix        " in out
 

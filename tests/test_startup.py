@@ -156,8 +156,60 @@ def test_importing_modecfg_after_pytensor_loads_no_module_of_pytensor_and_no_fea
              "modecfg._pytensor.caches", "modecfg.profiles.rows", "modecfg.profiles.session",
              "modecfg.cache.entries", "modecfg.cache.trim", "modecfg.cache.holders", "modecfg.cache.status",
              "modecfg.linkers.auto", "modecfg._pytensor.declared", "modecfg.configuration.units",
-             "modecfg.configuration.partition")  # fmt: skip
+             "modecfg.configuration.partition", "modecfg.testvalues.contacts")  # fmt: skip
     assert [m for m in new if m in later] == []
+
+
+@pytest.mark.parametrize("how", ["assigned", "overridden", "THEANO_FLAGS", "before PyTensor"])
+def test_the_test_values_contacts_load_when_the_flag_is_first_turned_on(how: str) -> None:
+    """The test values' patches are loaded and registered when compute_test_value is first turned
+    on, however it is, and then work as they did when they were registered at the import."""
+    turn_on = {
+        "assigned": "modecfg.config.compute_test_value = 'raise'",
+        "overridden": "stack.enter_context(modecfg.config.override(compute_test_value='raise'))",
+        "THEANO_FLAGS": "",
+        "before PyTensor": "",
+    }[how]
+    first, second = ("modecfg", "pytensor") if how == "before PyTensor" else ("pytensor", "modecfg")
+    out = run_json(
+        f"""
+        import contextlib, json, sys
+        import numpy as np
+        import {first}, {second}
+        import pytensor.tensor as pt
+        from modecfg._pytensor import patches
+        stack = contextlib.ExitStack()
+        loaded = "modecfg.testvalues.contacts" in sys.modules
+        listed = [p.name for p in patches.PATCHES]
+        {turn_on}
+        x = pt.vector("x")
+        x.tag.test_value = np.ones(3)
+        y = (x * 2).sum()
+        rows = {{r.patch.name: r.state for r in patches.status()}}
+        print(json.dumps({{"loaded": loaded, "listed": listed, "value": float(y.tag.test_value),
+                           "on": [rows["test values"], rows["scan test values"]]}}))
+        """,
+        {"THEANO_FLAGS": "compute_test_value=raise"} if how in ("THEANO_FLAGS", "before PyTensor") else {},
+    )
+    if how in ("assigned", "overridden"):  # not loaded, not listed, until the flag was turned on
+        assert out["loaded"] is False and "test values" not in out["listed"]
+    assert out["value"] == 6.0 and out["on"] == ["on", "on"]
+
+
+def test_the_whole_patch_list_lists_the_features_that_load_later() -> None:
+    out = run_json(
+        """
+        import json, sys
+        import pytensor, modecfg
+        from modecfg._pytensor import patches
+        before = [p.name for p in patches.PATCHES]
+        rows = [r.patch.name for r in patches.status()]
+        print(json.dumps({"before": before, "rows": rows, "every": [p.name for p in patches.every()],
+                          "loaded": "modecfg.testvalues.contacts" in sys.modules}))
+        """
+    )
+    assert "test values" not in out["before"] and out["loaded"] is True
+    assert out["rows"] == out["every"] == [*out["before"], "test values", "scan test values"]
 
 
 def test_the_gc_pause_of_the_import_is_lifted_and_a_disabled_collector_stays_disabled() -> None:

@@ -1,7 +1,8 @@
 """What one change to PyTensor is (:class:`Patch`), and the features' own patches.
 
 A feature that owns its contacts with PyTensor (``modecfg/testvalues/contacts.py``) declares its
-patches beside their replacements and registers them here when modecfg is wired. This module
+patches beside their replacements and registers them here when modecfg is wired (or, where
+they are all on demand, when the feature is first used: :func:`register_later`). This module
 is light (it imports neither PyTensor nor numpy): declaring and registering a patch costs
 ``import modecfg`` nothing more; the engine (:mod:`modecfg._pytensor.patches`, loaded with
 PyTensor) adds them to its one list, verifies, applies and undoes them with the core's.
@@ -15,7 +16,7 @@ from typing import Any
 
 from modecfg._record import Record
 
-__all__ = ["REGISTERED", "Patch", "register"]
+__all__ = ["LATER", "REGISTERED", "Patch", "register", "register_all", "register_later"]
 
 
 class Patch(Record):
@@ -48,6 +49,7 @@ class Patch(Record):
 
 
 REGISTERED: list[Patch] = []  # the features' patches, in the order registered
+LATER: list[str] = []  # the modules of features whose contacts load at their first use
 
 
 def register(*feature_patches: Patch) -> None:
@@ -60,3 +62,20 @@ def register(*feature_patches: Patch) -> None:
     engine = sys.modules.get("modecfg._pytensor.patches")
     if engine is not None:
         engine.take_registered()
+
+
+def register_later(module: str) -> None:
+    """A feature whose contacts load at its first use: ``module`` (its contacts, a name written in
+    modecfg's wiring, never one read from a setting) registers its patches when the feature loads
+    it; whoever lists every patch loads it first (:func:`register_all`)."""
+    if module not in LATER:
+        LATER.append(module)
+
+
+def register_all() -> None:
+    """The features registered for later, loaded and registered now: for whoever lists the whole
+    patch list (``status()``, doctor, the architecture test). Nothing is applied by loading."""
+    import importlib
+
+    for module in tuple(LATER):
+        register(*importlib.import_module(module).PATCHES)

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from modecfg._locks import fork_safe
 from modecfg._pytensor import replacements
-from modecfg._pytensor.patch import REGISTERED, Patch
+from modecfg._pytensor.patch import REGISTERED, Patch, register_all
 from modecfg._pytensor.state import HAND_OFF, Method, Wrapper, original
 from modecfg._pytensor.state import applied as _applied
 from modecfg._pytensor.state import originals as _originals
@@ -51,6 +51,7 @@ __all__ = [
     "Patch",
     "PatchStatus",
     "enable",
+    "every",
     "install",
     "installed",
     "original",
@@ -425,7 +426,7 @@ def install(wanted: Callable[[Patch], bool] | None = None) -> list[PatchStatus]:
     """
     global _installed, _version_problem
     if "pytensor" not in sys.modules:  # nothing to patch yet: PyTensor's import will call this
-        return status()
+        return _rows()
     with _lock:
         try:
             problems = []
@@ -451,7 +452,7 @@ def install(wanted: Callable[[Patch], bool] | None = None) -> list[PatchStatus]:
         except Exception as exc:  # pragma: no cover - the machinery itself failed
             problems = [f"modecfg's integration failed ({exc!r})"]
         _say(problems)
-    return status()
+    return _rows()
 
 
 def enable(patch: Patch) -> bool:
@@ -494,8 +495,21 @@ def uninstall() -> None:
         _installed = False
 
 
+def every() -> list[Patch]:
+    """The whole patch list: the patches of the features that load at their first use loaded and
+    listed too (``PATCHES`` holds those registered so far)."""
+    register_all()
+    return list(PATCHES)
+
+
 def status() -> list[PatchStatus]:
-    """Each integration point: on, off (and why), waiting (on demand) or failed."""
+    """Each integration point: on, off (and why), waiting (on demand) or failed; the patches of the
+    features that load at their first use loaded to be listed (``register_all``)."""
+    register_all()
+    return _rows()
+
+
+def _rows() -> list[PatchStatus]:
     rows = []
     for patch in PATCHES:
         if patch.name in _applied:

@@ -40,19 +40,19 @@ def on_demand_put_back() -> Any:
 def test_every_integration_point_verifies_against_the_installed_pytensor() -> None:
     import modecfg  # noqa: F401  (wired: PyTensor is loaded, so the points are in)
 
-    on_demand = [patch for patch in patches.PATCHES if patch.on_demand]
+    on_demand = [patch for patch in patches.every() if patch.on_demand]
     device = {"device inputs", "shared values", "shared values (set)"}
     assert {p.name for p in on_demand} == {*device, "test values", "scan test values"}
     for patch in on_demand:
         assert patches.enable(patch)
     rows = {row.patch.name: row for row in patches.status()}
-    assert set(rows) == {p.name for p in patches.PATCHES}
+    assert set(rows) == {p.name for p in patches.every()}
     assert {name: row.state for name, row in rows.items()} == dict.fromkeys(rows, "on")
     assert patches.version_problem() == ""
 
 
 @pytest.mark.usefixtures("on_demand_put_back")
-@pytest.mark.parametrize("patch", patches.PATCHES, ids=lambda p: p.name)
+@pytest.mark.parametrize("patch", patches.every(), ids=lambda p: p.name)
 def test_no_module_of_pytensor_still_holds_a_replaced_object(patch: patches.Patch) -> None:
     """The modules listed as binding a patched object are all there are: nothing calls PyTensor's
     original behind our back."""
@@ -109,7 +109,7 @@ def test_uninstall_restores_every_original_object_and_install_puts_them_back() -
         before, before_modes = snapshot(), modes()
         import modecfg
         from modecfg._pytensor import patches
-        for patch in patches.PATCHES:  # the on-demand ones too: the whole list
+        for patch in patches.every():  # the on-demand ones too: the whole list
             if patch.on_demand:
                 patches.enable(patch)
         installed = snapshot()
@@ -132,12 +132,13 @@ def test_uninstall_restores_every_original_object_and_install_puts_them_back() -
     # ... and nothing else of PyTensor's; all of it is back after uninstall()
     assert out["restored"] == []
     assert out["modes"] is True
-    targets = {f"{p.module}.{p.attr.rsplit('.', 1)[-1]}" for p in patches.PATCHES}
-    bound = {f"{h}.{p.attr.rsplit('.', 1)[-1]}" for p in patches.PATCHES for h in p.bound_in}
-    classes = {p.attr for p in patches.PATCHES if "." in p.attr}
+    every = patches.every()
+    targets = {f"{p.module}.{p.attr.rsplit('.', 1)[-1]}" for p in every}
+    bound = {f"{h}.{p.attr.rsplit('.', 1)[-1]}" for p in every for h in p.bound_in}
+    classes = {p.attr for p in every if "." in p.attr}
     # what a patch says it also changes, by owner and name: PyTensorConfigParser.add,
     # PyTensorConfigParser.<flag> (each flag's entry), config._config_var_dict (with its entries)
-    also = {".".join(a.split()[0].split(".")[-2:]) for p in patches.PATCHES for a in p.also}
+    also = {".".join(a.split()[0].split(".")[-2:]) for p in every for a in p.also}
 
     def listed(key: str) -> bool:
         a_flag = key.startswith("PyTensorConfigParser.") and "PyTensorConfigParser.<flag>" in also
@@ -147,7 +148,7 @@ def test_uninstall_restores_every_original_object_and_install_puts_them_back() -
     assert "PyTensorConfigParser.add" in out["changed"] and "config._config_var_dict" in out["changed"]
     # install() again: the eager points are back, the on-demand ones wait to be needed
     assert set(out["again"]) and "Op.__call__" not in out["again"]
-    assert out["state"].count("on") == sum(not p.on_demand for p in patches.PATCHES)
+    assert out["state"].count("on") == sum(not p.on_demand for p in every)
 
 
 def test_a_missing_or_changed_target_leaves_import_pytensor_working_and_warns_once() -> None:
@@ -158,12 +159,12 @@ def test_a_missing_or_changed_target_leaves_import_pytensor_working_and_warns_on
         import modecfg
         from modecfg._pytensor import patches
         # Simulate a PyTensor release that moved one internal and changed another's signature.
-        patches.PATCHES = (
+        patches.PATCHES = [
             *[p for p in patches.PATCHES if p.name != "error locations"],
             patches.Patch("moved", "pytensor.link.utils", "no_such_function", "raise_with_op", "gone"),
             *[p._replace(params=("fgraph", "node", "something_else"))
               for p in patches.PATCHES if p.name == "error locations"],
-        )
+        ]
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             import pytensor
@@ -280,7 +281,7 @@ def test_pytensor_imported_before_modecfg_gets_the_integration_at_modecfg_import
         """
     )
     assert out["type"] == "GuardLinker"
-    assert len(out["on"]) == sum(not p.on_demand for p in patches.PATCHES)
+    assert len(out["on"]) == sum(not p.on_demand for p in patches.every())
 
 
 def test_pytensors_blas_warning_gives_way_to_one_of_modecfgs() -> None:
@@ -363,8 +364,8 @@ def test_a_patch_whose_partner_is_off_is_left_off_and_pytensor_still_imports() -
         import modecfg
         from modecfg._pytensor import patches
         # register_mode does not verify (as if PyTensor's signature had changed)
-        patches.PATCHES = tuple(p._replace(params=("registered",)) if p.name == "register_mode" else p
-                                for p in patches.PATCHES)
+        patches.PATCHES = [p._replace(params=("registered",)) if p.name == "register_mode" else p
+                           for p in patches.PATCHES]
         import pytensor
         import pytensor.compile.debug.debugmode  # registers DEBUG_MODE
         rows = {r.patch.name: [r.state, r.reason] for r in patches.status()}
