@@ -29,6 +29,24 @@ if _TYPE_CHECKING:  # the names handed out on first use, each written here once 
     from modecfg.configuration.migrate import migrate_flags as migrate_flags
     from modecfg.configuration.snapshot import Snapshot as Snapshot
     from modecfg.device.where import ran_on as ran_on
+    from modecfg.errors import CacheArchiveError as CacheArchiveError
+    from modecfg.errors import CacheLockTimeout as CacheLockTimeout
+    from modecfg.errors import CompareError as CompareError
+    from modecfg.errors import CompareWarning as CompareWarning
+    from modecfg.errors import DeviceFallbackWarning as DeviceFallbackWarning
+    from modecfg.errors import DeviceMemoryError as DeviceMemoryError
+    from modecfg.errors import DumpError as DumpError
+    from modecfg.errors import DumpWarning as DumpWarning
+    from modecfg.errors import Float64Error as Float64Error
+    from modecfg.errors import Float64Warning as Float64Warning
+    from modecfg.errors import NanGuardError as NanGuardError
+    from modecfg.errors import NanGuardWarning as NanGuardWarning
+    from modecfg.errors import ProfileError as ProfileError
+    from modecfg.errors import SharedValueError as SharedValueError
+    from modecfg.errors import TestValueError as TestValueError
+    from modecfg.errors import TestValueWarning as TestValueWarning
+    from modecfg.errors import UntrustedCacheError as UntrustedCacheError
+    from modecfg.errors import UntrustedDumpError as UntrustedDumpError
     from modecfg.modes import register_mode as register_mode
     from modecfg.modes.build import get_mode as get_mode
     from modecfg.modes.compiling import compiled_with as compiled_with
@@ -47,7 +65,6 @@ if _TYPE_CHECKING:  # the names handed out on first use, each written here once 
 _collecting = _gc.isenabled()
 _gc.disable()
 try:
-    from modecfg import errors as _errors
     from modecfg._lazy import attach as _attach
     from modecfg._wiring import wire as _wire
     from modecfg.configuration import (
@@ -61,7 +78,27 @@ try:
         diagnose,
         load,
     )
-    from modecfg.errors import *  # noqa: F403  (the errors and warnings: modecfg.errors.__all__ names them)
+    from modecfg.errors import (  # the core's errors and warnings (the features': on first use)
+        CompileCacheWarning,
+        ConfigError,
+        ConfigErrors,
+        DeviceUnavailableError,
+        FlagSyntaxError,
+        FlagValueError,
+        HeldFlagWarning,
+        ImportAssignmentWarning,
+        LinkerUnavailableError,
+        ModecfgError,
+        ModecfgWarning,
+        ObsoleteFlagWarning,
+        PyTensorIntegrationWarning,
+        RcFileError,
+        RcFileErrors,
+        ReadOnlyFlagError,
+        UnknownFlagError,
+        UnknownFlagWarning,
+        UnknownModeError,
+    )
 
     _wire()
 finally:
@@ -71,12 +108,30 @@ finally:
 __version__ = "0.1.0"
 
 __all__ = [
-    *_errors.__all__,
+    "CompileCacheWarning",
     "Config",
+    "ConfigError",
+    "ConfigErrors",
+    "DeviceUnavailableError",
     "Diagnosis",
+    "FlagSyntaxError",
+    "FlagValueError",
+    "HeldFlagWarning",
+    "ImportAssignmentWarning",
     "Layer",
+    "LinkerUnavailableError",
+    "ModecfgError",
+    "ModecfgWarning",
+    "ObsoleteFlagWarning",
     "Origin",
     "Override",
+    "PyTensorIntegrationWarning",
+    "RcFileError",
+    "RcFileErrors",
+    "ReadOnlyFlagError",
+    "UnknownFlagError",
+    "UnknownFlagWarning",
+    "UnknownModeError",
     "__version__",
     "change_flags",
     "config",

@@ -70,9 +70,13 @@ def test_every_error_and_warning_is_defined_in_errors_and_exported() -> None:
             ):
                 defined_elsewhere.append(f"{name}.{attr}")
     assert defined_elsewhere == []
-    ours = {n for n, o in vars(errors).items() if inspect.isclass(o) and issubclass(o, BaseException)}
-    ours = {n for n in ours if getattr(errors, n).__module__ == "modecfg.errors"}
+    from modecfg import _feature_errors
+
+    defined = {**vars(errors), **vars(_feature_errors)}  # (the features' part: made when first named)
+    ours = {n for n, o in defined.items() if inspect.isclass(o) and issubclass(o, BaseException)}
+    ours = {n for n in ours if defined[n].__module__ == "modecfg.errors"}
     assert ours == set(errors.__all__)
+    assert all(getattr(errors, n) is defined[n] for n in ours)
     assert ours <= set(modecfg.__all__)
     tree = errors.__doc__ or ""
     assert [n for n in sorted(ours) if f" {n}" not in tree] == []
@@ -82,3 +86,35 @@ def test_nanguard_error_fields_are_declared() -> None:
     error = modecfg.NanGuardError("bad", dump_path="/x", bad_outputs=("output 0",))
     assert (error.bad, error.dump_path, error.bad_outputs) == (None, "/x", ["output 0"])
     assert str(error) == "bad"
+
+
+def test_the_features_errors_are_made_when_first_named_and_are_modecfg_errors_own() -> None:
+    """Issue 61: the 18 classes only a feature raises cost every import; they are made at their
+    first use, by any of the names a user or a feature writes, and are the errors module's to
+    tracebacks and pickles."""
+    from tests.fresh import run_json
+
+    out = run_json(
+        """
+        import json, pickle, sys
+        import pytensor, modecfg
+        at_import = "modecfg._feature_errors" in sys.modules
+        dumped = pickle.dumps(modecfg.NanGuardError("bad", dump_path="d.pkl"))
+        from modecfg.errors import CacheLockTimeout, NanGuardError
+        back = pickle.loads(dumped)
+        try:
+            raise modecfg.errors.UntrustedDumpError("unsigned")
+        except modecfg.DumpError as exc:
+            caught = [type(exc).__module__, type(exc).__qualname__]
+        print(json.dumps({
+            "at_import": at_import, "caught": caught, "back": [type(back) is NanGuardError, back.dump_path],
+            "same": modecfg.CacheLockTimeout is CacheLockTimeout is modecfg._feature_errors.CacheLockTimeout,
+            "listed": sorted(n for n in modecfg.errors.__all__ if n in modecfg._feature_errors.__all__),
+            "dir": "ProfileError" in dir(modecfg.errors) and "ProfileError" in dir(modecfg),
+        }))
+        """
+    )
+    assert out["at_import"] is False
+    assert out["caught"] == ["modecfg.errors", "UntrustedDumpError"]
+    assert out["back"] == [True, "d.pkl"] and out["same"] is True and out["dir"] is True
+    assert len(out["listed"]) == 18 and "NanGuardError" in out["listed"]

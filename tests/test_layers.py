@@ -16,8 +16,8 @@ import pytest
 grimp = pytest.importorskip("grimp")
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("modecfg.errors", "modecfg._registry", "modecfg._warn", "modecfg._source", "modecfg.scripts",
-     "modecfg._html", "modecfg._files", "modecfg._locks", "modecfg._lazy",
+    ("modecfg.errors", "modecfg._feature_errors", "modecfg._registry", "modecfg._warn", "modecfg._source",
+     "modecfg.scripts", "modecfg._html", "modecfg._files", "modecfg._locks", "modecfg._lazy",
      "modecfg._record", "modecfg.terminal", "modecfg.configuration.origin", "modecfg.signing"),
     ("modecfg.configuration",),
     ("modecfg._pytensor",),
