@@ -10,7 +10,7 @@ the package's ``__getattr__`` and the lazy part of its ``__all__`` from it.
 from __future__ import annotations
 
 import sys
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
 __all__ = ["LazyNames", "attach", "table"]
@@ -43,6 +43,9 @@ class LazyNames:
         return sorted({*vars(sys.modules[self.package]), *self.table})
 
 
+_GUARDS = ("if TYPE_CHECKING:", "if _TYPE_CHECKING:")
+
+
 def table(package: str, source: str) -> dict[str, str]:
     """name -> the module that defines it, for each line ``from x import y as y`` of ``source``'s
     ``if TYPE_CHECKING:`` block (``from <package> import x``: the submodule ``<package>.x``).
@@ -50,13 +53,17 @@ def table(package: str, source: str) -> dict[str, str]:
     The block is read line by line, one import a line, as written (not with :mod:`ast`: on
     Python 3.12 importing it compiles a pattern, and this runs at ``import modecfg``); any
     other line in it is refused, so that a name is never silently left out."""
-    lines = source.splitlines()
-    guards = ("if TYPE_CHECKING:", "if _TYPE_CHECKING:")
-    start = next((i for i, line in enumerate(lines) if line.split("#")[0].rstrip() in guards), None)
-    if start is None:
+    lines = _lines(source)
+    if all(line.split("#")[0].rstrip() not in _GUARDS for line in lines):
         raise ValueError(f"{package}: no 'if TYPE_CHECKING:' block to read the lazy names from")
     found: dict[str, str] = {}
-    for line in lines[start + 1 :]:
+    for line in lines:  # (the lines after the guard: ``all`` stopped there)
+        words = line.split()
+        if (len(words) == 6 and words[0] == "from" and words[2] == "import" and words[4] == "as"
+                and words[3] == words[5] and words[3].isidentifier() and line[0] in " \t"
+                and "#" not in line and words[1][0] != "."):  # fmt: skip
+            found[words[3]] = f"{package}.{words[3]}" if words[1] == package else words[1]
+            continue  # (the usual line, taken at once; any other is read as follows)
         if line.strip() and not line.startswith((" ", "\t")):
             break
         text = line.split("#")[0].strip()
@@ -80,9 +87,24 @@ def table(package: str, source: str) -> dict[str, str]:
     return found
 
 
+def _lines(text: str) -> Iterator[str]:
+    """The lines of ``text`` as ``splitlines`` gives those ending in ``\n`` or ``\r\n``, one at a
+    time: the block is read, not the rest of the file."""
+    at = 0
+    while at < len(text):
+        end = text.find("\n", at)
+        end = len(text) if end < 0 else end
+        yield text[at:end].rstrip("\r")
+        at = end + 1
+
+
 def attach(package: str, path: str, *, hidden: Collection[str] = ()) -> tuple[LazyNames, list[str]]:
     """The ``__getattr__`` of ``package`` (its ``__init__`` at ``path``) and its lazy names for
     ``__all__`` (less ``hidden``: names handed out but not offered, such as an extra's)."""
-    with open(path, encoding="utf-8") as file:
-        names = table(package, file.read())
+    with open(path, "rb") as file:
+        data = file.read()
+    # from the block on: the part before it is never read, and decoding and splitting the whole
+    # file was most of this function's cost (each package's, at ``import modecfg``)
+    found = [at for guard in _GUARDS if (at := data.find(b"\n" + guard.encode())) >= 0]
+    names = table(package, data[min(found) + 1 if found else 0 :].decode("utf-8"))
     return LazyNames(package, names), [n for n in names if n not in hidden]

@@ -56,6 +56,18 @@ Listener = Callable[[Change], None]
 Guard = Callable[[Flag, Any], None]
 
 
+def _own_class(section: Section) -> type:
+    """The class of ``section``, its own: the sections of a configuration share the class
+    ``Section`` until a descriptor must go on theirs (a lazy default when placed, an override
+    when entered, under the store's lock), when each gets a subclass of its own (a class costs
+    ``import modecfg`` ~0.1 ms, and most sections are never overridden)."""
+    cls = type(section)
+    if cls is Section:
+        cls = type("Section", (Section,), {"__module__": Section.__module__})
+        object.__setattr__(section, "__class__", cls)  # (Section's __setattr__ assigns flags)
+    return cls
+
+
 class Store:
     """The values of one Config below its overrides, and who wants to hear of changes."""
 
@@ -139,16 +151,15 @@ class Store:
         parent = top_ns = self.sections[()]
         for depth in range(1, len(spec.section) + 1):
             key = spec.section[:depth]
-            if key not in self.sections:
-                cls = type("Section", (Section,), {"__module__": Section.__module__})
-                ns: Section = object.__new__(cls)
+            if key not in self.sections:  # (a class of its own when a descriptor must go on it)
+                ns: Section = object.__new__(Section)
                 ns.__dict__["_cfg_root"] = root
                 ns.__dict__["_cfg_prefix"] = ".".join(key) + "."
                 self.sections[key] = ns
                 parent.__dict__[key[-1]] = ns
             parent = self.sections[key]
         if spec.is_lazy:
-            setattr(type(parent), spec.attr, LazyDefault(spec.name, self))
+            setattr(_own_class(parent), spec.attr, LazyDefault(spec.name, self))
         if spec.section:
             setattr(type(top_ns), spec.pytensor_name, Alias(spec.name))
         if not self.ready:
@@ -299,7 +310,7 @@ class Store:
             if name in self.shadowed:
                 return
             spec = self.flags[name]
-            cls = type(self.sections[spec.section])
+            cls = _own_class(self.sections[spec.section])  # (under the lock: made once)
             previous = cls.__dict__.get(spec.attr)
             # Descriptor first, record second: entering reads ``shadowed`` unlocked.
             setattr(cls, spec.attr, Overridden(name, self))

@@ -182,3 +182,50 @@ def test_the_value_a_view_asks_for_is_the_reading_context_s() -> None:
         assert store.value("floatX") == "float16" and store.base("floatX") == "float32"
         assert store.value("traceback.limit") == 8  # not overridden: the value below
     assert store.value("compile.timeout") == 5 * 24  # computed, below the overrides
+
+
+# -- the sections' classes -------------------------------------------------------------------------
+
+
+def test_a_section_gets_a_class_of_its_own_when_a_descriptor_must_go_on_it() -> None:
+    """Issue 61: a class per section cost every import; the sections share ``Section`` until an
+    override (or a lazy default) puts a descriptor on theirs. Two sections holding an attribute of
+    one name (NanGuardMode.action, CompareMode.action) never answer each other's overrides."""
+    import threading
+
+    from modecfg.configuration.sections import Section
+
+    cfg = modecfg.load(env={}, rc_files=[])
+    shared = [name for name in ("NanGuardMode", "CompareMode", "profiling", "scan")
+              if type(getattr(cfg, name)) is Section]  # fmt: skip
+    assert shared == ["NanGuardMode", "CompareMode", "profiling", "scan"]
+    assert type(cfg.DebugMode) is not Section and type(cfg.compile) is not Section  # lazy defaults
+    with cfg.override({"NanGuardMode.action": "warn"}):
+        assert type(cfg.NanGuardMode) is not Section and type(cfg.CompareMode) is Section
+        assert (cfg.NanGuardMode.action, cfg.CompareMode.action) == ("warn", "raise")
+        with cfg.override({"CompareMode.action": "warn", "scan.allow_gc": True}):
+            assert (cfg.NanGuardMode.action, cfg.CompareMode.action) == ("warn", "warn")
+            assert cfg.scan.allow_gc is True and cfg.allow_gc is True
+        assert (cfg.NanGuardMode.action, cfg.CompareMode.action) == ("warn", "raise")
+    assert (cfg.NanGuardMode.action, cfg.CompareMode.action) == ("raise", "raise")
+
+    # threads entering overrides of one section's flags at once, each its own first override
+    fresh = modecfg.load(env={}, rc_files=[])
+    names = [n for n in FLAGS if n.startswith("profiling.") and FLAGS[n].type is bool]
+    start, seen, errors = threading.Barrier(len(names)), {}, []
+
+    def enter(name: str) -> None:
+        try:
+            value = not fresh[name]
+            start.wait()
+            with fresh.override({name: value}):
+                seen[name] = fresh[name] == value and getattr(fresh.profiling, name.split(".")[1]) == value
+        except BaseException as exc:  # the test says which thread failed
+            errors.append(exc)
+
+    threads = [threading.Thread(target=enter, args=(n,)) for n in names]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == [] and len(names) >= 2 and seen == dict.fromkeys(names, True)
