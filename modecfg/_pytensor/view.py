@@ -87,7 +87,6 @@ class FlagParam(ConfigParam):  # type: ignore[misc]
         self.doc = original.doc if original is not None else spec.doc
         self.in_c_key = original.in_c_key if original is not None else False
         self.is_default = True
-        self.overridden = _config._cfg_store.var_of(spec.name).get  # this context's override, if any
         self.below: Any = _UNREAD  # the value below the overrides, as PyTensor shows it
         # what every read answers while no override holds the flag anywhere, else _SLOW (see
         # _keep); ``version`` counts the changes below the overrides
@@ -95,9 +94,19 @@ class FlagParam(ConfigParam):  # type: ignore[misc]
         self.idle = 0  # slow reads with no override in their context, since the last look
         self.version = 0
         self.store = _config._cfg_store
-        self.held = self.store.held[spec.name]  # true while some override holds it
         self.shown: dict[tuple[type, Any], Any] = {}  # modecfg value -> as PyTensor shows it
         self.last: tuple[Any, Any] = (_UNREAD, None)  # the value shown last, and as shown
+
+    def overridden(self) -> Any:
+        """The override of this thread or task, if any. Until the flag's context variable is known
+        here: none while no override was ever made for the flag (its variable is made then); from
+        then on the variable's own ``get``, put in the instance's ``__dict__`` (which a method
+        gives way to) so that reads call it directly."""
+        var = self.store.vars.get(self.spec.name)
+        if var is None:
+            return None
+        self.__dict__["overridden"] = var.get
+        return var.get()
 
     # -- what PyTensor asks of a parameter ----------------------------------------------
 
@@ -229,7 +238,7 @@ class FlagParam(ConfigParam):  # type: ignore[misc]
             if self.version != version:
                 return  # changed since it was read: worked out again at the next read
             self.below = below
-            if not self.held and name not in store.shadowed:
+            if not store.held.get(name) and name not in store.shadowed:  # (true while an override holds it)
                 self.fast = below
 
     def _reopen(self) -> None:
@@ -238,7 +247,7 @@ class FlagParam(ConfigParam):  # type: ignore[misc]
         tells every reader, :meth:`shadowed`), and this read works the value out and opens the
         fast read again. An override that holds it meanwhile keeps it (the store checks again)."""
         self.idle = 0
-        if not self.held and self.spec.name in self.store.shadowed:
+        if not self.store.held.get(self.spec.name) and self.spec.name in self.store.shadowed:
             self.store.uninstall(self.spec.name)
 
     def shadowed(self, held: bool) -> None:

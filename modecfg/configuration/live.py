@@ -404,7 +404,7 @@ class Config(Section):
         if store.override_of(spec.name) is not None:  # changes the override, undone with it
             where = Origin(Layer.OVERRIDE, origin.source, origin.line)
             replace(store, spec.name, (typed, where))
-            for listener in tuple(store.override_listeners[spec.name]):
+            for listener in tuple(store.override_listeners.get(spec.name, ())):
                 listener(Change(spec.name, typed, where, "override"))
             return
         below = store.candidates.get(spec.name)

@@ -107,7 +107,7 @@ class Override:
         for name in items:
             variables.append(found.get(name) or store.var_of(name))
             held.append(store.held[name])
-            listening.append(store.override_listeners[name])
+            listening.append(store.override_listeners.setdefault(name, []))  # (later subscribers too)
         self._vars = tuple(variables)
         self._held = tuple(held)
         self._listening = tuple(listening)
@@ -160,7 +160,7 @@ class Override:
         undone (the ``with`` body does not run) and the error raised."""
         try:
             for name, (value, origin) in self._items.items():
-                for listener in tuple(self._store.override_listeners[name]):
+                for listener in tuple(self._store.override_listeners.get(name, ())):
                     listener(Change(name, value, origin, "override"))
         except BaseException:
             self.__exit__(None, None, None)

@@ -56,6 +56,14 @@ Listener = Callable[[Change], None]
 Guard = Callable[[Flag, Any], None]
 
 
+class _Helds(dict[str, Held]):
+    """flag -> its :class:`Held`, made when first asked for (an override's first entry, a view's
+    first look): one object a flag, whichever thread asks first (``setdefault``)."""
+
+    def __missing__(self, name: str) -> Held:
+        return self.setdefault(name, Held(name))
+
+
 def _own_class(section: Section) -> type:
     """The class of ``section``, its own: the sections of a configuration share the class
     ``Section`` until a descriptor must go on theirs (a lazy default when placed, an override
@@ -92,16 +100,17 @@ class Store:
         self.notes: list[Note] = []
         self.read: list[str] = []
         # flag -> whether a live override item holds it, in any context (true while one does)
-        self.held: dict[str, Held] = {name: Held(name) for name in flags}  # flag -> its Held
+        self.held: dict[str, Held] = _Helds()  # flag -> its Held, made at the first ask
         # flag -> what its class held before an Overridden went in (None: nothing)
         self.shadowed: dict[str, object] = {}
         # called under ``counting`` with a flag's name and True when an override begins to hold it,
         # False when no override holds it any more (the pytensor.config view closes, and may open
         # again, its fast read of the flag: modecfg._pytensor.view)
         self.shadow_listeners: list[Callable[[str, bool], None]] = []
-        # flag -> subscribers; ``override_listeners`` hear of overrides being entered as well
-        self.listeners: dict[str, list[Listener]] = {name: [] for name in flags}
-        self.override_listeners: dict[str, list[Listener]] = {name: [] for name in flags}
+        # flag -> subscribers; ``override_listeners`` hear of overrides being entered as well (a
+        # flag's list made at its first subscriber, or, of the second, at its first override)
+        self.listeners: dict[str, list[Listener]] = {}
+        self.override_listeners: dict[str, list[Listener]] = {}
         self.guards: list[Guard] = []  # asked before an assignment of a flag fixed per process
         # an override() call site (code id ^ instruction offset) -> the Override it made
         self.site_cache: dict[int, Any] = {}
@@ -274,9 +283,9 @@ class Store:
     ) -> Callable[[], None]:
         """``names`` None: every flag."""
         names = self.flags if names is None else names
-        lists = [self.listeners[n] for n in names]
+        lists = [self.listeners.setdefault(n, []) for n in names]
         if overrides:
-            lists += [self.override_listeners[n] for n in names]
+            lists += [self.override_listeners.setdefault(n, []) for n in names]
         for found in lists:
             found.append(listener)
 
@@ -291,7 +300,7 @@ class Store:
         """Tell the listeners of ``change.name`` in the order they subscribed (only those
         before ``until``, when given). One that raises stops the telling; the error says
         which listener it was (``_modecfg_listener``) so that an undo reaches those that heard."""
-        for listener in tuple(self.listeners[change.name]):
+        for listener in tuple(self.listeners.get(change.name, ())):
             if listener is until:
                 return
             try:
