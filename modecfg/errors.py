@@ -81,25 +81,43 @@ if TYPE_CHECKING:  # origin.py imports nothing of modecfg: it sits in the bottom
     from modecfg.configuration.origin import Origin
 
 __all__ = [
+    "CacheArchiveError",
+    "CacheLockTimeout",
+    "CompareError",
+    "CompareWarning",
     "CompileCacheWarning",
     "ConfigError",
     "ConfigErrors",
+    "DeviceFallbackWarning",
+    "DeviceMemoryError",
     "DeviceUnavailableError",
+    "DumpError",
+    "DumpWarning",
     "FlagSyntaxError",
     "FlagValueError",
+    "Float64Error",
+    "Float64Warning",
     "HeldFlagWarning",
     "ImportAssignmentWarning",
     "LinkerUnavailableError",
     "ModecfgError",
     "ModecfgWarning",
+    "NanGuardError",
+    "NanGuardWarning",
     "ObsoleteFlagWarning",
+    "ProfileError",
     "PyTensorIntegrationWarning",
     "RcFileError",
     "RcFileErrors",
     "ReadOnlyFlagError",
+    "SharedValueError",
+    "TestValueError",
+    "TestValueWarning",
     "UnknownFlagError",
     "UnknownFlagWarning",
     "UnknownModeError",
+    "UntrustedCacheError",
+    "UntrustedDumpError",
 ]
 
 
@@ -251,6 +269,5 @@ class PyTensorIntegrationWarning(ModecfgWarning):
     the integration points that could not be verified are left off (``modecfg doctor``)."""
 
 
-__getattr__, _features = _attach(__name__, __file__)
-__all__ += _features
+__getattr__ = _attach(__name__, __file__)  # the TYPE_CHECKING block's names, on first use
 __dir__ = __getattr__.dir

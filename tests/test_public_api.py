@@ -105,22 +105,71 @@ def test_layers_compare_by_precedence_and_equal_their_names() -> None:
     assert max([L.RC, L.OVERRIDE, L.ENV]) is L.OVERRIDE
 
 
+LAZY = ("modecfg", "modecfg.errors", "modecfg.modes", "modecfg.configuration", "modecfg._pytensor",
+        "modecfg.cache", "modecfg.profiles")  # fmt: skip
+
+
 def test_each_lazy_name_is_read_from_its_package_s_type_checking_block() -> None:
     from modecfg import _lazy
 
-    packages = ("modecfg", "modecfg.modes", "modecfg.configuration", "modecfg._pytensor")
-    for package in (sys.modules[n] for n in packages):
+    for package in (importlib.import_module(n) for n in LAZY):
         with open(package.__file__ or "", encoding="utf-8") as file:
             names = _lazy.table(package.__name__, file.read())
         assert names and set(names) <= set(dir(package)), package.__name__
+        assert package.__getattr__.table == names  # (what the package reads at its first ask)
         for name, module in names.items():
             if name == "workers":  # needs distributed (modecfg[dask]): handed out, not offered
                 assert name not in package.__all__
                 continue
             assert getattr(package, name) is not None and name in package.__all__
             assert sys.modules[module] is not None  # the module the block names was imported
+        # and __all__ names nothing else that the package cannot hand out
+        assert [n for n in package.__all__ if not hasattr(package, n)] == [], package.__name__
     block = "if _TYPE_CHECKING:\n    from modecfg import checks as checks\nx = 1\n"
     assert _lazy.table("modecfg", block) == {"checks": "modecfg.checks"}
+
+
+def test_a_package_reads_its_lazy_names_at_the_first_ask_not_at_import() -> None:
+    """Reading every package's block at ``import modecfg`` cost 1.7 M instructions (issue 61)."""
+    from tests.fresh import run_json
+
+    out = run_json(
+        """
+        import builtins, json
+        import pytensor
+        opened = []
+        real = builtins.open
+        builtins.open = lambda path, *a, **k: opened.append(str(path)) or real(path, *a, **k)
+        import modecfg
+        at_import = [p for p in opened if p.endswith(".py")]
+        modecfg.CompareMode  # the first lazy name asked for reads the block
+        first = [p for p in opened if p.endswith(".py")]
+        modecfg.NanGuardMode, modecfg.errors.NanGuardError  # (and no other read of that block)
+        print(json.dumps({"at_import": at_import, "first": first,
+                          "later": [p for p in opened if p.endswith(".py")]}))
+        """
+    )
+    assert out["at_import"] == []
+    read = [p.replace("\\", "/").rsplit("/modecfg/", 1)[1] for p in out["later"]]
+    assert read[0] == "__init__.py" and len(out["first"]) >= 1  # the package asked, first
+    assert sorted(read) == sorted(set(read)) and "errors.py" in read  # each block read once
+
+
+def test_a_name_outside_all_is_missing_without_reading_the_block() -> None:
+    from modecfg._lazy import LazyNames
+
+    sys.modules["pkg_of_lazy_test"] = types.ModuleType("pkg_of_lazy_test")
+    sys.modules["pkg_of_lazy_test"].__all__ = ["listed"]  # type: ignore[attr-defined]
+    try:
+        lazy = LazyNames("pkg_of_lazy_test", "/no/such/file.py", hidden=["extra"])
+        for name in ("__wrapped__", "submodule"):  # (importlib asks before importing a submodule)
+            with pytest.raises(AttributeError, match=f"no attribute '{name}'"):
+                lazy(name)
+        for name in ("listed", "extra"):  # a name __all__ lists, or a hidden one, reads the block
+            with pytest.raises(FileNotFoundError):
+                lazy(name)
+    finally:
+        del sys.modules["pkg_of_lazy_test"]
 
 
 @pytest.mark.parametrize(

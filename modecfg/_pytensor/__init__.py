@@ -35,9 +35,22 @@ if TYPE_CHECKING:  # the patch list's names, handed out on first use (modecfg._l
     from modecfg._pytensor.patches import status as status
     from modecfg._pytensor.patches import uninstall as uninstall
 
-__all__ = ["Hooks", "PyTensorBridge", "hooks"]
+__all__ = [
+    "PATCHES",
+    "TESTED",
+    "Hooks",
+    "Patch",
+    "PatchStatus",
+    "PyTensorBridge",
+    "enable",
+    "hooks",
+    "install",
+    "installed",
+    "original",
+    "status",
+    "uninstall",
+]
 
 # Loaded on first use (reading the configuration needs none).
-__getattr__, _lazy_names = _attach(__name__, __file__)
-__all__ += _lazy_names
+__getattr__ = _attach(__name__, __file__)  # the TYPE_CHECKING block's names, on first use
 __dir__ = __getattr__.dir

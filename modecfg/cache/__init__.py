@@ -33,8 +33,22 @@ if TYPE_CHECKING:
     from modecfg.cache.trim import CleanReport as CleanReport
     from modecfg.cache.trim import Plan as Plan
 
-__all__: list[str] = []
+__all__ = [
+    "Bounds",
+    "Cache",
+    "CleanReport",
+    "Entry",
+    "Exported",
+    "Holder",
+    "Imported",
+    "Plan",
+    "Status",
+    "caches",
+    "clean",
+    "export_cache",
+    "import_cache",
+    "show",
+]
 
-__getattr__, _lazy_names = _attach(__name__, __file__)
-__all__ += _lazy_names
+__getattr__ = _attach(__name__, __file__)  # the TYPE_CHECKING block's names, on first use
 __dir__ = __getattr__.dir

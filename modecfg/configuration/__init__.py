@@ -33,9 +33,11 @@ __all__ = [
     "Change",
     "Config",
     "Diagnosis",
+    "Explanation",
     "Layer",
     "Origin",
     "Override",
+    "Snapshot",
     "change_flags",
     "config",
     "diagnose",
@@ -115,6 +117,5 @@ def change_flags(flags: Mapping[str, Any] | None = None, /, **kwargs: Any) -> Ov
 
 
 # Loaded on first use: reading the configuration needs neither (each module costs start-up).
-__getattr__, _lazy_names = _attach(__name__, __file__)
-__all__ += _lazy_names
+__getattr__ = _attach(__name__, __file__)  # the TYPE_CHECKING block's names, on first use
 __dir__ = __getattr__.dir

@@ -30,9 +30,26 @@ if TYPE_CHECKING:  # the names handed out on first use, each written here once (
     from modecfg.nanguard.mode import NanGuardMode as NanGuardMode
     from modecfg.nanguard.replaying import replay as replay
 
-__all__ = ["ModeEntry", "canonical_mode", "entries", "mode_names", "register_mode"]
+__all__ = [
+    "CompareMode",
+    "DebugMode",
+    "Dump",
+    "ModeEntry",
+    "MonitorMode",
+    "NanGuardMode",
+    "ProfileMode",
+    "canonical_mode",
+    "compiled_with",
+    "entries",
+    "function",
+    "get_mode",
+    "load_dump",
+    "mode_names",
+    "register_mode",
+    "replay",
+    "table",
+]
 
 # The lazy names: each imports PyTensor.
-__getattr__, _lazy_names = _attach(__name__, __file__)
-__all__ += _lazy_names
+__getattr__ = _attach(__name__, __file__)  # the TYPE_CHECKING block's names, on first use
 __dir__ = __getattr__.dir

@@ -17,7 +17,15 @@ if _TYPE_CHECKING:  # the names handed out on first use, each written here once 
     from modecfg.profiles.rows import OpRow as OpRow
     from modecfg.profiles.rows import ProfileReport as ProfileReport
 
-__all__ = ["report", "reports"]
+__all__ = [
+    "ApplyRow",
+    "ClassRow",
+    "MemoryRow",
+    "OpRow",
+    "ProfileReport",
+    "report",
+    "reports",
+]
 
 
 def report(fn: object) -> ProfileReport:
@@ -42,6 +50,5 @@ def reports() -> list[ProfileReport]:
     return _reports()
 
 
-__getattr__, _lazy_names = _attach(__name__, __file__)
-__all__ += _lazy_names
+__getattr__ = _attach(__name__, __file__)  # the TYPE_CHECKING block's names, on first use
 __dir__ = __getattr__.dir
