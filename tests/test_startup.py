@@ -28,6 +28,8 @@ NOT_AT_START_UP = [
     "modecfg.configuration.units",  # the checks of three flags, imported when one is set
     "modecfg.configuration.partition",
     "modecfg._pytensor.declared",  # PyTensor's flag names, read when a setting names one modecfg lacks
+    "modecfg.configuration.schema",  # the values' checks, loaded at the first value to check
+    "modecfg.configuration.flagstring",  # the flag strings' parser, loaded at the first one set
 ]
 
 

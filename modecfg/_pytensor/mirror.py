@@ -34,7 +34,6 @@ from modecfg._pytensor.state import HAND_OFF
 from modecfg._pytensor.version import pytensor_version
 from modecfg._warn import warn
 from modecfg.configuration.flags import FLAGS, Flag
-from modecfg.configuration.flagstring import format_flags
 from modecfg.errors import ConfigError, ModecfgWarning, PyTensorIntegrationWarning, ReadOnlyFlagError
 
 if TYPE_CHECKING:
@@ -115,6 +114,8 @@ class PyTensorBridge:
         pairs = [(spec.pytensor_name, value) for spec, value in found if pytensor_accepts(spec, value)]
         # PyTensor's own flags (modecfg does not declare them): as written, as without modecfg
         pairs += [(setting.pytensor_name, setting.raw) for setting in cfg.for_pytensor]
+        from modecfg.configuration.flagstring import format_flags
+
         return format_flags(pairs)
 
     @staticmethod

@@ -22,11 +22,9 @@ from typing import TYPE_CHECKING, Any
 from modecfg._source import first_user_frame
 from modecfg.configuration.compat import canonical, lookup
 from modecfg.configuration.flags import Flag, FlagSet, declared
-from modecfg.configuration.flagstring import format_flags
 from modecfg.configuration.origin import DEFAULT_ORIGIN, Layer, Origin, Setting
 from modecfg.configuration.overrides import Override, make_override, replace
 from modecfg.configuration.resolve import Candidate, Note, Resolution, unknown_flag, value_error
-from modecfg.configuration.schema import validate
 from modecfg.configuration.sections import ORIGIN, VALUE, Section
 from modecfg.configuration.store import (
     _PROCESS_WIDE,
@@ -413,6 +411,8 @@ class Config(Section):
         store.assign(spec, typed, value, origin)
 
     def _validated(self, spec: Flag, raw: Any, origin: Origin | None) -> Any:
+        from modecfg.configuration.schema import validate  # (loaded at the first value checked)
+
         try:
             return validate(spec, raw)
         except ValueError as exc:
@@ -427,6 +427,8 @@ class Config(Section):
         It is what a worker process needs to run as this one does: given as ``MODECFG_FLAGS``
         it wins over the worker's own environment and rc files, which may disagree.
         """
+        from modecfg.configuration.flagstring import format_flags
+
         if all:
             return format_flags((name, self[name]) for name in self._cfg_store.flags)
         return format_flags((name, value) for name, (value, _) in self.changed().items())

@@ -30,7 +30,6 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from modecfg.configuration.flagstring import format_flags
 from modecfg.configuration.origin import Origin
 from modecfg.configuration.sections import ALIVE, ORIGIN, OWNER, PARENT, SHOWN, UNSET, VALUE, Held, Item
 from modecfg.configuration.store import Change, Store
@@ -252,6 +251,8 @@ class Override:
         return wrapper  # type: ignore[return-value]
 
     def __repr__(self) -> str:
+        from modecfg.configuration.flagstring import format_flags
+
         return f"<override {format_flags((k, v) for k, (v, _) in self._items.items())}>"
 
 

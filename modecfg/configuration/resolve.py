@@ -23,7 +23,6 @@ from modecfg.configuration import sources
 from modecfg.configuration.compat import canonical, lookup
 from modecfg.configuration.flags import Flag, FlagSet, declared, may_be_pytensors
 from modecfg.configuration.origin import PRECEDENCE, Layer, Origin, Setting
-from modecfg.configuration.schema import validate
 from modecfg.errors import ConfigError, FlagValueError, UnknownFlagError, shown
 
 __all__ = ["Candidate", "Note", "Resolution", "gather", "ranked", "resolve", "value_error"]
@@ -147,6 +146,8 @@ def candidate(
     raw = setting.raw
     if origin.layer is Layer.ENV and isinstance(raw, str) and not setting.quoted:
         _check_swallowed(spec, raw, origin, flags)
+    from modecfg.configuration.schema import validate  # (loaded at the first setting read)
+
     try:
         value = validate(spec, raw, toml=setting.typed)
     except ValueError as exc:

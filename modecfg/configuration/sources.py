@@ -21,8 +21,6 @@ from typing import Any
 
 from modecfg._files import NotReadable, read_regular_file
 from modecfg._record import Record
-from modecfg.configuration.flagstring import parse as parse_flag_string
-from modecfg.configuration.flagstring import unwrap_quotes
 from modecfg.configuration.origin import Layer, Origin, Setting, rung
 from modecfg.errors import ConfigError, RcFileError, RcFileErrors
 
@@ -55,7 +53,9 @@ def env_settings(env: Mapping[str, str]) -> Iterator[Setting]:
     """The settings of every flag variable in ``env``, lowest precedence first."""
     for var in ENV_FLAG_VARS:
         text = env.get(var)
-        if text:
+        if text:  # (the flag strings' parser is loaded at the first variable set)
+            from modecfg.configuration.flagstring import parse as parse_flag_string
+
             yield from parse_flag_string(text, source=var, layer=Layer.ENV)
 
 
@@ -214,6 +214,8 @@ def read_ini(text: str, path: str, defaults: Mapping[str, str] | None = None) ->
     problems is found in one pass: one is raised as an RcFileError, several as RcFileErrors;
     either holds the file's readable settings as ``settings`` (their values are checked too).
     """
+    from modecfg.configuration.flagstring import unwrap_quotes  # (loaded when an rc file is read)
+
     entries: list[tuple[str, str, list[str], int]] = []  # section, key, value parts, line
     problems: list[ConfigError] = []
     seen_sections: dict[str, int] = {}
@@ -397,6 +399,8 @@ def ini_text(value: str) -> str | None:
     whole in quotes is quoted once more (the reader takes one pair off, as Theano's did). None
     where INI cannot hold the value (a line break, a `` #`` comment, a leading ``#``, blanks at
     either end): a TOML rc file holds any text."""
+    from modecfg.configuration.flagstring import unwrap_quotes
+
     text = value
     if unwrap_quotes(value) != value:
         text = '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
