@@ -91,6 +91,7 @@ MODULES = {
     "profiles_contacts": "modecfg/profiles/contacts.py",
     "cache_contacts": "modecfg/cache/contacts.py",
     "record": "modecfg/_record.py",
+    "lazy": "modecfg/_lazy.py",
     "schema": "modecfg/configuration/schema.py",
 }
 
