@@ -8,6 +8,8 @@ mirror. The plugs import their module on first use, so importing modecfg stays c
 
 from __future__ import annotations
 
+import atexit
+import sys
 from typing import Any
 
 from modecfg._pytensor import PyTensorBridge, hooks
@@ -18,7 +20,6 @@ from modecfg.configuration import Change, config
 from modecfg.configuration.flags import set_pytensor_names
 from modecfg.device import contacts as device
 from modecfg.linkers import contacts as linkers
-from modecfg.profiles import contacts as profiles
 
 __all__ = ["unwire", "wire"]
 
@@ -96,9 +97,52 @@ def _test_values_touched(change: object = None) -> None:
     contacts.touched(change)
 
 
+PROFILES = "modecfg.profiles.contacts"  # loaded before the process's first profile
+
+
+def _profiles_used(change: Change | None = None) -> None:
+    """modecfg is about to make a profile (``hooks.profile_made``), the profile flag was turned on
+    (PyTensor's compiles make one then), or PyTensor was imported with it on: the profiles'
+    contacts are loaded (a process that never profiles never loads them), registered, and their
+    printer put on before PyTensor registers it with ``atexit`` (at its first profile)."""
+    if change is not None and not change.value:
+        return
+    from modecfg.profiles import contacts
+
+    register(*contacts.PATCHES)
+    if "pytensor" in sys.modules:
+        from modecfg._pytensor.patches import enable
+
+        enable(contacts.PROFILE_PRINTER)
+
+
+def _profiled_mode(mode: Any, name: Any) -> tuple[Any, Any]:
+    """The ``profiled_mode`` slot: the feature's own, loaded at the first profiled compile (its
+    profile is made by ``new_stats``, which puts the printer on first)."""
+    from modecfg.profiles.contacts import profiled_mode
+
+    return profiled_mode(mode, name)
+
+
+def _profiles_at_exit() -> None:
+    """At exit (registered at the import, so it runs after PyTensor's printer): the profiles no
+    printer summarised yet. Where the profile printer went on before PyTensor's first profile,
+    none is left; the profiles PyTensor made before it or without it (``scan(...,
+    profile=True)``, a program's own ``ProfileStats``), which PyTensor's printer leaves unprinted
+    with the profile flag off, are summarised here, as modecfg's printer would have."""
+    profiling = sys.modules.get("pytensor.compile.debug.profiling")
+    if profiling is None or not getattr(profiling, "_atexit_print_list", None):
+        return  # no profile: nothing of the feature is loaded
+    from modecfg.profiles.session import print_at_exit
+
+    print_at_exit()
+
+
 def _pytensor_loaded() -> None:
     if config.compute_test_value != "off":
         _test_values_touched()
+    if config.profile:
+        _profiles_used()
     _say_unsafe_cache()
 
 
@@ -126,15 +170,18 @@ def wire() -> None:
     hooks.before_rewrites.append(cache.first_compile)  # the caches' layout checked, bounds at exit
     hooks.get_mode = _get_mode
     hooks.float64_checked = _float64_checked
-    hooks.profiled_mode = profiles.profiled_mode  # a profiled compile's mode, the feature's own
+    hooks.profiled_mode = _profiled_mode  # a profiled compile's mode, the feature's own
+    hooks.profile_made = _profiles_used  # (the core's new_stats: the printer on before a profile)
     hooks.rewrite_mode = linkers.rewrite_mode  # linker=per_graph's choice, loaded at its first use
     hooks.after_import.append(_pytensor_loaded)
     register(*cache.PATCHES)  # the features that own their contacts (modecfg/cache/, ...)
     register(*device.PATCHES)
     register(*linkers.PATCHES)
-    register(*profiles.PATCHES)
+    register_later(PROFILES)
+    atexit.register(_profiles_at_exit)
     register_later(TEST_VALUES)
     _unsubscribe.append(config.subscribe(_test_values_touched, ["compute_test_value"], overrides=True))
+    _unsubscribe.append(config.subscribe(_profiles_used, ["profile"], overrides=True))
     _unsubscribe.append(config.subscribe(_modes_changed, SHAPING_FLAGS))
     _bridge = PyTensorBridge(config)
     _bridge.attach()
@@ -160,5 +207,6 @@ def unwire() -> None:
     cache.forget_first_compile()
     if _pytensor_loaded in hooks.after_import:
         hooks.after_import.remove(_pytensor_loaded)
-    hooks.get_mode = hooks.rewrite_mode = hooks.profiled_mode = None
+    hooks.get_mode = hooks.rewrite_mode = hooks.profiled_mode = hooks.profile_made = None
+    atexit.unregister(_profiles_at_exit)
     hooks.float64_checked = None

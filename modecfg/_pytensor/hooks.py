@@ -19,7 +19,8 @@ class Hooks:
     """One slot per integration point that calls upward."""
 
     __slots__ = (
-        "after_import", "before_rewrites", "float64_checked", "get_mode", "profiled_mode", "rewrite_mode",
+        "after_import", "before_rewrites", "float64_checked", "get_mode", "profile_made", "profiled_mode",
+        "rewrite_mode",
     )  # fmt: skip
 
     def __init__(self) -> None:
@@ -39,6 +40,10 @@ class Hooks:
         # a linker that times nodes in place of one that cannot (numba, jax, c|py, py, c)
         # (modecfg.profiles.contacts.profiled_mode: pytensor.function's replacement is the core's).
         self.profiled_mode: Callable[[Any, Any], tuple[Any, Any]] | None = None
+        # modecfg is about to make a ProfileStats (``modecfg._pytensor.profiling.new_stats``): the
+        # profiles' contacts load then, and their printer goes on before PyTensor registers it
+        # with atexit.
+        self.profile_made: Callable[[], None] | None = None
 
 
 hooks = Hooks()

@@ -2,6 +2,7 @@
 
 PyTensor reads its flags once, when it is imported, and fixes several of them for the
 life of the process. So the bridge meets PyTensor at its import: a meta-path hook
+(:mod:`modecfg._pytensor.importhook`, loaded only where PyTensor comes after modecfg)
 wraps the loading of the ``pytensor`` package and hands it modecfg's resolved values
 through ``PYTENSOR_FLAGS`` (with ``PYTENSORRC`` pointing at nothing, since modecfg has
 read the rc files already), then restores the environment and removes itself. Reading
@@ -24,10 +25,9 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from types import ModuleType
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from modecfg._pytensor.binding import binding, pytensor_accepts
 from modecfg._pytensor.state import HAND_OFF
@@ -38,8 +38,8 @@ from modecfg.errors import ConfigError, ModecfgWarning, PyTensorIntegrationWarni
 
 if TYPE_CHECKING:
     import logging
-    from importlib.machinery import ModuleSpec
 
+    from modecfg._pytensor.importhook import ImportHook
     from modecfg.configuration.live import Change, Config
 
 __all__ = ["PyTensorBridge", "pytensor_accepts"]
@@ -64,7 +64,7 @@ class PyTensorBridge:
 
     def __init__(self, config: Config) -> None:
         self.config: Config | None = config
-        self._hook: _ImportHook | None = None
+        self._hook: ImportHook | None = None
         self._detach: list[Callable[[], None]] = []
 
     # -- set-up --------------------------------------------------------------------
@@ -89,8 +89,10 @@ class PyTensorBridge:
             if loaded:
                 self.sync()
             return
-        if self._hook is None:
-            self._hook = _ImportHook(self)
+        if self._hook is None:  # (the hook's module loads only where PyTensor is imported later)
+            from modecfg._pytensor.importhook import ImportHook
+
+            self._hook = ImportHook(self)
             sys.meta_path.insert(0, self._hook)
 
     def detach(self) -> None:
@@ -254,51 +256,3 @@ class PyTensorBridge:
                  PyTensorIntegrationWarning)  # fmt: skip
             return
         _log().debug("PyTensor imported with modecfg's configuration and modes")
-
-
-class _ImportHook:
-    """Wraps the loader of the top-level ``pytensor`` package; removed once it has run."""
-
-    def __init__(self, bridge: PyTensorBridge) -> None:
-        self.bridge = bridge
-
-    def find_spec(
-        self, fullname: str, path: Sequence[str] | None = None, target: ModuleType | None = None
-    ) -> ModuleSpec | None:
-        if fullname != "pytensor":
-            return None
-        for finder in sys.meta_path:  # the finders after us, as importlib would ask them
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(fullname, path, target)
-            if spec is not None:
-                break
-        else:
-            return None
-        if spec.loader is not None and hasattr(spec.loader, "exec_module"):
-            spec.loader = cast(Any, _Loader(spec.loader, self.bridge))
-        return spec
-
-
-class _Loader:
-    def __init__(self, inner: Any, bridge: PyTensorBridge) -> None:
-        self._inner = inner
-        self._bridge = bridge
-
-    def create_module(self, spec: ModuleSpec) -> ModuleType | None:
-        return self._inner.create_module(spec)  # type: ignore[no-any-return]
-
-    def exec_module(self, module: ModuleType) -> None:
-        self._bridge._unhook()
-        try:
-            with self._bridge.pytensor_environment():
-                self._inner.exec_module(module)
-            HAND_OFF[:] = ["handed over at import"]
-        finally:  # the module keeps PyTensor's own loader: nothing of modecfg stays on it
-            module.__loader__ = self._inner
-            if module.__spec__ is not None:
-                module.__spec__.loader = self._inner
-        self._bridge.after_import()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)

@@ -541,7 +541,7 @@ class Contact(Record):
 def _hand_off() -> tuple[str, str]:
     if HAND_OFF:
         return "on", HAND_OFF[0]
-    hooked = any(type(f).__name__ == "_ImportHook" for f in sys.meta_path)
+    hooked = any(type(f).__name__ == "ImportHook" for f in sys.meta_path)
     return ("waiting", "PyTensor is not imported yet") if hooked else ("off", "no import hook")
 
 

@@ -58,6 +58,11 @@ def new_stats(name: str | None, linker: str = "", note: str = "") -> Any:
     """A PyTensor ProfileStats that modecfg prints at exit."""
     from pytensor.compile.debug.profiling import ProfileStats
 
+    from modecfg._pytensor.hooks import hooks
+
+    if hooks.profile_made is not None:  # the printer on before the first ProfileStats is made
+        hooks.profile_made()
+
     stats = ProfileStats(atexit_print=True, message=name or "<unnamed function>")
     setattr(stats, marks.PROFILE_NAME, name)
     setattr(stats, marks.PROFILE_TIMED_BY, linker)

@@ -1,9 +1,14 @@
 """Profiles' contacts with PyTensor: the "profile printer" patch, beside its replacement, and what
 the core's compile entry asks of this feature.
 
-- "profile printer" (``pytensor.compile.debug.profiling._atexit_print_fn``): every profile is
-  summarised at exit by modecfg (:func:`modecfg.profiles.session.print_at_exit`, loaded then),
-  to ``profiling.destination``, in place of PyTensor's long dump.
+- "profile printer" (``pytensor.compile.debug.profiling._atexit_print_fn``), on demand: every
+  profile is summarised at exit by modecfg (:func:`modecfg.profiles.session.print_at_exit`, loaded
+  then), to ``profiling.destination``, in place of PyTensor's long dump. This module is loaded and
+  the patch put on before the first profile modecfg makes, or when the profile flag is turned on
+  (``modecfg._wiring``): a process that never profiles loads nothing of this feature. Profiles
+  PyTensor made without either (``scan(..., profile=True)``, a program's own ``ProfileStats``)
+  are summarised by the core's exit handler, ``modecfg._wiring``'s, which PyTensor's printer
+  (printing only with the flag on) leaves them to.
 - :func:`profiled_mode`, the ``profiled_mode`` hook slot: ``pytensor.function`` is the core's
   ("profiled compiles" also says where a ConfigError was made and records what a function updates
   on the host); when a compile is profiled it asks this feature for a mode whose linker times
@@ -43,8 +48,10 @@ PROFILE_PRINTER = Patch(
     module="pytensor.compile.debug.profiling",
     attr="_atexit_print_fn",
     params=(),
+    on_demand=True,
     replacement=atexit_print,
-    why="profiles are summarized at exit by modecfg, to profiling.destination",
+    why="profiles are summarized at exit by modecfg, to profiling.destination (on before the "
+    "process's first profile that modecfg makes or the profile flag asks for)",
 )
 
 

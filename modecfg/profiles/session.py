@@ -34,10 +34,12 @@ def reports(since: int = 0, unprinted: bool = False) -> list[Any]:
 
 
 def print_at_exit() -> None:
-    """modecfg's summary of every profile, to ``profiling.destination``."""
+    """modecfg's summary of every profile not reported yet, to ``profiling.destination``; each is
+    then reported (the core's exit handler, which runs after the printer, prints none again)."""
     from modecfg.profiles.rows import ProfileReport
 
     found = reports(unprinted=True)
+    mark_printed(all_stats())
     if not found:
         return
     n_apply, n_ops = int(config.profiling.n_apply), int(config.profiling.n_ops)

@@ -42,7 +42,7 @@ def test_every_integration_point_verifies_against_the_installed_pytensor() -> No
 
     on_demand = [patch for patch in patches.every() if patch.on_demand]
     device = {"device inputs", "shared values", "shared values (set)"}
-    assert {p.name for p in on_demand} == {*device, "test values", "scan test values"}
+    assert {p.name for p in on_demand} == {*device, "test values", "scan test values", "profile printer"}
     for patch in on_demand:
         assert patches.enable(patch)
     rows = {row.patch.name: row for row in patches.status()}

@@ -301,6 +301,79 @@ def test_the_summary_is_printed_at_exit_to_the_destination(tmp_path: Path) -> No
     assert "Profile of at exit: 1 call(s)" in out.read_text()
 
 
+PROFILE_MADE_BY = {
+    "pytensor.function(profile=True)": "f = pytensor.function([x], y, profile=True, name='made')",
+    "pytensor.function(profile='name')": "f = pytensor.function([x], y, profile='made')",
+    "modecfg.function(profile=True)": "f = modecfg.function([x], y, profile=True, name='made')",
+    "the flag, assigned": "modecfg.config.profile = True\nf = pytensor.function([x], y, name='made')",
+    "the flag, in THEANO_FLAGS": "f = pytensor.function([x], y, name='made')",
+    "the flag, overridden": "with modecfg.config.override(profile=True):\n"
+    "    f = pytensor.function([x], y, name='made')",
+    "ProfileMode": "f = pytensor.function([x], y, mode=modecfg.ProfileMode(), name='made')",
+    "a ProfileStats of the program's": "from pytensor.compile.debug.profiling import ProfileStats\n"
+    "f = pytensor.function([x], y, profile=ProfileStats(message='made'))",
+}
+
+
+def _profiled_run(tmp_path: Path, body: str, theano_flags: str = "") -> tuple[str, str]:
+    """(stdout, what the profile destination holds) of a fresh process running ``body``."""
+    out = tmp_path / "profile.txt"
+    code = (
+        "import sys, warnings\nwarnings.simplefilter('ignore')\n"
+        "import numpy as np, pytensor, modecfg, pytensor.tensor as pt\n"
+        "before = 'modecfg.profiles.contacts' in sys.modules\n"
+        "x = pt.vector('x')\ny = pt.exp(x).sum()\n" + body + "\n"
+        "print('loaded at import:', before)\n"
+    )
+    flags = f"profiling.destination={out},base_compiledir={COMPILEDIR}"
+    env = {**{k: v for k, v in os.environ.items() if not k.endswith(("_FLAGS", "RC"))},
+           "PYTHONPATH": pythonpath(), "MODECFGRC": "", "MODECFG_FLAGS": flags}  # fmt: skip
+    if theano_flags:
+        env["THEANO_FLAGS"] = theano_flags
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180, env=env)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout, out.read_text() if out.exists() else ""
+
+
+@pytest.mark.parametrize("how", PROFILE_MADE_BY)
+def test_every_profile_is_summarised_by_modecfg_however_it_was_made(tmp_path: Path, how: str) -> None:
+    """Issue 61: the profiles' contacts loaded at every import. They load before the first
+    profile modecfg makes or the flag asks for; the profiles PyTensor makes without either are
+    summarised at exit all the same: modecfg's summary, as when the printer went on at the import
+    (PyTensor's own dump says "Function profiling"), and nothing loaded at the import."""
+    stdout, text = _profiled_run(
+        tmp_path, PROFILE_MADE_BY[how] + "\nf(np.ones(3))", "profile=True" if "THEANO" in how else ""
+    )
+    assert ("loaded at import: False" in stdout) is ("THEANO" not in how)  # (the flag on: loaded then)
+    assert "Profile of made" in text and "Function profiling" not in text, text[:400]
+
+
+def test_a_profile_made_before_the_printer_and_one_after_are_both_summarised(tmp_path: Path) -> None:
+    """A program's own ProfileStats made first registers PyTensor's printer with atexit (modecfg's
+    was not on yet); a profiled compile after it puts modecfg's on: both are summarised once."""
+    body = (
+        "from pytensor.compile.debug.profiling import ProfileStats\n"
+        "f = pytensor.function([x], y, profile=ProfileStats(message='own'))\n"
+        "g = pytensor.function([x], y, profile=True, name='ours')\n"
+        "f(np.ones(3)), g(np.ones(3))"
+    )
+    _, text = _profiled_run(tmp_path, body)
+    assert text.count("Profile of own") == 1 and text.count("Profile of ours") == 1
+    assert "Function profiling" not in text
+
+
+def test_a_process_that_never_profiles_loads_nothing_of_the_feature_at_exit(tmp_path: Path) -> None:
+    """The core's exit handler (it runs last: registered at the import) loads the feature only
+    where PyTensor holds a profile."""
+    body = (
+        "f = pytensor.function([x], y)\nf(np.ones(3))\n"
+        "from modecfg import _wiring\n_wiring._profiles_at_exit()\n"
+        "print('after the handler:', 'modecfg.profiles' in sys.modules)"
+    )
+    stdout, text = _profiled_run(tmp_path, body)
+    assert "after the handler: False" in stdout and "loaded at import: False" in stdout and text == ""
+
+
 def test_the_demo_shows_its_top_rows() -> None:
     from modecfg.cli import main
 
