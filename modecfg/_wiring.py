@@ -127,8 +127,8 @@ def _profiled_mode(mode: Any, name: Any) -> tuple[Any, Any]:
 def _profiles_at_exit() -> None:
     """At exit (registered at the import, so it runs after PyTensor's printer): the profiles no
     printer summarised yet. Where the profile printer went on before PyTensor's first profile,
-    none is left; the profiles PyTensor made before it or without it (``scan(...,
-    profile=True)``, a program's own ``ProfileStats``), which PyTensor's printer leaves unprinted
+    none is left; the profiles PyTensor made before it or without it (``profile="name"``,
+    a program's own ``ProfileStats``), which PyTensor's printer leaves unprinted
     with the profile flag off, are summarised here, as modecfg's printer would have."""
     profiling = sys.modules.get("pytensor.compile.debug.profiling")
     if profiling is None or not getattr(profiling, "_atexit_print_list", None):

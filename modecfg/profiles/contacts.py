@@ -6,9 +6,9 @@ the core's compile entry asks of this feature.
   then), to ``profiling.destination``, in place of PyTensor's long dump. This module is loaded and
   the patch put on before the first profile modecfg makes, or when the profile flag is turned on
   (``modecfg._wiring``): a process that never profiles loads nothing of this feature. Profiles
-  PyTensor made without either (``scan(..., profile=True)``, a program's own ``ProfileStats``)
-  are summarised by the core's exit handler, ``modecfg._wiring``'s, which PyTensor's printer
-  (printing only with the flag on) leaves them to.
+  PyTensor made without either (``profile="name"`` given to ``pytensor.function``, a program's
+  own ``ProfileStats``) are summarised by the core's exit handler, ``modecfg._wiring``'s, which
+  PyTensor's printer (printing only with the flag on) leaves them to.
 - :func:`profiled_mode`, the ``profiled_mode`` hook slot: ``pytensor.function`` is the core's
   ("profiled compiles" also says where a ConfigError was made and records what a function updates
   on the host); when a compile is profiled it asks this feature for a mode whose linker times
