@@ -127,6 +127,8 @@ def test_each_lazy_name_is_read_from_its_package_s_type_checking_block() -> None
         assert [n for n in package.__all__ if not hasattr(package, n)] == [], package.__name__
     block = "if _TYPE_CHECKING:\n    from modecfg import checks as checks\nx = 1\n"
     assert _lazy.table("modecfg", block) == {"checks": "modecfg.checks"}
+    tabbed = "if TYPE_CHECKING:\n\tfrom json import dumps as dumps\n\n\tfrom a import b as b\nc = 1\n"
+    assert _lazy.table("pkg", tabbed) == {"dumps": "json", "b": "a"}  # a tab indents as a space does
 
 
 def test_a_package_reads_its_lazy_names_at_the_first_ask_not_at_import() -> None:
@@ -179,6 +181,18 @@ def test_a_name_outside_all_is_missing_without_reading_the_block() -> None:
         ("if TYPE_CHECKING:\n    from a import b\n", "write 'from a import b as b'"),
         ("if TYPE_CHECKING:\n    import a\n", "more than 'from x import y as y'"),
         ("if TYPE_CHECKING:\n    from . import a as a\n", "more than 'from x import y as y'"),
+        (
+            "if TYPE_CHECKING:\n    from a import b as b c\n",
+            "more than 'from x import y as y' lines: 'from a",
+        ),
+        (
+            "if TYPE_CHECKING:\n    from a import b as c\n",
+            r"^pkg: write 'from a import b as b' \(the 'as' re-exports it",
+        ),
+        (
+            "if TYPE_CHECKING:\n    from a import b\n",
+            r"^pkg: write 'from a import b as b' \(the 'as' re-exports it",
+        ),
     ],
 )
 def test_a_type_checking_block_the_lazy_names_cannot_be_read_from_is_refused(source: str, error: str) -> None:
