@@ -30,7 +30,12 @@ NOT_AT_START_UP = [
     "modecfg._pytensor.declared",  # PyTensor's flag names, read when a setting names one modecfg lacks
     "modecfg.configuration.schema",  # the values' checks, loaded at the first value to check
     "modecfg.configuration.flagstring",  # the flag strings' parser, loaded at the first one set
+    "modecfg.configuration.compat",  # what a name that is no flag's own is, at the first such
+    "modecfg._source",  # the user's line, at the first assignment, compile error or gradient
+    "modecfg._warn",  # warnings, at the first to say
 ]
+# Loaded at those first uses, and not before, where PyTensor is imported first (issue 61's row)
+AT_FIRST_USE = ["modecfg.configuration.compat", "modecfg._source", "modecfg._warn"]
 
 
 @pytest.fixture(scope="module")
@@ -243,3 +248,34 @@ def test_the_gc_pause_of_the_import_is_lifted_and_a_disabled_collector_stays_dis
         """
     )
     assert (out["during"], out["on_after"]) == ([False], True)
+
+
+def test_after_pytensor_the_helpers_load_at_their_first_use() -> None:
+    """``import pytensor, modecfg`` with a flag set in the environment under its own name loads
+    none of the name lookup, the user's-line rule or the warnings; an assignment loads the
+    user's-line rule (its origin), an obsolete flag's name the lookup and the warnings."""
+    out = run_json(
+        """
+        import json, sys, warnings
+        import pytensor, modecfg
+        wanted = ("modecfg.configuration.compat", "modecfg._source", "modecfg._warn")
+        at_import = [m for m in wanted if m in sys.modules]
+        modecfg.config["traceback__limit"] = 5  # a flag's own name (either spelling): no lookup
+        after_own = [m for m in wanted if m in sys.modules]
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            modecfg.config["nvcc.fastmath"] = True  # obsolete: looked up, said, and ignored
+        after_old = [m for m in wanted if m in sys.modules]
+        print(json.dumps({"at_import": at_import, "after_own": after_own, "after_old": after_old,
+                          "said": [type(w.message).__name__ for w in said],
+                          "limit": pytensor.config.traceback__limit,
+                          "where": modecfg.config.origin("traceback.limit").source,
+                          "verbosity": pytensor.config.exception_verbosity}))
+        """,
+        env={"MODECFG_FLAGS": "exception_verbosity=high"},
+    )
+    assert out["at_import"] == []
+    assert out["after_own"] == ["modecfg._source"]
+    assert out["after_old"] == list(AT_FIRST_USE)
+    assert out["said"] == ["ObsoleteFlagWarning"]
+    assert out["limit"] == 5 and out["where"] == "<string>" and out["verbosity"] == "high"

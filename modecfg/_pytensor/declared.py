@@ -15,7 +15,7 @@ import functools
 import importlib.util
 from pathlib import Path
 
-from modecfg.configuration.compat import canonical
+from modecfg.configuration.flags import canonical
 
 __all__ = ["names"]
 

@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Any
 from modecfg._pytensor.binding import binding, pytensor_accepts
 from modecfg._pytensor.state import HAND_OFF
 from modecfg._pytensor.version import pytensor_version
-from modecfg._warn import warn
 from modecfg.configuration.flags import FLAGS, Flag
 from modecfg.errors import ConfigError, ModecfgWarning, PyTensorIntegrationWarning, ReadOnlyFlagError
 
@@ -128,6 +127,8 @@ class PyTensorBridge:
             if spec.pytensor and not spec.in_pytensor(version) and spec.name not in _said_missing:
                 _said_missing.add(spec.name)
                 assert version is not None
+                from modecfg._warn import warn  # (loaded where there is something to say)
+
                 warn(
                     f"{spec.name} is a {spec.pytensor_releases()} flag and this is PyTensor "
                     f"{version[0]}.{version[1]}: the value set has no effect",
@@ -188,6 +189,8 @@ class PyTensorBridge:
         if param is None or binding(spec, param) != "handed over" or not hasattr(param, "val"):
             return
         if pytensor_accepts(spec, value) and str(param.val) != str(value):
+            from modecfg._warn import warn  # (loaded where there is something to say)
+
             warn(
                 f"pytensor was imported before modecfg and fixed {spec.pytensor_name}="
                 f"{param.val!r}; {spec.name}={value!r} applies to modecfg's own compiles "
@@ -252,6 +255,8 @@ class PyTensorBridge:
             return
         except Exception as exc:  # never the user's import: say it and carry on without
             _log().exception("modecfg could not integrate with PyTensor")
+            from modecfg._warn import warn  # (loaded where there is something to say)
+
             warn(f"modecfg could not integrate with PyTensor ({exc!r}); PyTensor runs as it is",
                  PyTensorIntegrationWarning)  # fmt: skip
             return

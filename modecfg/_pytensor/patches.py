@@ -662,7 +662,7 @@ def _class_kinds() -> tuple[str, str]:
 
 def _flag_names() -> tuple[str, str]:
     from modecfg._pytensor import declared
-    from modecfg.configuration.compat import canonical
+    from modecfg.configuration.flags import canonical
 
     pytensor = sys.modules.get("pytensor")
     if pytensor is None or not hasattr(pytensor, "config"):

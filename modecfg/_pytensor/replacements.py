@@ -22,7 +22,6 @@ from modecfg._pytensor import state as _state
 from modecfg._pytensor.hooks import hooks
 from modecfg._pytensor.state import originals as _originals
 from modecfg._registry.modes import find_mode
-from modecfg._source import at_users_compile, calling_line
 from modecfg.configuration import config
 from modecfg.configuration.overrides import SingleOverride
 from modecfg.configuration.sections import OWNER, PARENT
@@ -258,6 +257,8 @@ def function(
             with config.override(compute_test_value="off"):
                 fn = original(inputs, outputs, mode, *args, **kwargs)
     except ConfigError as exc:  # found while the mode was built: said at the user's compile
+        from modecfg._source import at_users_compile
+
         raise at_users_compile(exc)  # noqa: B904 (the same exception: its own cause and context stay)
     except NotImplementedError as exc:  # linker=c and an op without C code here: say why, and what runs
         from modecfg._pytensor import blas
@@ -381,6 +382,7 @@ def raise_with_op(raise_: Any, fgraph: Any, node: Any, thunk: Any = None, exc_in
 def grad(grad_: Any, cost: Any, wrt: Any, *args: Any, **kwargs: Any) -> Any:
     """PyTensor's ``grad``; the nodes it adds name the grad call and the expression they differentiate."""
     from modecfg._pytensor import gradients
+    from modecfg._source import calling_line
 
     result = grad_(cost, wrt, *args, **kwargs)
     try:

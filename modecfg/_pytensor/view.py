@@ -676,8 +676,7 @@ class _View:
         """Every flag PyTensor declares and modecfg does not (``gcc_version_str``) is read and
         set through ``modecfg.config`` too, as PyTensor's own parameter (issue 60: one
         configuration, every flag readable from both)."""
-        from modecfg.configuration.compat import canonical
-        from modecfg.configuration.flags import FLAGS
+        from modecfg.configuration.flags import FLAGS, canonical
         from modecfg.configuration.live import Config
 
         self.through: list[str] = []
@@ -693,11 +692,14 @@ class _View:
         """The settings of PyTensor's own flags (modecfg declares none of them) reach PyTensor at
         its import; imported before modecfg, it gets those of modecfg's sources now. A name
         PyTensor has no parameter for, or a value it refuses, is said (HeldFlagWarning)."""
+        settings = _config.for_pytensor
+        if not settings:
+            return
         from modecfg._warn import warn
         from modecfg.errors import HeldFlagWarning
 
         late = HAND_OFF != ["handed over at import"]
-        for setting in _config.for_pytensor:
+        for setting in settings:
             name = setting.pytensor_name
             param = self.params.get(name)
             if param is None:

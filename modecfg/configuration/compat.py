@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from modecfg._record import Record
-from modecfg.configuration.flags import Flag, FlagSet, declared, may_be_pytensors
+from modecfg.configuration.flags import Flag, FlagSet, canonical, declared, may_be_pytensors, written_name
 
 __all__ = ["OBSOLETE", "Lookup", "canonical", "lookup"]
 
@@ -107,11 +107,6 @@ class Lookup(Record):
     suggestions: tuple[str, ...] = ()
 
 
-def canonical(name: str) -> str:
-    """``name`` with ``__`` turned into ``.`` and surrounding blanks removed."""
-    return name.strip().replace("__", ".")
-
-
 def _folded(flags: FlagSet) -> dict[tuple[str, str], str]:
     """(exact prefix, lower-cased rest) -> name, for every split of every known name (kept
     with the FlagSet)."""
@@ -137,7 +132,7 @@ def lookup(
     ``suggest=False`` skips the did-you-mean search for an unknown name (a source with
     thousands of unknown names is reported without spending seconds on each)."""
     flags = declared() if flags is None else flags
-    written = name if section in (None, "global") else f"{section}.{name}"
+    written = written_name(name, section)
     full = canonical(written)
     found = _exact(full, flags)
     if found is None and section is not None:

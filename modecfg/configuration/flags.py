@@ -39,10 +39,12 @@ __all__ = [
     "FlagSet",
     "Lazy",
     "Range",
+    "canonical",
     "declared",
     "flag",
     "may_be_pytensors",
     "set_pytensor_names",
+    "written_name",
 ]
 
 
@@ -257,6 +259,19 @@ class FlagSet(Mapping[str, Flag]):
 
 
 _declared: list[FlagSet] = []  # the FlagSet of FLAGS as it is now, once asked for
+
+
+def canonical(name: str) -> str:
+    """``name`` with ``__`` turned into ``.`` and surrounding blanks removed (the spelling rule
+    every reader of a written name applies first; :mod:`~modecfg.configuration.compat` says
+    what a name that is not a flag's is)."""
+    return name.strip().replace("__", ".")
+
+
+def written_name(name: str, section: str | None = None) -> str:
+    """``name`` as its user wrote it: in an INI file's ``section`` (other than ``global``), the
+    section's name, a dot and the option's."""
+    return name if section in (None, "global") else f"{section}.{name}"
 
 
 def declared() -> FlagSet:

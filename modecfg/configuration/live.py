@@ -19,9 +19,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from modecfg._source import first_user_frame
-from modecfg.configuration.compat import canonical, lookup
-from modecfg.configuration.flags import Flag, FlagSet, declared
+from modecfg.configuration.flags import Flag, FlagSet, canonical, declared
 from modecfg.configuration.origin import DEFAULT_ORIGIN, Layer, Origin, Setting
 from modecfg.configuration.overrides import Override, make_override, replace
 from modecfg.configuration.resolve import Candidate, Note, Resolution, unknown_flag, value_error
@@ -60,6 +58,10 @@ def _load_validate() -> Callable[[Flag, Any], Any]:
     return validate
 
 
+# _source's rule for the user's frame, loaded at the first assignment (none is made at import)
+_first_user_frame: Callable[[int], tuple[Any, int]] | None = None
+
+
 _FROM_OUTSIDE = (Layer.ENV, Layer.RC)  # layers a package's assignment at its import may overrule unseen
 
 
@@ -67,7 +69,12 @@ def caller_origin(layer: Layer) -> Origin:
     """Where an assignment or override was written: the first frame of user code on the stack
     (past modecfg, PyTensor, numpy and the standard library: :mod:`modecfg._source`'s rule,
     the one warnings and error locations use)."""
-    frame, _ = first_user_frame(2)  # from the caller of the modecfg function that asks
+    global _first_user_frame
+    if _first_user_frame is None:
+        from modecfg._source import first_user_frame
+
+        _first_user_frame = first_user_frame
+    frame, _ = _first_user_frame(2)  # from the caller of the modecfg function that asks
     if frame is None:
         return Origin(layer)
     return Origin(layer, frame.f_code.co_filename, frame.f_lineno)
@@ -387,6 +394,12 @@ class Config(Section):
         store = self._cfg_store
         if not store.ready:
             store.ready_up()
+        spec = store.flags.get(canonical(name)) if isinstance(name, str) else None
+        if spec is not None:
+            self._assign_flag(spec, value, origin)
+            return
+        from modecfg.configuration.compat import lookup  # (a name that is not a flag's own)
+
         info = lookup(name, flags=store.flags)
         if info.flag is None:
             if info.obsolete is not None:
@@ -494,6 +507,8 @@ class Config(Section):
         spec = flags.get(canonical(name))
         if spec is not None:
             return spec
+        from modecfg.configuration.compat import lookup  # (a name that is not a flag's own)
+
         info = lookup(name, flags=flags)
         if info.flag is not None:
             return info.flag

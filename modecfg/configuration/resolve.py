@@ -20,8 +20,7 @@ from typing import Any
 
 from modecfg._record import Record
 from modecfg.configuration import sources
-from modecfg.configuration.compat import canonical, lookup
-from modecfg.configuration.flags import Flag, FlagSet, declared, may_be_pytensors
+from modecfg.configuration.flags import Flag, FlagSet, canonical, declared, may_be_pytensors, written_name
 from modecfg.configuration.origin import PRECEDENCE, Layer, Origin, Setting
 from modecfg.errors import ConfigError, FlagValueError, UnknownFlagError, shown
 
@@ -135,14 +134,18 @@ def candidate(
 ) -> tuple[Flag, Candidate] | None:
     """The flag and typed value of one setting; None for an obsolete flag (noted)."""
     flags = declared() if flags is None else flags
-    info = lookup(setting.key, section=setting.section, suggest=suggest, flags=flags)
     origin = setting.origin
-    if info.flag is None:
-        if info.obsolete is not None:
-            notes.append(Note(info.obsolete, f"{info.written} is obsolete: {info.message}", origin))
-            return None
-        raise unknown_flag(info.written, origin, info.suggestions, info.message)
-    spec = info.flag
+    spec = flags.get(canonical(written_name(setting.key, setting.section)))
+    if spec is None:  # not a flag's own name: compat says what it is (loaded at the first such)
+        from modecfg.configuration.compat import lookup
+
+        info = lookup(setting.key, section=setting.section, suggest=suggest, flags=flags)
+        if info.flag is None:
+            if info.obsolete is not None:
+                notes.append(Note(info.obsolete, f"{info.written} is obsolete: {info.message}", origin))
+                return None
+            raise unknown_flag(info.written, origin, info.suggestions, info.message)
+        spec = info.flag
     raw = setting.raw
     if origin.layer is Layer.ENV and isinstance(raw, str) and not setting.quoted:
         _check_swallowed(spec, raw, origin, flags)

@@ -8,7 +8,7 @@ section classes here and taken away again. Each Config has its own store and cla
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from modecfg._locks import Lock, RLock, fork_safe
@@ -373,9 +373,11 @@ def _log_listener_error(listener: Listener, change: Change, exc: BaseException) 
 _NOTES_SAID = 20  # obsolete flags warned about one by one; the rest in one warning
 
 
-def warn_notes(notes: Iterable[Note]) -> None:
+def warn_notes(notes: Sequence[Note]) -> None:
     """One ObsoleteFlagWarning per obsolete flag, however many sources set it; past the first 20
     flags, one more for all the others (an rc file of 50,000 such names gave 10 MB of warnings)."""
+    if not notes:
+        return
     from modecfg._warn import warn
 
     seen: set[str] = set()

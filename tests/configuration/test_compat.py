@@ -7,10 +7,13 @@ import warnings
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import modecfg
+import modecfg.configuration.flags
 from modecfg.configuration.compat import OBSOLETE, canonical, lookup
-from modecfg.configuration.flags import FLAGS
+from modecfg.configuration.flags import FLAGS, declared, written_name
 from tests.fresh import pythonpath
 
 
@@ -316,3 +319,45 @@ def test_an_obsolete_flag_read_during_pytensors_import_is_warned_at_the_users_im
     assert done.returncode == 0, done.stderr
     assert f"{script}:2: ObsoleteFlagWarning: lib.cnmem is obsolete" in done.stderr, done.stderr
     assert "sys:1" not in done.stderr
+
+
+_FLAG_NAMES = sorted(FLAGS)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    name=st.sampled_from(_FLAG_NAMES) | st.text("abcdefgx_.YZ ", max_size=20),
+    split=st.integers(min_value=0, max_value=4),
+    section=st.sampled_from([None, "global", "", "DebugMode", "debugmode", "x"]),
+    dunder=st.booleans(),
+)
+def test_a_flags_own_name_is_what_the_lookup_finds(
+    name: str, split: int, section: str | None, dunder: bool
+) -> None:
+    """The readers that skip the lookup for a flag's own name (an assignment, a setting of an
+    environment variable or rc file) find the flag the lookup finds, whatever the spelling,
+    section or blanks; a name they do not find is no flag's exact name (the lookup's case
+    folding of an INI option is left to it)."""
+    parts = name.split(".")
+    if section is not None and 0 < split < len(parts):  # an INI section's option
+        section, key = ".".join(parts[:split]), ".".join(parts[split:])
+    else:
+        key = name
+    if dunder:
+        key = key.replace(".", "__")
+    flags = declared()
+    own = flags.get(canonical(written_name(key, section)))
+    if own is not None:
+        assert lookup(key, section=section, flags=flags).flag is own
+    else:
+        found = lookup(key, section=section, suggest=False, flags=flags).flag  # (folded, say)
+        assert found is None or found.name != canonical(written_name(key, section))
+
+
+def test_written_name_joins_a_section_and_its_option() -> None:
+    assert written_name("check_c", "DebugMode") == "DebugMode.check_c"
+    assert written_name("floatX", "global") == "floatX"
+    assert written_name("floatX", None) == "floatX"
+    assert written_name("a", "") == ".a"
+    assert canonical(" DebugMode__check_c ") == "DebugMode.check_c"
+    assert canonical is modecfg.configuration.flags.canonical  # one rule, compat's name kept
