@@ -33,6 +33,7 @@ NOT_AT_START_UP = [
     "modecfg.configuration.compat",  # what a name that is no flag's own is, at the first such
     "modecfg._source",  # the user's line, at the first assignment, compile error or gradient
     "modecfg._warn",  # warnings, at the first to say
+    "modecfg.configuration.rcformats",  # the INI and TOML readers, at the first rc file with text
 ]
 # Loaded at those first uses, and not before, where PyTensor is imported first (issue 61's row)
 AT_FIRST_USE = ["modecfg.configuration.compat", "modecfg._source", "modecfg._warn"]

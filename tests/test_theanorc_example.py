@@ -8,7 +8,7 @@ import modecfg
 from modecfg.configuration.compat import lookup
 from modecfg.configuration.example import theanorc_example
 from modecfg.configuration.flags import FLAGS
-from modecfg.configuration.sources import read_ini
+from modecfg.configuration.rcformats import read_ini
 
 EXAMPLE = Path(__file__).resolve().parents[1] / ".theanorc.example"
 

@@ -45,6 +45,7 @@ MODULES = {
     "flagstring": "modecfg/configuration/flagstring.py",
     "resolve": "modecfg/configuration/resolve.py",
     "sources": "modecfg/configuration/sources.py",
+    "rcformats": "modecfg/configuration/rcformats.py",
     "store": "modecfg/configuration/store.py",
     "sections": "modecfg/configuration/sections.py",
     "overrides": "modecfg/configuration/overrides.py",

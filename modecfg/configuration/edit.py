@@ -36,9 +36,10 @@ from modecfg._record import Record
 from modecfg.configuration.compat import canonical, lookup
 from modecfg.configuration.flags import Flag
 from modecfg.configuration.origin import Layer, Origin
+from modecfg.configuration.rcformats import ini_text, read_ini, read_toml
 from modecfg.configuration.resolve import unknown_flag, value_error
 from modecfg.configuration.schema import validate
-from modecfg.configuration.sources import RC_FILE_LIMIT, find_rc_files, ini_text, read_ini, read_toml
+from modecfg.configuration.sources import RC_FILE_LIMIT, find_rc_files
 from modecfg.errors import ConfigError, RcFileError
 
 __all__ = [

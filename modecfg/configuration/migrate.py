@@ -27,15 +27,9 @@ from modecfg.configuration.flagstring import format_flags
 from modecfg.configuration.flagstring import parse as parse_flag_string
 from modecfg.configuration.origin import Layer, Setting
 from modecfg.configuration.partition import filled_when_read
+from modecfg.configuration.rcformats import ini_text, interpolation_defaults, read_ini, read_toml
 from modecfg.configuration.resolve import Note, candidate
-from modecfg.configuration.sources import (
-    RcFile,
-    ini_text,
-    interpolation_defaults,
-    read_ini,
-    read_text,
-    read_toml,
-)
+from modecfg.configuration.sources import RcFile, read_text
 from modecfg.errors import ConfigError, RcFileError
 
 __all__ = ["Migration", "migrate_file", "migrate_flags"]
@@ -102,7 +96,7 @@ def _grouped(flags: dict[str, Any]) -> dict[str, list[tuple[str, Any]]]:
 
 
 def _ini_literal(value: Any) -> str:
-    """``value`` as an INI file holds it (:func:`~modecfg.configuration.sources.ini_text`: a ``%``
+    """``value`` as an INI file holds it (:func:`~modecfg.configuration.rcformats.ini_text`: a ``%``
     written ``%%``, a value wrapped whole in quotes quoted once more)."""
     text = str(value)
     return text if isinstance(value, bool) else ini_text(text) or text.replace("%", "%%")

@@ -247,7 +247,7 @@ _ANY = st.characters(codec="utf-8", exclude_categories=["Cs"]) | st.sampled_from
 @settings(max_examples=200, deadline=None)
 @given(value=st.text(_ANY, max_size=20))
 def test_any_string_migrated_to_ini_reads_back_as_it_was_or_is_refused(value: str) -> None:
-    from modecfg.configuration.sources import ini_text, read_ini
+    from modecfg.configuration.rcformats import ini_text, read_ini
 
     if "\x00" in value:
         return

@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import modecfg
-from modecfg.configuration.sources import RcFile, interpolation_defaults, read_ini, read_rc
+from modecfg.configuration.rcformats import interpolation_defaults, read_ini
+from modecfg.configuration.sources import RcFile, read_rc
 from modecfg.errors import ConfigError, RcFileError
 
 ENV = {"HOME": "/home/ann", "USER": "ann", "TMPDIR": "/scratch"}
@@ -242,7 +243,7 @@ def test_an_interpolation_bomb_is_an_rc_file_error_not_a_hang() -> None:
     text = _bomb()
     assert len(text) < 700  # the 635-byte file: no answer in 25 s before
     code = (
-        "from modecfg.configuration.sources import read_ini\n"
+        "from modecfg.configuration.rcformats import read_ini\n"
         f"try:\n    read_ini({text!r}, 'b.rc', {{}})\nexcept Exception: pass"
     )
     subprocess.run([sys.executable, "-c", code], timeout=60, check=True)  # a hang fails here, first

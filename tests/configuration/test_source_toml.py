@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import modecfg
-from modecfg.configuration.sources import read_toml
+from modecfg.configuration.rcformats import read_toml
 from modecfg.errors import ConfigError, FlagValueError, RcFileError
 
 

@@ -9,8 +9,10 @@ import pytest
 
 import modecfg
 from modecfg.configuration.origin import Layer, Origin
-from modecfg.configuration.sources import RcFile, interpolation_defaults, read_ini, read_text
+from modecfg.configuration.rcformats import interpolation_defaults, read_ini
+from modecfg.configuration.sources import RcFile, read_text
 from modecfg.errors import RcFileError
+from tests.fresh import run_json
 
 
 @pytest.mark.parametrize(
@@ -151,7 +153,7 @@ def test_a_malformed_header_is_said_as_written_with_a_hint_only_where_one_helps(
 
 
 def test_an_interpolated_value_may_grow_to_the_limit_and_not_one_character_past_it() -> None:
-    from modecfg.configuration.sources import INTERPOLATED_SIZE as limit
+    from modecfg.configuration.rcformats import INTERPOLATED_SIZE as limit
 
     a = "x" * (limit - 4)
     fits = {"%(a)s%%abc": "%abc", "abc%(a)s%%": "abc%", "%(a)s%(b)s": "wyz"}  # each exactly at the limit
@@ -162,3 +164,29 @@ def test_an_interpolated_value_may_grow_to_the_limit_and_not_one_character_past_
     for value in ("%(a)s%%abcd", "abcd%(a)s%%", "%(a)s%(b)s!"):  # one character more
         with pytest.raises(RcFileError, match=r"^rc:4: c grows past 65,536 characters"):
             read_ini(f"[global]\na = {a}\nb = wxyz\nc = {value}\n", "rc", {})
+
+
+@pytest.mark.parametrize("name", ["empty.rc", "empty.toml"])
+def test_an_rc_file_without_text_gives_no_settings_and_loads_no_reader(tmp_path: Path, name: str) -> None:
+    """``PYTENSORRC=/dev/null`` and an empty file have nothing to parse: no settings, and neither
+    format's reader is loaded for them (a fresh process; a file with text loads it)."""
+    (tmp_path / name).write_text("")
+    (tmp_path / "full.rc").write_text("[global]\nfloatX = float32\n")
+    (tmp_path / "blank.toml").write_text("\n  \n")
+    out = run_json(
+        f"""
+        import json, os, sys
+        from modecfg.configuration.sources import RcFile, read_rc
+        empty = read_rc(RcFile({str(tmp_path / name)!r}), {{}})
+        null = read_rc(RcFile(os.devnull, named_by="PYTENSORRC"), {{}})
+        loaded = "modecfg.configuration.rcformats" in sys.modules
+        blank = read_rc(RcFile({str(tmp_path / "blank.toml")!r}), {{}})
+        full = read_rc(RcFile({str(tmp_path / "full.rc")!r}), {{}})
+        print(json.dumps({{"empty": empty, "null": null, "loaded": loaded, "blank": blank,
+                          "full": [(s.name, s.raw, s.origin.line) for s in full],
+                          "after": "modecfg.configuration.rcformats" in sys.modules}}))
+        """
+    )
+    assert out["empty"] == [] and out["null"] == [] and out["loaded"] is False
+    assert out["blank"] == []  # blanks are text: the TOML reader reads them, and finds nothing
+    assert out["full"] == [["floatX", "float32", 2]] and out["after"] is True
