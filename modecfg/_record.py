@@ -65,10 +65,23 @@ def _record_of(typename: str, ns: dict[str, Any]) -> Any:
             raise AttributeError(f"{typename}: a record cannot have its own {key}")
         if key not in _SPECIAL and key not in fields:
             setattr(made, key, value)
-            set_name = getattr(type(value), "__set_name__", None)
+            set_name = _set_name(value)
             if set_name is not None:  # as Python 3.12's NamedTuple does (a cached_property's)
-                set_name(value, made, key)
+                set_name(made, key)
     return made
+
+
+def _set_name(value: Any) -> Any:
+    """``value``'s ``__set_name__`` bound to it, or None: looked up in its class's dictionaries, as
+    the interpreter looks up a special method (``getattr`` on a class that has none, a function's,
+    would write an AttributeError's message to drop it)."""
+    kind = type(value)
+    for klass in kind.__mro__:
+        if "__set_name__" in klass.__dict__:
+            raw = klass.__dict__["__set_name__"]
+            bind = getattr(type(raw), "__get__", None)
+            return raw if bind is None else bind(raw, value, kind)
+    return None
 
 
 def _made(typename: str, fields: tuple[str, ...], defaults: list[Any], module: str) -> Any:

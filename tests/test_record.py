@@ -204,6 +204,42 @@ def test_a_descriptor_is_told_its_name_as_pythons_own_namedtuple_tells_it() -> N
     made = _made(Record, "WithDescriptor", {"__annotations__": {"n": "int"}, "held": told})
     assert told.told == (made, "held")
 
+    class Heir(Told):  # a __set_name__ inherited is found as the interpreter finds it
+        pass
+
+    heir = Heir()
+    made = _made(Record, "WithHeir", {"__annotations__": {"n": "int"}, "held": heir})
+    assert heir.told == (made, "held")
+
+
+def test_a_set_name_that_is_no_function_is_called_as_a_plain_class_calls_it() -> None:
+    """A ``__set_name__`` that is a callable object (no ``__get__``: not bound to the value) or a
+    staticmethod is called as ``type()`` calls it; a value whose class has none is left alone."""
+    calls: list[tuple[str, object, str]] = []
+
+    class Hook:
+        def __call__(self, owner: type, name: str) -> None:
+            calls.append(("object", owner, name))
+
+    class ByObject:
+        __set_name__ = Hook()
+
+    class ByStatic:
+        @staticmethod
+        def __set_name__(owner: type, name: str) -> None:
+            calls.append(("static", owner, name))
+
+    body = {"a": ByObject(), "b": ByStatic(), "c": 3, "d": len}
+    plain = type("Plain", (), dict(body))
+    expected = [(kind, "Plain", name) for kind, _, name in calls]
+    calls.clear()
+    made = _made(Record, "Rec", {"__annotations__": {"n": "int"}, **body})
+    assert [(kind, owner.__name__, name) for kind, owner, name in calls] == [
+        (kind, "Rec", name) for kind, _, name in expected
+    ]
+    assert expected == [("object", "Plain", "a"), ("static", "Plain", "b")]
+    assert all(owner is made for _, owner, _ in calls) and plain.c == made.c == 3
+
 
 def test_a_field_without_a_default_after_one_with_a_default_is_refused_as_namedtuple_refuses_it() -> None:
     body = {"__annotations__": {"a": "int", "b": "int", "c": "int"}, "a": 1}

@@ -201,18 +201,23 @@ class Flag:
 _NO_LITERALS: frozenset[Any] = frozenset()  # the literals of a flag that has none (most): one object
 
 
+# A plain class (bool, int, str, Path: most flags' types) has no arguments; asked for them, the
+# interpreter would write an AttributeError's message and drop it (339 of them at the import)
 def _literal_args(tp: Any) -> tuple[Any, ...]:
     base = _strip_none(tp)
-    if getattr(base, "__origin__", None) is Literal:
+    if type(base) is not type and getattr(base, "__origin__", None) is Literal:
         return tuple(base.__args__)
     return ()
 
 
 def _allows_none(tp: Any) -> bool:
-    return type(None) in getattr(tp, "__args__", ())  # Literal["a", None] holds None, not its type
+    # (Literal["a", None] holds None, not its type)
+    return type(tp) is not type and type(None) in getattr(tp, "__args__", ())
 
 
 def _strip_none(tp: Any) -> Any:
+    if type(tp) is type:
+        return tp
     args = getattr(tp, "__args__", None)
     if args and _allows_none(tp):
         rest = [a for a in args if a is not type(None)]
