@@ -7,11 +7,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from modecfg._registry.linkers import canonical_linker, detect_cxx, linker_names, pytensor_linker_names
 from modecfg._registry.modes import canonical_mode, mode_names, pytensor_mode_names
-from modecfg.configuration.flags import Lazy, Range, flag
+from modecfg.configuration.flags import Lazy, OneOf, Range, flag
 
 if TYPE_CHECKING:
     from modecfg.configuration.protocol import ConfigLike
@@ -138,12 +138,12 @@ _COMPILEDIR_FORMAT = "compiledir_%(short_platform)s-%(processor)s-%(python_versi
 # --- the flags -----------------------------------------------------------------------
 # Grouped as PyTensor's configdefaults.py groups them; modecfg's own flags come last.
 
-Level = Literal["ignore", "warn", "raise", "pdb"]
+Level = OneOf("ignore", "warn", "raise", "pdb")
 
 # One declaration per statement reads as a table: the formatter leaves it alone.
 # fmt: off
 
-flag("floatX", Literal["float64", "float32", "float16"], "float64",
+flag("floatX", OneOf("float64", "float32", "float16"), "float64",
      "Default floating-point dtype of Python floats, numpy scalars and new tensors. "
      "float32 for GPUs; float16 is experimental.", pytensor=True)
 flag("warn_float64", Level, "ignore",
@@ -151,7 +151,7 @@ flag("warn_float64", Level, "ignore",
      "is created (as in plain PyTensor), then modecfg's check of each compile under "
      "floatX=float32 (or on a GPU), which names the operation, the reason, the user's line and "
      "the fix.", pytensor=True)
-flag("cast_policy", Literal["custom", "numpy+floatX"], "custom",
+flag("cast_policy", OneOf("custom", "numpy+floatX"), "custom",
      "Rules for implicit type casting.", pytensor=True)
 flag("print_global_stats", bool, False,
      "Print global statistics (time spent) at exit.", pytensor=True)
@@ -171,15 +171,15 @@ flag("linker", str, "auto",
      pytensor=True, choices_from=_linker_names, check=_check_linker, pytensor_takes=_pytensor_has_linker)
 flag("allow_gc", bool, True,
      "Free intermediate results during a call: less memory, more allocation.", pytensor=True)
-flag("optimizer", Literal["o4", "o3", "o2", "o1", "unsafe", "fast_run", "fast_compile", "merge", "None"],
+flag("optimizer", OneOf("o4", "o3", "o2", "o1", "unsafe", "fast_run", "fast_compile", "merge", "None"),
      "o4", "Graph rewrites of the default mode; 'None' disables them.", pytensor=True)
 flag("optimizer_verbose", bool, False, "Print every rewrite that is applied.", pytensor=True)
 flag("optimizer_verbose_ignore", str, "",
      "Comma-separated rewrite names not printed by optimizer_verbose.", pytensor=True)
 flag("compiler_verbose", bool, False, "Print information about compilation steps.", pytensor=True)
-flag("on_opt_error", Literal["warn", "raise", "pdb", "ignore"], "warn",
+flag("on_opt_error", OneOf("warn", "raise", "pdb", "ignore"), "warn",
      "What to do when a rewrite crashes.", pytensor=True)
-flag("on_unused_input", Literal["raise", "warn", "ignore"], "raise",
+flag("on_unused_input", OneOf("raise", "warn", "ignore"), "raise",
      "What to do when an input of a function is not used by its outputs.", pytensor=True)
 flag("optimizer_excluding", str, "", "':'-separated rewrite tags to leave out.", pytensor=True)
 flag("optimizer_including", str, "", "':'-separated rewrite tags to add.", pytensor=True)
@@ -188,9 +188,9 @@ flag("optdb.position_cutoff", float, float("inf"),
      "Stop graph rewriting at this position of the rewrite database.", pytensor=True)
 flag("optdb.max_use_ratio", float, 8.0,
      "Bound on rewrite applications per node, against infinite loops.", pytensor=True)
-flag("cycle_detection", Literal["regular", "fast"], "regular",
+flag("cycle_detection", OneOf("regular", "fast"), "regular",
      "'fast' allows fewer in-place operations but compiles faster.", pytensor=True)
-flag("check_stack_trace", Literal["off", "log", "warn", "raise"], "off",
+flag("check_stack_trace", OneOf("off", "log", "warn", "raise"), "off",
      "Check that rewrites keep the user's stack trace on new variables.", pytensor=True)
 
 flag("cxx", str, Lazy(_default_cxx, "g++ found on PATH, else ''"),
@@ -256,12 +256,12 @@ flag("traceback.limit", int, 8,
 flag("traceback.compile_limit", int, 0,
      "Stack frames kept during compilation (-1: all).", pytensor=True)
 
-flag("warn.ignore_bug_before", Literal[
+flag("warn.ignore_bug_before", OneOf(
     "None", "all", "0.3", "0.4", "0.4.1", "0.5", "0.6", "0.7", "0.8", "0.8.1", "0.8.2", "0.9",
-    "0.10", "1.0", "1.0.1", "1.0.2", "1.0.3", "1.0.4", "1.0.5"], "0.9",
+    "0.10", "1.0", "1.0.1", "1.0.2", "1.0.3", "1.0.4", "1.0.5"), "0.9",
      "Do not warn about old bugs fixed before this version.", pytensor=True, fixed=True,
      pytensor_until=(3, 2))
-flag("exception_verbosity", Literal["low", "medium", "high"], "low",
+flag("exception_verbosity", OneOf("low", "medium", "high"), "low",
      "Detail in errors raised by compiled functions.", pytensor=True)
 
 flag("check_input", bool, True, "Check the types of inputs in C code.", pytensor=True)
@@ -269,7 +269,7 @@ flag("NanGuardMode.nan_is_error", bool, True, "NanGuardMode: NaN is an error.", 
 flag("NanGuardMode.inf_is_error", bool, True, "NanGuardMode: Inf is an error.", pytensor=True)
 flag("NanGuardMode.big_is_error", bool, True,
      "NanGuardMode: a value above NanGuardMode.big is an error.", pytensor=True)
-flag("NanGuardMode.action", Literal["raise", "warn", "pdb"], "raise",
+flag("NanGuardMode.action", OneOf("raise", "warn", "pdb"), "raise",
      "What NanGuardMode does on a bad value.", pytensor=True)
 flag("NanGuardMode.big", float, 1e10,
      "Absolute value above which NanGuardMode calls a value big: a positive finite number "
@@ -316,7 +316,7 @@ flag("CompareMode.rtol", float | None, None,
 flag("CompareMode.atol", float | None, None,
      "CompareMode: absolute tolerance; None: by dtype (float16 1e-3, float32 1e-5, float64 1e-8).",
      range=Range(ge=0))
-flag("CompareMode.action", Literal["raise", "warn"], "raise",
+flag("CompareMode.action", OneOf("raise", "warn"), "raise",
      "What CompareMode does when backends differ: raise a CompareError, or warn (CompareWarning) "
      "and return the function's own values. Either way the node, the rewrite and a reproduction "
      "are looked for once per function.")
@@ -359,7 +359,7 @@ flag("profiling.destination", str, "stderr",
 flag("profiling.debugprint", bool, False, "Debugprint each profiled function.", pytensor=True)
 flag("profiling.ignore_first_call", bool, False,
      "Leave the first call (compilation, caches) out of profiles.", pytensor=True)
-flag("on_shape_error", Literal["warn", "raise"], "warn",
+flag("on_shape_error", OneOf("warn", "raise"), "warn",
      "What to do when shape inference fails.", pytensor=True)
 
 flag("openmp", bool, False, "Allow OpenMP parallelism in C code.", pytensor=True,
@@ -401,13 +401,13 @@ flag("fallback_to_cpu", bool, False,
 flag("force_device", bool, False,
      "device=gpu / gpuN (Theano's spelling): raise when that GPU cannot be used, instead of falling "
      "back to the CPU with a warning (Theano's meaning).")
-flag("matmul_precision", Literal["highest", "high", "default"], "highest",
+flag("matmul_precision", OneOf("highest", "high", "default"), "highest",
      "Precision of float32 matrix products and convolutions run through JAX (on a GPU; the CPU "
      "computes float32 whatever this says), in JAX's and PyTorch's words. highest: true float32, as "
      "on the CPU (a 4096x4096 product on an H200: max relative error 2.9e-6 against float64, "
      "3.1 ms). high: faster, less exact (TF32 inputs with 10 mantissa bits, or three bfloat16 "
      "passes: XLA's choice; on the H200 3.0e-4, 0.58 ms). default: JAX's own default, the backend's "
      "fastest (on the H200, TF32-like: 3.0e-4, 0.61 ms).")
-flag("compute_test_value", Literal["off", "ignore", "warn", "raise", "pdb"], "off",
+flag("compute_test_value", OneOf("off", "ignore", "warn", "raise", "pdb"), "off",
      "Evaluate each new node on its inputs' test values as the graph is built.")
 # fmt: on

@@ -11,7 +11,7 @@ from typing import Literal
 import pytest
 
 from modecfg.configuration import flags
-from modecfg.configuration.flags import Flag, FlagSet, Lazy, Range, declared, flag
+from modecfg.configuration.flags import Flag, FlagSet, Lazy, OneOf, Range, declared, flag
 
 
 def _flag(tp: object, **kwargs: object) -> Flag:
@@ -74,6 +74,7 @@ def test_a_flag_keeps_what_its_declaration_says() -> None:
         (Path | None, {}, "path or None"),
         (Literal["low", "high"], {}, "one of low, high"),
         (Literal["low", "high"] | None, {}, "one of low, high"),
+        (OneOf("low", "high"), {}, "one of low, high"),
         (str, {"choices_from": lambda: ("cvm", "py")}, "one of cvm, py"),
         (str, {"describe": "a linker's name"}, "a linker's name"),
         (bytes, {}, "<class 'bytes'>"),
@@ -94,6 +95,33 @@ def test_none_is_allowed_and_stripped_only_where_the_type_says_so() -> None:
         False,
         frozenset({"a", None}),
     )
+
+
+@pytest.mark.parametrize("choices", [("float32", "float64"), ("a", None), ("only",), (1, "1", True)])
+def test_a_flag_declared_one_of_its_choices_is_the_flag_its_literal_declares(
+    choices: tuple[object, ...],
+) -> None:
+    """``OneOf(*choices)`` declares what ``Literal[*choices]`` does: the same choices, literals,
+    optionality and kind; its ``type`` is that Literal, made at the first ask and kept (until then
+    no Literal is made: the 15 flags declared so cost none at the import)."""
+    one_of = _flag(OneOf(*choices))
+    literal = _flag(Literal[choices])
+    assert one_of._type == choices and type(one_of._type) is OneOf  # nothing made yet
+    assert (one_of.optional, one_of.literals, one_of.choices(), one_of.kind()) == (
+        literal.optional, literal.literals, literal.choices(), literal.kind())  # fmt: skip
+    assert one_of.base == choices  # (a Literal's base is itself: neither is a plain type)
+    made = one_of.type
+    assert made == literal.type and one_of.type is made and type(one_of._type) is not OneOf
+    assert repr(OneOf("a", "b")) == "OneOf('a', 'b')" and OneOf() == ()
+
+
+def test_the_declared_flags_of_choices_read_as_literals() -> None:
+    """Every flag modecfg declares with choices has a Literal type, as schema's checks and the
+    migration read it."""
+    with_choices = [spec for spec in declared().values() if spec.literals]
+    assert len(with_choices) >= 15
+    for spec in with_choices:
+        assert spec.type == Literal[tuple(spec.choices())], spec.name
 
 
 @pytest.mark.parametrize(
