@@ -10,6 +10,7 @@ import keyword
 import pickle
 import types
 import typing
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -229,7 +230,16 @@ def test_a_set_name_that_is_no_function_is_called_as_a_plain_class_calls_it() ->
         def __set_name__(owner: type, name: str) -> None:
             calls.append(("static", owner, name))
 
-    body = {"a": ByObject(), "b": ByStatic(), "c": 3, "d": len}
+    class Binder:  # a descriptor: bound to the value and its class, as the interpreter binds it
+        def __get__(self, value: object, owner: type | None = None) -> Callable[[type, str], None]:
+            return lambda made, name: calls.append(
+                (f"bound by {owner.__name__ if owner else None}", made, name)
+            )
+
+    class ByDescriptor:
+        __set_name__ = Binder()
+
+    body = {"a": ByObject(), "b": ByStatic(), "c": 3, "d": len, "e": ByDescriptor()}
     plain = type("Plain", (), dict(body))
     expected = [(kind, "Plain", name) for kind, _, name in calls]
     calls.clear()
@@ -237,7 +247,11 @@ def test_a_set_name_that_is_no_function_is_called_as_a_plain_class_calls_it() ->
     assert [(kind, owner.__name__, name) for kind, owner, name in calls] == [
         (kind, "Rec", name) for kind, _, name in expected
     ]
-    assert expected == [("object", "Plain", "a"), ("static", "Plain", "b")]
+    assert expected == [
+        ("object", "Plain", "a"),
+        ("static", "Plain", "b"),
+        ("bound by ByDescriptor", "Plain", "e"),
+    ]
     assert all(owner is made for _, owner, _ in calls) and plain.c == made.c == 3
 
 

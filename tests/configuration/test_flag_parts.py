@@ -4,6 +4,7 @@ declares; those are made at import, which mutation testing does not see.)"""
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
@@ -88,7 +89,10 @@ def test_none_is_allowed_and_stripped_only_where_the_type_says_so() -> None:
     assert (_flag(int | None).base, _flag(int | None).optional) == (int, True)
     assert (_flag(int).base, _flag(int).optional) == (int, False)
     both = _flag(int | str | None)  # two types besides None: kept as written
-    assert (both.base, both.optional) == (int | str | None, True)
+    assert (both.base, both.optional, both.literals) == (int | str | None, True, frozenset())
+    assert (_flag(int | str).optional, _flag(int | str).literals) == (False, frozenset())
+    abstract = _flag(numbers.Number)  # a class whose class is not type: asked, with nothing to find
+    assert (abstract.base, abstract.optional, abstract.literals) == (numbers.Number, False, frozenset())
     literal = _flag(Literal["a", None])  # None as a choice: a Literal, not an optional type
     assert (literal.base, literal.optional, literal.literals) == (
         Literal["a", None],

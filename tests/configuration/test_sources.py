@@ -10,7 +10,7 @@ import pytest
 import modecfg
 from modecfg.configuration.origin import Layer, Origin
 from modecfg.configuration.rcformats import interpolation_defaults, read_ini
-from modecfg.configuration.sources import RcFile, read_text
+from modecfg.configuration.sources import RcFile, _expand, find_rc_files, read_text
 from modecfg.errors import RcFileError
 from tests.fresh import run_json
 
@@ -190,3 +190,75 @@ def test_an_rc_file_without_text_gives_no_settings_and_loads_no_reader(tmp_path:
     assert out["empty"] == [] and out["null"] == [] and out["loaded"] is False
     assert out["blank"] == []  # blanks are text: the TOML reader reads them, and finds nothing
     assert out["full"] == [["floatX", "float32", 2]] and out["after"] is True
+
+
+_NO_HOME = "starts with ~ and there is no home directory (HOME is unset, empty or relative)"
+
+
+def test_an_rc_path_expands_a_leading_tilde_alone_or_before_a_separator_and_nothing_else(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``~`` and ``~/...`` (or ``~\\...``) are the home directory; ``~user``, ``~x``, a second
+    character that is a separator after something else, stay relative paths (to the working
+    directory), as written; every path comes back absolute and normalised, blanks stripped."""
+    monkeypatch.chdir(tmp_path)
+    home = str(tmp_path / "h")
+    env = {"HOME": home}
+    expected = {
+        "~": home,
+        "~/rc": os.path.join(home, "rc"),
+        "  ~/a/../rc  ": os.path.join(home, "rc"),
+        "~\\rc": home + "\\rc",  # (on POSIX a backslash is part of the name)
+        "~x": str(tmp_path / "~x"),
+        "~X/rc": str(tmp_path / "~X" / "rc"),
+        "~user/rc": str(tmp_path / "~user" / "rc"),
+        "a/rc": str(tmp_path / "a" / "rc"),
+        "./rc": str(tmp_path / "rc"),
+        str(tmp_path / "x" / ".." / "abs.rc"): str(tmp_path / "abs.rc"),
+    }
+    assert {part: _expand(part, env) for part in expected} == {
+        part: (path, "") for part, path in expected.items()
+    }
+
+
+def test_without_a_home_a_tilde_path_is_kept_and_says_why(tmp_path: Path) -> None:
+    home = str(tmp_path)
+    assert _expand("~/rc", {"USERPROFILE": home}) == (os.path.join(home, "rc"), "")  # Windows' name
+    assert _expand("~/rc", {"HOME": "", "USERPROFILE": home}) == (os.path.join(home, "rc"), "")
+    for env in ({}, {"HOME": ""}, {"HOME": "relative/home"}, {"userprofile": home}):
+        assert _expand(" ~/rc ", env) == ("~/rc", _NO_HOME)
+
+
+def test_a_relative_rc_path_where_the_working_directory_is_gone_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()  # (rm -rf build && cd -)
+    assert _expand("rc", {}) == ("rc", "is relative, and the working directory no longer exists")
+    assert _expand(str(tmp_path / "abs.rc"), {}) == (str(tmp_path / "abs.rc"), "")
+
+
+def test_the_rc_variables_each_name_their_files_inline_text_or_a_refused_path(tmp_path: Path) -> None:
+    """Every rc variable set is read, in precedence order, each entry marked with the variable
+    that named it: pasted text, a path with a NUL byte (refused when read, shown with ``\\0``),
+    the paths of a list (empty entries skipped)."""
+    text = "[global]\nfloatX = float32\n"
+    found = find_rc_files(
+        {
+            "HOME": str(tmp_path),
+            "THEANORC": text,
+            "AESARARC": f"a\0b{os.pathsep}{os.pathsep} {tmp_path / 'x.rc'} ",
+            "MODECFGRC": str(tmp_path / "m.toml"),
+        }
+    )
+    assert found == [
+        RcFile("$THEANORC (inline text)", named_by="THEANORC", text=text),
+        RcFile("a\\0b", named_by="AESARARC", problem="contains a NUL byte"),
+        RcFile(str(tmp_path / "x.rc"), named_by="AESARARC"),
+        RcFile(str(tmp_path / "m.toml"), named_by="MODECFGRC"),
+    ]
+    assert find_rc_files({"HOME": str(tmp_path), "PYTENSORRC": ""}) == []  # set, and empty: no file
+    (tmp_path / ".pytensorrc").write_text(text)
+    assert find_rc_files({"HOME": str(tmp_path)}) == [RcFile(str(tmp_path / ".pytensorrc"))]
