@@ -314,3 +314,43 @@ def test_interpolation_gives_what_configparser_gives(values: dict[str, str]) -> 
         return
     got = {s.name: s.raw for s in read_ini(text, "h.rc", {})}
     assert got == expected
+
+
+def test_every_problem_of_a_file_is_found_in_one_pass_and_every_readable_setting_kept() -> None:
+    """Each kind of problem, one after another in one file: each said at its line, in this file,
+    and the reading goes on past it (the options under a repeated header are read, those under
+    a header that cannot be read are not); continuation lines join with one blank, also where
+    an interpolation reads them."""
+    text = (
+        "early = 1\n"  # 1: before any header
+        "[global]\n"  # 2
+        "floatX = float32\n"  # 3
+        "FLOATX = float64\n"  # 4: set twice (an option's case does not matter)
+        "not an option line\n"  # 5
+        "[global]\n"  # 6: the section again
+        "device = cuda\n"  # 7
+        "[bad\n"  # 8: cannot be read
+        "ignored = 1\n"  # 9
+        "[traceback]\n"  # 10
+        "a = %(b)s\n"  # 11: a cycle: refused
+        "b = %(a)s\n"  # 12
+        "words = x\n"  # 13
+        "    y\n"  # 14
+        "said = %(words)s!\n"  # 15
+        "limit = 3\n"  # 16
+    )
+    with pytest.raises(modecfg.RcFileErrors) as caught:
+        read_ini(text, "p.rc", {})
+    errors = caught.value.errors
+    lines = (1, 4, 5, 6, 8, 11, 12)
+    assert [(e.origin.source, e.origin.line) for e in errors] == [("p.rc", n) for n in lines]
+    assert str(errors[2]).endswith(
+        "p.rc:5: cannot read 'not an option line'; expected 'name = value', a [section] header or a # comment"
+    )
+    assert [(s.name, s.raw, s.origin.source, s.origin.line) for s in caught.value.settings] == [  # type: ignore[attr-defined]
+        ("floatX", "float32", "p.rc", 3),
+        ("device", "cuda", "p.rc", 7),
+        ("traceback.words", "x y", "p.rc", 13),
+        ("traceback.said", "x y!", "p.rc", 15),
+        ("traceback.limit", "3", "p.rc", 16),
+    ]
