@@ -166,11 +166,14 @@ def test_an_interpolated_value_may_grow_to_the_limit_and_not_one_character_past_
             read_ini(f"[global]\na = {a}\nb = wxyz\nc = {value}\n", "rc", {})
 
 
-@pytest.mark.parametrize("name", ["empty.rc", "empty.toml"])
-def test_an_rc_file_without_text_gives_no_settings_and_loads_no_reader(tmp_path: Path, name: str) -> None:
-    """``PYTENSORRC=/dev/null`` and an empty file have nothing to parse: no settings, and neither
-    format's reader is loaded for them (a fresh process; a file with text loads it)."""
-    (tmp_path / name).write_text("")
+@pytest.mark.parametrize(("name", "content"), [("empty.rc", ""), ("empty.toml", ""), ("bom.rc", "\ufeff")])
+def test_an_rc_file_without_text_gives_no_settings_and_loads_no_reader(
+    tmp_path: Path, name: str, content: str
+) -> None:
+    """``PYTENSORRC=/dev/null``, an empty file and one holding only a byte-order mark have nothing
+    to parse: no settings, and neither format's reader is loaded for them (a fresh process; a
+    file with text loads it)."""
+    (tmp_path / name).write_text(content, encoding="utf-8")
     (tmp_path / "full.rc").write_text("[global]\nfloatX = float32\n")
     (tmp_path / "blank.toml").write_text("\n  \n")
     out = run_json(
