@@ -551,8 +551,9 @@ class _View:
         for spec in FLAGS.values():
             name = spec.pytensor_name
             param = self.params.get(name)
-            if name in self.answered or binding(spec, param) == "handed over":
-                continue  # PyTensor uses one value per process, received at its import
+            if name in self.answered or (spec.fixed and binding(spec, param) == "handed over"):
+                continue  # PyTensor uses one value per process, received at its import (only a
+                # fixed flag is handed over: most are not, and skip binding's attribute miss)
             kind = Float64Param if spec.name == "warn_float64" else FlagParam
             made.append(kind(spec, param, self.target))
         for flag in made:
@@ -608,7 +609,8 @@ class _View:
         param = self.originals[name]  # (a flag PyTensor has: in self.flags, read without making it)
         spec = self.answered[name].spec
         raw: Any = _UNKNOWN
-        for candidate in reversed(_config.layers(spec.name)):
+        # (the layers below the overrides: the view readied the store, spec.name is canonical)
+        for candidate in reversed(_config._cfg_store.candidates.get(spec.name, ())):
             if _is_pytensors_source(candidate.origin.source):
                 raw = candidate.raw
                 break

@@ -23,6 +23,7 @@ without importing PyTensor), and ``pytensor.config`` reads and sets it as PyTens
 
 from __future__ import annotations
 
+import builtins
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -106,8 +107,8 @@ class Flag:
 
     __slots__ = (
         "_type", "attr", "base", "check", "choices_from", "default", "describe", "doc", "fixed",
-        "literals", "name", "objects", "optional", "pytensor", "pytensor_since",
-        "pytensor_takes", "pytensor_until", "range", "reaches", "section",
+        "is_lazy", "literals", "name", "objects", "optional", "pytensor", "pytensor_name",
+        "pytensor_since", "pytensor_takes", "pytensor_until", "range", "reaches", "section",
     )  # fmt: skip
 
     def __init__(
@@ -147,15 +148,24 @@ class Flag:
         self.describe = describe
         self.reaches = reaches
         self.objects = objects
-        # Facts about the type, worked out once: validation reads them on every call.
-        self.base = _strip_none(type)
-        self.optional = _allows_none(type)
-        literals = _literal_args(type)
-        self.literals = frozenset(literals) if literals else _NO_LITERALS
+        # Facts worked out once: validation reads them on every call, the bridge at each flag.
+        self.is_lazy = isinstance(default, Lazy)  # a default computed when first read
+        self.pytensor_name = name.replace(".", "__")  # its name in pytensor.config
+        kind = builtins.type(type)
+        if kind is builtins.type:  # bool, int, str, Path: most flags' (nothing to work out)
+            self.base, self.optional, self.literals = type, False, _NO_LITERALS
+        else:
+            self.base = _strip_none(type)
+            self.optional = _allows_none(type)
+            literals = _literal_args(type)
+            self.literals = frozenset(literals) if literals else _NO_LITERALS
         # Interned, so that CPython's specialised attribute reads find them by identity.
-        *section, attr = name.split(".")
-        self.attr = sys.intern(attr)
-        self.section = tuple(sys.intern(part) for part in section)
+        if "." in name:
+            *section, attr = name.split(".")
+            self.attr = sys.intern(attr)
+            self.section = tuple([sys.intern(part) for part in section])
+        else:
+            self.attr, self.section = sys.intern(name), ()
 
     def __repr__(self) -> str:
         return f"Flag({self.name!r}, default={self.default!r})"
@@ -167,10 +177,6 @@ class Flag:
         if type(tp) is OneOf:
             tp = self._type = Literal[tuple(tp)]
         return tp
-
-    @property
-    def pytensor_name(self) -> str:
-        return self.name.replace(".", "__")
 
     def in_pytensor(self, version: tuple[int, int] | None) -> bool:
         """True if PyTensor ``version`` (major, minor) has this flag (None: unknown, assume so)."""
@@ -192,10 +198,6 @@ class Flag:
         if until:
             return f"PyTensor before {until[0]}.{until[1]}"
         return ""
-
-    @property
-    def is_lazy(self) -> bool:
-        return isinstance(self.default, Lazy)
 
     def choices(self) -> tuple[str, ...]:
         """The valid values of an enumerated flag, else ``()``."""

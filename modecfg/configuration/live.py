@@ -501,9 +501,13 @@ class Config(Section):
     # -- internals -------------------------------------------------------------------
 
     def _spec(self, name: str) -> Flag:
-        if not isinstance(name, str):
-            raise TypeError(f"flag names are strings, not {type(name).__name__}")
         flags = self._cfg_store.flags
+        if type(name) is str:  # a flag's own name, as most callers give it: one lookup
+            spec = flags.get(name)
+            if spec is not None:
+                return spec
+        elif not isinstance(name, str):
+            raise TypeError(f"flag names are strings, not {type(name).__name__}")
         spec = flags.get(canonical(name))
         if spec is not None:
             return spec

@@ -169,13 +169,13 @@ class Store:
             parent = self.sections[key]
         if spec.is_lazy:
             setattr(_own_class(parent), spec.attr, LazyDefault(spec.name, self))
+        cls = type(top_ns)
         if spec.section:
-            setattr(type(top_ns), spec.pytensor_name, Alias(spec.name))
+            setattr(cls, spec.pytensor_name, Alias(spec.name))
         if not self.ready:
             top = spec.section[0] if spec.section else spec.attr
-            held = type(top_ns).__dict__.get(top)
-            if held is None or isinstance(held, Pending):
-                setattr(type(top_ns), top, Pending(top, self))
+            if top not in cls.__dict__:  # (a section's second flag finds its Pending there)
+                setattr(cls, top, Pending(top, self))
 
     # -- values ----------------------------------------------------------------------
 

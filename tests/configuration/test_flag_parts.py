@@ -5,6 +5,7 @@ declares; those are made at import, which mutation testing does not see.)"""
 from __future__ import annotations
 
 import numbers
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
@@ -196,3 +197,26 @@ def test_the_flags_without_literal_values_share_one_empty_set() -> None:
     choices = Flag("d", Literal["x", "y"], "x", "doc")
     assert plain.literals == other.literals == frozenset() and plain.literals is other.literals
     assert choices.literals == {"x", "y"} and choices.literals is not plain.literals
+
+
+@pytest.mark.parametrize("tp", [bool, int, float, str, Path, bytes, numbers.Number, int | None,
+                                Literal["a", "b"], OneOf("a", None), int | str])  # fmt: skip
+def test_a_flag_s_type_facts_are_worked_out_alike_on_both_paths(tp: object) -> None:
+    """A plain class (most flags' type) takes a short path at the declaration: what it sets is
+    what the general one would (and the flags modecfg declares hold to both)."""
+    spec = _flag(tp)
+    general = (flags._strip_none(tp), flags._allows_none(tp), frozenset(flags._literal_args(tp)))
+    assert (spec.base, spec.optional, spec.literals) == general
+    plain = [each for each in declared().values() if type(each._type) is type]
+    assert len(plain) > 40  # (bool, int, str, Path: most of them)
+    for each in plain:
+        assert (each.base, each.optional, each.literals) == (each._type, False, frozenset()), each.name
+
+
+def test_a_flag_s_names_are_worked_out_once_and_interned() -> None:
+    top, deep = Flag("floatX", str, "x", "doc"), Flag("a.b.c", int, 0, "doc")
+    assert (top.section, top.attr, top.pytensor_name) == ((), "floatX", "floatX")
+    assert (deep.section, deep.attr, deep.pytensor_name) == (("a", "b"), "c", "a__b__c")
+    made = "".join(["flo", "atX"])  # a string equal to the name, not the same object
+    assert Flag(made, str, "x", "doc").attr is sys.intern("floatX")
+    assert all(part is sys.intern(part) for part in Flag("".join(["se", "c.x"]), int, 0, "doc").section)
