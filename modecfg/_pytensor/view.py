@@ -567,7 +567,9 @@ class _View:
             self.answered[flag.name] = flag
             setattr(PyTensorConfigParser, flag.name, flag)
         if made:  # one listener for them all, not one (and its unsubscribe closure) each
-            self.unsubscribe.append(_config.subscribe(self.changed, [f.spec.name for f in made]))
+            # (the store's own subscribe: these are flags' own names, nothing to look up)
+            names = [f.spec.name for f in made]
+            self.unsubscribe.append(_config._cfg_store.subscribe(self.changed, names, False))
         self.known = {spec.pytensor_name: spec for spec in FLAGS.values()}
         # flags modecfg keeps per process that PyTensor's declaration lets a block scope (its
         # own compiles enter change_flags(cxx=""))

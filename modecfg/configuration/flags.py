@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import builtins
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, ItemsView, Iterator, KeysView, Mapping, Sequence, ValuesView
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -283,6 +283,16 @@ class FlagSet(Mapping[str, Flag]):
 
     def __len__(self) -> int:
         return len(self._flags)
+
+    # the dict's own views (Mapping's would look each name up again, through __getitem__)
+    def keys(self) -> KeysView[str]:
+        return self._flags.keys()
+
+    def values(self) -> ValuesView[Flag]:
+        return self._flags.values()
+
+    def items(self) -> ItemsView[str, Flag]:
+        return self._flags.items()
 
     __eq__ = object.__eq__
     __hash__ = object.__hash__

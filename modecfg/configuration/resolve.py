@@ -195,6 +195,8 @@ _FLAG_LIKE = r"\s([A-Za-z_][\w.]*)="  # compiled on first use (start-up)
 
 def _check_swallowed(spec: Flag, raw: str, origin: Origin, flags: FlagSet) -> None:
     """A flag string value that holds another flag: a space was used instead of a comma."""
+    if "=" not in raw:  # (most values: the pattern is not compiled, ~0.2 ms of the import)
+        return
     for m in re.finditer(_FLAG_LIKE, raw):
         name = m.group(1).replace("__", ".")
         if name in flags and spec.choices() == ():
