@@ -12,7 +12,10 @@ difference this machine can show.
 Rows:
 
 * ``import``: ``import pytensor`` against ``import pytensor, modecfg`` (the whole process, wall
-  and CPU; bytecode cached). Goal 1.05x.
+  and CPU; bytecode cached). Goal 1.05x. Below it, where the wall time goes, read from the same
+  processes' monotonic clock (``time.perf_counter`` is one clock for the whole machine): the
+  interpreter's start, PyTensor's import, modecfg's, and the exit (the interpreter's teardown,
+  which walks and frees every object the imports made).
 * ``read``, ``scope``: ``pytensor.config.floatX`` (in a process that entered no block, and in
   one whose ``change_flags`` block of floatX has ended) and ``with pytensor.config.change_flags(
   floatX="float32"): pass`` in each process. Goal: never slower beyond the spread.
@@ -51,6 +54,18 @@ sys.path.insert(0, str(ROOT))
 from bench.workloads import WORKLOADS, environment  # noqa: E402
 
 SECTIONS = ("import", "read", "calls", "compile", "nanguard", "per_graph")
+
+# The import's child: the clock read where the script starts, after each import, and last.
+IMPORT = """
+import time
+started = time.perf_counter()
+import pytensor
+imported = time.perf_counter()
+{imports}
+ours = time.perf_counter()
+import json
+print(json.dumps([started, imported, ours, time.perf_counter()]))
+"""
 
 # A child's last line of output is a JSON number (seconds) or object.
 READ = """
@@ -158,8 +173,9 @@ print(json.dumps({{k: min(v) for k, v in times.items()}}))
 Child = Callable[[str], str]  # the imports line -> the child's code
 
 
-def child(code: str, env: dict[str, str]) -> tuple[Any, float, float]:
-    """Run ``code`` in a fresh interpreter: its last line (JSON), its wall and CPU seconds."""
+def child(code: str, env: dict[str, str]) -> tuple[Any, float, float, float]:
+    """Run ``code`` in a fresh interpreter: its last line (JSON), its wall and CPU seconds, and
+    the clock (``time.perf_counter``) when it was started."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
@@ -170,12 +186,15 @@ def child(code: str, env: dict[str, str]) -> tuple[Any, float, float]:
         last = (proc.stderr.strip().splitlines() or ["?"])[-1]
         raise RuntimeError(f"a child failed: {last}")
     lines = proc.stdout.strip().splitlines()
-    return (json.loads(lines[-1]) if lines else None), wall, cpu
+    return (json.loads(lines[-1]) if lines else None), wall, cpu, start
 
 
-def sides(make: Child, env: dict[str, str], rounds: int) -> dict[str, list[tuple[Any, float, float]]]:
+Run = tuple[Any, float, float, float]  # what child() returns
+
+
+def sides(make: Child, env: dict[str, str], rounds: int) -> dict[str, list[Run]]:
     """Each side's children, alternated: plain PyTensor first in even rounds, modecfg in odd."""
-    runs: dict[str, list[tuple[Any, float, float]]] = {"plain": [], "modecfg": []}
+    runs: dict[str, list[Run]] = {"plain": [], "modecfg": []}
     codes = {"plain": make(""), "modecfg": make("import modecfg")}
     child(codes["plain"], env)  # caches warm (compile directory, numba, bytecode)
     child(codes["modecfg"], env)
@@ -246,7 +265,7 @@ def pin(cpu: str) -> str | None:
 
 
 def imports(env: dict[str, str], n: int) -> None:
-    runs = sides(lambda imports: f"import pytensor\n{imports}", env, max(n, 9))
+    runs = sides(lambda imports: IMPORT.format(imports=imports), env, max(n, 9))
     for label, i in (("import: wall", 1), ("import: CPU", 2)):
         row(
             label,
@@ -255,6 +274,29 @@ def imports(env: dict[str, str], n: int) -> None:
             "ms",
             "goal 1.05x",
         )
+    # where the wall time goes: each side's medians (no ratio: one phase is modecfg's alone)
+    print(f"  {'':<30} {'pytensor':>10} {'modecfg':>10} ms  {'':>6} the difference")
+    for label, phase in (("start-up", _start_up), ("import pytensor", _pytensors),
+                         ("import modecfg", _ours), ("exit", _exit)):  # fmt: skip
+        plain = statistics.median(phase(r) for r in runs["plain"]) * 1e3
+        ours = statistics.median(phase(r) for r in runs["modecfg"]) * 1e3
+        print(f"  {'  ' + label:<30} {plain:>10.2f} {ours:>10.2f} ms  {'':>6} {ours - plain:+.2f} ms")
+
+
+def _start_up(run: Run) -> float:
+    return float(run[0][0] - run[3])
+
+
+def _pytensors(run: Run) -> float:
+    return float(run[0][1] - run[0][0])
+
+
+def _ours(run: Run) -> float:
+    return float(run[0][2] - run[0][1])
+
+
+def _exit(run: Run) -> float:
+    return float(run[3] + run[1] - run[0][3])
 
 
 def reads(env: dict[str, str], n: int) -> None:

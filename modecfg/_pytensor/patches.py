@@ -419,14 +419,15 @@ def _say(problems: list[str]) -> None:
     )
 
 
-def install(wanted: Callable[[Patch], bool] | None = None) -> list[PatchStatus]:
-    """Put every verified integration point in place (PyTensor must be loaded). Never raises.
+def install(wanted: Callable[[Patch], bool] | None = None) -> None:
+    """Put every verified integration point in place (PyTensor must be loaded). Never raises;
+    what is on, off and why, :func:`status` says.
 
     On-demand patches wait for :func:`enable`. ``wanted`` selects patches (tests).
     """
     global _installed, _version_problem
     if "pytensor" not in sys.modules:  # nothing to patch yet: PyTensor's import will call this
-        return _rows()
+        return
     with _lock:
         try:
             problems = []
@@ -452,7 +453,6 @@ def install(wanted: Callable[[Patch], bool] | None = None) -> list[PatchStatus]:
         except Exception as exc:  # pragma: no cover - the machinery itself failed
             problems = [f"modecfg's integration failed ({exc!r})"]
         _say(problems)
-    return _rows()
 
 
 def enable(patch: Patch) -> bool:

@@ -229,3 +229,30 @@ def test_a_section_gets_a_class_of_its_own_when_a_descriptor_must_go_on_it() -> 
     for thread in threads:
         thread.join()
     assert errors == [] and len(names) >= 2 and seen == dict.fromkeys(names, True)
+
+
+def test_a_section_s_own_class_is_named_and_placed_as_the_shared_one() -> None:
+    """The class a section gets of its own reads as ``Section`` of the sections module (reprs,
+    pickling by name, a debugger's display): only its descriptors differ."""
+    from modecfg.configuration.sections import Section
+
+    cfg = modecfg.load(env={}, rc_files=[])
+    with cfg.override({"NanGuardMode.action": "warn"}):
+        own = type(cfg.NanGuardMode)
+        assert own is not Section and issubclass(own, Section)
+        assert (own.__name__, own.__qualname__, own.__module__) == ("Section", "Section", Section.__module__)
+
+
+def test_a_flag_two_sections_deep_is_read_and_assigned_through_both_sections() -> None:
+    """No flag modecfg declares is two sections deep; a configuration of such flags (``load``'s
+    machinery takes any FlagSet) reads and assigns them through each section in turn."""
+    from modecfg.configuration.flags import Flag, FlagSet
+
+    deep, shallow = Flag("outer.inner.depth", int, 1, "doc"), Flag("outer.width", int, 2, "doc")
+    flags = FlagSet({spec.name: spec for spec in (deep, shallow)})
+    cfg = build(Resolution(), flags=flags)
+    assert (cfg.outer.inner.depth, cfg.outer.width, cfg["outer.inner.depth"]) == (1, 2, 1)
+    cfg.outer.inner.depth = 5  # the inner section's prefix names the flag: outer.inner.
+    cfg.outer.width = 7
+    assert (cfg["outer.inner.depth"], cfg.outer.inner.depth, cfg["outer.width"]) == (5, 5, 7)
+    assert cfg.origin("outer.inner.depth").layer is Layer.ASSIGNMENT
