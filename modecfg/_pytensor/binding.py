@@ -38,7 +38,9 @@ Binding = Literal["view", "handed over", "modecfg"]
 
 def binding(spec: Flag, param: Any) -> Binding:
     """How PyTensor sees ``spec``, given its parameter in ``pytensor.config`` (None: it has none)."""
-    param = getattr(param, "original", param)  # the bridge's parameter: PyTensor's own decides
+    if param is not None:  # the bridge's parameter: PyTensor's own decides (read from the instance
+        # dict: getattr's default would write an AttributeError for each of PyTensor's own)
+        param = vars(param).get("original", param)
     if param is None:
         return "modecfg"
     if spec.fixed and not param.mutable:

@@ -551,9 +551,8 @@ class _View:
         for spec in FLAGS.values():
             name = spec.pytensor_name
             param = self.params.get(name)
-            if name in self.answered or (spec.fixed and binding(spec, param) == "handed over"):
-                continue  # PyTensor uses one value per process, received at its import (only a
-                # fixed flag is handed over: most are not, and skip binding's attribute miss)
+            if name in self.answered or binding(spec, param) == "handed over":
+                continue  # PyTensor uses one value per process, received at its import
             kind = Float64Param if spec.name == "warn_float64" else FlagParam
             made.append(kind(spec, param, self.target))
         for flag in made:
