@@ -97,7 +97,7 @@ def _made(typename: str, fields: tuple[str, ...], defaults: list[Any], module: s
     for name in fields:
         if name.startswith("_"):
             raise ValueError(f"Field names cannot start with an underscore: {name!r}")
-    template = _CONSTRUCTORS[len(fields)].__code__
+    template = _CONSTRUCTORS[len(fields)]
     qualname = f"{typename}.__new__"
     code = template.replace(co_varnames=("_cls", *fields), co_name="__new__", co_qualname=qualname)
     new = types.FunctionType(code, globals(), argdefs=tuple(defaults))  # (): none, as NamedTuple has it
@@ -109,7 +109,7 @@ def _made(typename: str, fields: tuple[str, ...], defaults: list[Any], module: s
         "_fields": fields,
         "_field_defaults": dict(zip(fields[len(fields) - len(defaults) :], defaults, strict=True)),
         "__new__": new,
-        "_make": classmethod(_make),
+        "_make": _MAKE,
         "_replace": _replace,
         **_REPLACE,
         "__repr__": _repr,
@@ -132,6 +132,9 @@ def _make(cls: Any, iterable: Any) -> Any:
     if len(result) != len(cls._fields):
         raise TypeError(f"Expected {len(cls._fields)} arguments, got {len(result)}")
     return result
+
+
+_MAKE = classmethod(_make)  # one for every record (a classmethod each would be two objects more each)
 
 
 def _replace(self: Any, /, **kwds: Any) -> Any:
@@ -162,11 +165,12 @@ def _getnewargs(self: Any) -> tuple[Any, ...]:
     return tuple(self)
 
 
-# The constructors, one for each number of fields: a record's ``__new__`` is the one of its count,
-# its parameters renamed to its fields. (More fields than written here: namedtuple's class.) They
-# are lambdas, not functions, so that a tool that wraps every function (mutmut) leaves them as written.
+# The constructors' code, one for each number of fields: a record's ``__new__`` is the one of its
+# count, its parameters renamed to its fields. (More fields than written here: namedtuple's class.)
+# They are lambdas, not functions, so that a tool that wraps every function (mutmut) leaves them as
+# written; only their code is kept (a function object is one more for every collection to walk).
 # fmt: off
-_CONSTRUCTORS: tuple[Any, ...] = (
+_CONSTRUCTORS: tuple[types.CodeType, ...] = tuple(constructor.__code__ for constructor in (
     lambda _cls: _tuple_new(_cls, ()),
     lambda _cls, a: _tuple_new(_cls, (a,)),
     lambda _cls, a, b: _tuple_new(_cls, (a, b)),
@@ -191,7 +195,7 @@ _CONSTRUCTORS: tuple[Any, ...] = (
         _tuple_new(_cls, (a, b, c, d, e, f, g, h, i, j, k, m, n, p, q, r)),
     lambda _cls, a, b, c, d, e, f, g, h, i, j, k, m, n, p, q, r, s:
         _tuple_new(_cls, (a, b, c, d, e, f, g, h, i, j, k, m, n, p, q, r, s)),
-)
+))
 # fmt: on
 _ALIAS = tuple(sys.intern(f"Alias for field number {i}") for i in range(len(_CONSTRUCTORS)))  # getters' docs
 

@@ -63,7 +63,7 @@ def _constructors() -> frozenset[tuple[str, int]]:
     ``__new__`` was (which had no file in the package), not a step of the statement."""
     from modecfg import _record
 
-    return frozenset((c.__code__.co_filename, c.__code__.co_firstlineno) for c in _record._CONSTRUCTORS)
+    return frozenset((code.co_filename, code.co_firstlineno) for code in _record._CONSTRUCTORS)
 
 
 def count(statement: Callable[[], None]) -> collections.Counter[tuple[str, str]]:

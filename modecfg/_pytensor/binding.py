@@ -28,7 +28,7 @@ from typing import Any, Literal
 from modecfg._pytensor.version import pytensor_version
 from modecfg.configuration.flags import Flag
 
-__all__ = ["Binding", "binding", "pytensor_accepts"]
+__all__ = ["Binding", "StandIn", "binding", "pytensor_accepts"]
 
 
 # How PyTensor sees a flag (the module's text says each): strings, not an Enum (an Enum class
@@ -36,11 +36,19 @@ __all__ = ["Binding", "binding", "pytensor_accepts"]
 Binding = Literal["view", "handed over", "modecfg"]
 
 
+class StandIn:
+    """What the bridge's parameters derive from (:class:`~.view.FlagParam`, which puts one in the
+    place of PyTensor's own): ``original`` is PyTensor's parameter it stands for, None for a flag
+    this PyTensor has none of. (A class test: reading PyTensor's parameters' instance dicts would
+    make each a dictionary object, ~80 more for every collection to walk, the exit's included.)"""
+
+    original: Any
+
+
 def binding(spec: Flag, param: Any) -> Binding:
     """How PyTensor sees ``spec``, given its parameter in ``pytensor.config`` (None: it has none)."""
-    if param is not None:  # the bridge's parameter: PyTensor's own decides (read from the instance
-        # dict: getattr's default would write an AttributeError for each of PyTensor's own)
-        param = vars(param).get("original", param)
+    if isinstance(param, StandIn):  # the bridge's parameter: PyTensor's own decides
+        param = param.original
     if param is None:
         return "modecfg"
     if spec.fixed and not param.mutable:

@@ -36,7 +36,7 @@ from typing import Any
 from pytensor.configparser import ConfigParam, PyTensorConfigParser
 
 from modecfg._pytensor import state as _state
-from modecfg._pytensor.binding import binding, pytensor_accepts
+from modecfg._pytensor.binding import StandIn, binding, pytensor_accepts
 from modecfg._pytensor.hooks import hooks
 from modecfg._pytensor.state import HAND_OFF
 from modecfg.configuration import config as _config
@@ -73,7 +73,7 @@ def first_read(param: ConfigParam, target: Any) -> Any:
             return param.__get__(target, type(target))
 
 
-class FlagParam(ConfigParam):  # type: ignore[misc]
+class FlagParam(StandIn, ConfigParam):  # type: ignore[misc]
     """One flag of ``pytensor.config`` answered by modecfg (see the module's doc).
 
     ``original`` is PyTensor's parameter it stands for (None for a flag this PyTensor does not
@@ -559,7 +559,8 @@ class _View:
             self.by_flag[flag.spec.name] = flag
             if flag.original is not None:
                 self.originals[flag.name] = flag.original
-                vars(flag.original)["__set__"] = SetByPyTensor(flag.original)
+                # (set, not written into vars(): that would make its dict an object of its own)
+                setattr(flag.original, "__set__", SetByPyTensor(flag.original))  # noqa: B010
                 self.params[flag.name] = flag
             else:  # modecfg's alone: on the class, not in PyTensor's table of its parameters
                 self.own[flag.name] = flag
@@ -633,7 +634,7 @@ class _View:
         store = _config._cfg_store
         for name, original in self.originals.items():
             spec = self.answered[name].spec
-            if "val" not in vars(original):
+            if not hasattr(original, "val"):
                 continue  # never read or set: PyTensor holds nothing of its own
             now = original.val
             before = self.pytensor_would_have(name)
