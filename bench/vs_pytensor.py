@@ -12,7 +12,11 @@ difference this machine can show.
 Rows:
 
 * ``import``: ``import pytensor`` against ``import pytensor, modecfg`` (the whole process, wall
-  and CPU; bytecode cached). Goal 1.05x. Below it, where the wall time goes, read from the same
+  and CPU; bytecode cached). Goal 1.05x. Beside each ratio, the interval that holds the median
+  of the rounds' ratios in 95% of resamplings of the rounds (a seeded bootstrap): the spread of one
+  process's time here is several percent (two plain PyTensor sides measure 0.97x-1.03x of each
+  other at 41 rounds), so a ratio is told from 1.05x only where that interval says so; give more
+  rounds to narrow it (201: about +-1%). Below it, where the wall time goes, read from the same
   processes' monotonic clock (``time.perf_counter`` is one clock for the whole machine): the
   interpreter's start, PyTensor's import, modecfg's, and the exit (the interpreter's teardown,
   which walks and frees every object the imports made).
@@ -38,6 +42,7 @@ import argparse
 import functools
 import json
 import os
+import random
 import resource
 import statistics
 import subprocess
@@ -192,10 +197,14 @@ def child(code: str, env: dict[str, str]) -> tuple[Any, float, float, float]:
 Run = tuple[Any, float, float, float]  # what child() returns
 
 
+# The line the modecfg side adds; "" with --same-sides, to measure the bench itself (an A/A run)
+OURS = ["import modecfg"]
+
+
 def sides(make: Child, env: dict[str, str], rounds: int) -> dict[str, list[Run]]:
     """Each side's children, alternated: plain PyTensor first in even rounds, modecfg in odd."""
     runs: dict[str, list[Run]] = {"plain": [], "modecfg": []}
-    codes = {"plain": make(""), "modecfg": make("import modecfg")}
+    codes = {"plain": make(""), "modecfg": make(OURS[0])}
     child(codes["plain"], env)  # caches warm (compile directory, numba, bytecode)
     child(codes["modecfg"], env)
     for i in range(rounds):
@@ -215,6 +224,15 @@ def row(label: str, plain: list[float], ours: list[float], unit: str, note: str 
     )
 
 
+def interval(plain: list[float], ours: list[float], resamples: int = 2000) -> tuple[float, float]:
+    """The 95% interval of the median of the rounds' ratios, from ``resamples`` resamplings of the
+    rounds (a percentile bootstrap; seeded, so that a table printed twice says the same)."""
+    ratios = [b / a for a, b in zip(plain, ours, strict=True)]
+    rng = random.Random(0)
+    medians = sorted(statistics.median(rng.choices(ratios, k=len(ratios))) for _ in range(resamples))
+    return medians[int(0.025 * resamples)], medians[int(0.975 * resamples) - 1]
+
+
 def available(linker: str) -> bool:
     from modecfg.linkers import table
 
@@ -225,10 +243,15 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5, help="rounds of each pair (default 5)")
     parser.add_argument("--only", default=",".join(SECTIONS), help=f"sections: {','.join(SECTIONS)}")
+    parser.add_argument("--same-sides", action="store_true",
+                        help="both sides plain PyTensor (an A/A run): the ratios this machine "
+                        "shows where there is no difference")  # fmt: skip
     parser.add_argument("--cpu", default="last",
                         help="the CPU every child runs on: a number, 'last' (the default: the last "
                         "this process may use) or 'any' (wherever the system puts each)")  # fmt: skip
     args = parser.parse_args(argv)
+    if args.same_sides:
+        OURS[0] = ""
     only = args.only.split(",")
     unknown = [name for name in only if name not in SECTIONS]
     if unknown:
@@ -267,13 +290,9 @@ def pin(cpu: str) -> str | None:
 def imports(env: dict[str, str], n: int) -> None:
     runs = sides(lambda imports: IMPORT.format(imports=imports), env, max(n, 9))
     for label, i in (("import: wall", 1), ("import: CPU", 2)):
-        row(
-            label,
-            [float(r[i]) for r in runs["plain"]],
-            [float(r[i]) for r in runs["modecfg"]],
-            "ms",
-            "goal 1.05x",
-        )
+        timed = [float(r[i]) for r in runs["plain"]], [float(r[i]) for r in runs["modecfg"]]
+        low, high = interval(*timed)
+        row(label, *timed, "ms", f"goal 1.05x; 95% interval {low:.3f}-{high:.3f}")
     # where the wall time goes: each side's medians (no ratio: one phase is modecfg's alone)
     print(f"  {'':<30} {'pytensor':>10} {'modecfg':>10} ms  {'':>6} the difference")
     for label, phase in (("start-up", _start_up), ("import pytensor", _pytensors),
@@ -339,7 +358,7 @@ def _filled(template: str, imports: str, **fields: str) -> str:
     return template.format(imports=imports, **fields)
 
 
-def _values(runs: list[tuple[Any, float, float]]) -> list[float]:
+def _values(runs: list[Run]) -> list[float]:
     return [float(r[0]) for r in runs]
 
 
