@@ -13,13 +13,13 @@ Rows:
 
 * ``import``: ``import pytensor`` against ``import pytensor, modecfg`` (the whole process, wall
   and CPU; bytecode cached). Goal 1.05x. Beside each ratio, the interval that holds the median
-  of the rounds' ratios in 95% of resamplings of the rounds (a seeded bootstrap): the spread of one
-  process's time here is several percent (two plain PyTensor sides measure 0.97x-1.03x of each
-  other at 41 rounds), so a ratio is told from 1.05x only where that interval says so; give more
-  rounds to narrow it (201: about +-1%). Below it, where the wall time goes, read from the same
-  processes' monotonic clock (``time.perf_counter`` is one clock for the whole machine): the
-  interpreter's start, PyTensor's import, modecfg's, and the exit (the interpreter's teardown,
-  which walks and frees every object the imports made).
+  of the rounds' ratios in 95% of resamplings of the rounds (a seeded bootstrap): one process's
+  time here varies by several percent (``--same-sides --rounds 61``, plain PyTensor on both
+  sides, gave 1.004x with the interval 0.989-1.028), so a ratio is told from 1.05x only where
+  that interval says so; more rounds narrow it (201: about 0.025 wide). Below it, where the wall
+  time goes, read from the same processes' monotonic clock (``time.perf_counter`` is one clock
+  for the whole machine): the interpreter's start, PyTensor's import, modecfg's, and the exit
+  (the interpreter's teardown, which walks and frees every object the imports made).
 * ``read``, ``scope``: ``pytensor.config.floatX`` (in a process that entered no block, and in
   one whose ``change_flags`` block of floatX has ended) and ``with pytensor.config.change_flags(
   floatX="float32"): pass`` in each process. Goal: never slower beyond the spread.
