@@ -53,6 +53,14 @@ def _log() -> logging.Logger:
 _said_missing: set[str] = set()
 
 
+def _say_unreadable(exc: Exception) -> None:
+    """The one message of a configuration mistake, whichever of PyTensor and modecfg is imported
+    first: the error, its source, the did-you-mean (what follows at this import knows it was
+    said, and says nothing more)."""
+    _log().warning("modecfg: %s; PyTensor runs with its own configuration until that is fixed "
+                   "(reading modecfg.config raises it)", exc)  # fmt: skip
+
+
 class PyTensorBridge:
     """Keeps ``pytensor.config`` in step with one Config (the process-wide one).
 
@@ -82,6 +90,10 @@ class PyTensorBridge:
             self._detach = [cfg.subscribe(self._changed, heard), cfg.guard(self.check_writable)]
         if "pytensor" in sys.modules:
             loaded = cfg.loaded  # read already: say what PyTensor fixed now (else at the first read)
+            try:  # read now (the view reads it next): a mistake in it is said here, as in the other order
+                cfg._cfg_store.ready_up()
+            except ConfigError as exc:
+                _say_unreadable(exc)
             if not HAND_OFF:
                 HAND_OFF[:] = ["read through the view after import (PyTensor was imported before modecfg)"]
             self.after_import()
@@ -153,10 +165,7 @@ class PyTensorBridge:
         try:
             flags = self.pytensor_flags()
         except Exception as exc:  # a bad rc file must not break the user's import
-            # The one message of a configuration mistake: the error, its source, the did-you-mean
-            # (what follows at this import knows it was said, and says nothing more)
-            _log().warning("modecfg: %s; PyTensor runs with its own configuration until that is fixed "
-                           "(reading modecfg.config raises it)", exc)  # fmt: skip
+            _say_unreadable(exc)
             yield
             return
         os.environ["PYTENSOR_FLAGS"] = flags
@@ -250,7 +259,7 @@ class PyTensorBridge:
             install()
             for callback in hooks.after_import:
                 callback()
-        except ConfigError as exc:  # the user's configuration: said once already, at the import
+        except ConfigError as exc:  # the user's configuration: said once already, by attach or the hook
             _log().debug("integration left off: the configuration cannot be read (%s)", exc)
             return
         except Exception as exc:  # never the user's import: say it and carry on without

@@ -283,14 +283,21 @@ def test_assigning_any_per_process_flag_through_pytensor_config_never_hangs(
         assert out["compiledir"] == ["set", values["compiledir"]]
 
 
-def test_a_configuration_mistake_in_a_script_is_one_message(tmp_path: Path) -> None:
+ORDERS = {
+    "modecfg first": "import modecfg\nimport pytensor\n",
+    "pytensor first": "import pytensor\nimport modecfg\n",
+}
+
+
+@pytest.mark.parametrize("imports", list(ORDERS.values()), ids=list(ORDERS))
+def test_a_configuration_mistake_in_a_script_is_one_message(tmp_path: Path, imports: str) -> None:
     """51 lines before: two tracebacks through modecfg's internals, then "could not integrate"
     (issue 31, item 10). Now the error, its source and the did-you-mean, once; PyTensor still
-    imports, and a read of modecfg's configuration raises the same error from the user's line."""
+    imports, and a read of modecfg's configuration raises the same error from the user's line.
+    Whichever is imported first: with PyTensor first (PyMC, a notebook) nothing was said at all,
+    and ``pytensor.config`` answered PyTensor's own values until a compile raised."""
     script = tmp_path / "train.py"
-    script.write_text(
-        "import modecfg\nimport pytensor\nprint(pytensor.config.floatX)\nmodecfg.config.floatX\n"
-    )
+    script.write_text(imports + "print(pytensor.config.floatX)\nmodecfg.config.floatX\n")
     env = {k: v for k, v in os.environ.items() if not k.endswith(("_FLAGS", "RC"))}
     env.update(MODECFGRC="", PYTHONPATH=pythonpath(), THEANO_FLAGS="floatx=float32")
     done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120)
