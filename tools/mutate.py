@@ -59,6 +59,7 @@ MODULES = {
     "signing": "modecfg/signing.py",
     "float32": "modecfg/checks/float32.py",
     "view": "modecfg/_pytensor/view.py",
+    "binding": "modecfg/_pytensor/binding.py",
     "auto": "modecfg/linkers/auto.py",
     "device": "modecfg/device/where.py",
     "jaxlink": "modecfg/device/jaxlink.py",
