@@ -1,6 +1,7 @@
 """Issue 61's import row counted in instructions: deterministic where wall time is not.
 
     python bench/instructions.py [REV ...]      (needs valgrind; about 12 s a process)
+    python bench/instructions.py --parts        (where the import goes, part by part)
 
 The import row (``import pytensor, modecfg`` against ``import pytensor``, whole processes) moves
 by 0.8-1.3x from one round to the next on a shared machine, more than the 5% it is judged by.
@@ -14,6 +15,12 @@ by a few thousand of its ~1,100 million. This script counts, in one run:
 
 and prints each count, the ratio to plain, and how much of the difference is the interpreter's
 exit (``Py_FinalizeEx``: the final collections and the teardown of every module and object).
+
+``--parts`` prints instead where this tree's import goes: the count after each part of modecfg's
+import (``PARTS``, in the order modecfg imports them; each imported after those before it, in a
+copy of the tree whose ``modecfg/__init__.py`` is empty so that a part loads without the rest,
+with the collector off as modecfg's own import has it), then ``wire()`` and the whole
+``import modecfg``, each with what it adds and the modecfg modules loaded by then.
 Instructions are not time (a cache miss costs more than an add), but on this code they track it:
 ~4 instructions a nanosecond, and an instruction cut has shown up as the time cut it predicts
 (``bench/heads.py``, timed inside the process). Bytecode is compiled first, as users have it.
@@ -34,6 +41,16 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # (bench.heads, run as a script)
 PLAIN = "import pytensor"
 OURS = "import pytensor, modecfg"
+
+# modecfg's import in parts, lowest first: (what it is, the modules its line imports)
+PARTS = (
+    ("errors, records, lazy names, files, locks",
+     "modecfg._lazy, modecfg.errors, modecfg._record, modecfg._files, modecfg._locks"),
+    ("the mode and linker registries", "modecfg._registry.modes, modecfg._registry.linkers"),
+    ("the configuration (93 flags, the store)", "modecfg.configuration"),
+    ("the PyTensor layer's and features' modules", "modecfg._wiring"),
+)  # fmt: skip
+WIRE = "modecfg._wiring.wire()"
 
 
 def environment(tree: Path) -> dict[str, str]:
@@ -80,6 +97,44 @@ def _function(annotated: str, name: str) -> int:
     return max(counts, default=0)
 
 
+def part_lines() -> list[tuple[str, str]]:
+    """(label, the child's code) of each cumulative part: ``import pytensor``, the collector off,
+    the parts so far imported, the collector on again."""
+    lines, imported = [], []
+    for label, modules in PARTS:
+        imported.append(f"import {modules}")
+        lines.append((label, "; ".join(imported)))
+    lines.append(("wire(): the view attached, the patches in", "; ".join([*imported, WIRE])))
+    return [(label, f"{PLAIN}; import gc; gc.disable(); {code}; gc.enable()") for label, code in lines]
+
+
+def modules_loaded(code: str, tree: Path, workdir: Path) -> int:
+    """How many of modecfg's modules ``code`` leaves in ``sys.modules``."""
+    probe = code + "; import sys; print(sum(m.split('.')[0] == 'modecfg' for m in sys.modules))"
+    done = subprocess.run([sys.executable, "-c", probe], env=environment(tree), cwd=workdir, check=True,
+                          capture_output=True, text=True)  # fmt: skip
+    return int(done.stdout.split()[-1])
+
+
+def parts(workdir: Path, temp: Path) -> int:
+    """Print the count after each part of this tree's import, and what each adds."""
+    bare = temp / "bare"
+    shutil.copytree(ROOT / "modecfg", bare / "modecfg", ignore=shutil.ignore_patterns("__pycache__"))
+    (bare / "modecfg" / "__init__.py").write_text("")
+    plain, _ = counted(PLAIN, ROOT, workdir)
+    rows = [(label, code, bare) for label, code in part_lines()]
+    rows.append(("modecfg/__init__ (the whole import)", OURS, ROOT))
+    print(f"instructions, {sys.version.split()[0]}, hash seed 0: import pytensor {plain:,}; then")
+    before = plain
+    for label, code, tree in rows:
+        total, _ = counted(code, tree, workdir)
+        loaded = modules_loaded(code, tree, workdir)
+        print(f"  + {label:<44} {total:>15,}  +{(total - before) / 1e6:5.1f} M  {total / plain:.4f}x  "
+              f"({loaded} modules)")  # fmt: skip
+        before = total
+    return 0
+
+
 def extracted(rev: str, into: Path) -> Path:
     """``rev``'s tree, extracted as ``bench/heads.py`` extracts it."""
     from bench.heads import extract
@@ -93,13 +148,18 @@ def extracted(rev: str, into: Path) -> Path:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("revs", nargs="*", help="git revisions to count beside this tree")
+    parser.add_argument("--parts", action="store_true", help="where this tree's import goes, part by part")
     args = parser.parse_args(argv)
+    if args.parts and args.revs:
+        parser.error("--parts counts this tree only")
     if shutil.which("valgrind") is None or shutil.which("callgrind_annotate") is None:
         print("valgrind (with callgrind_annotate) is not installed: nothing counted", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory() as temp:
         workdir = Path(temp) / "work"
         workdir.mkdir()  # an empty working directory: nothing of the caller's on the path
+        if args.parts:
+            return parts(workdir, Path(temp))
         plain, plain_exit = counted(PLAIN, ROOT, workdir)
         rows = [("this tree", *counted(OURS, ROOT, workdir))]
         rows += [(rev, *counted(OURS, extracted(rev, Path(temp)), workdir)) for rev in args.revs]
