@@ -631,6 +631,28 @@ def test_attach_patches_pytensors_class_and_detach_gives_back_what_was_there() -
         install()
 
 
+def test_detach_takes_away_what_attach_put_on_modecfgs_side() -> None:
+    """The descriptors of PyTensor's own flags on modecfg's ``Config`` class, and the view's
+    listener of overrides, go with the view (a detach that skipped either passed every test:
+    mutants of ``_View.detach``)."""
+    from modecfg.configuration.live import Config
+
+    attached = view.view()
+    assert attached is not None and attached.through  # PyTensor declares flags modecfg does not
+    listeners = config._cfg_store.shadow_listeners
+    assert attached.shadowed in listeners
+    uninstall()
+    try:
+        assert [n for n, v in vars(Config).items() if isinstance(v, view.PyTensorsFlag)] == []
+        assert attached.shadowed not in listeners
+    finally:
+        install()
+    again = view.view()
+    assert again is not None and again is not attached and sorted(again.through) == sorted(attached.through)
+    assert all(isinstance(vars(Config)[name], view.PyTensorsFlag) for name in again.through)
+    assert again.shadowed in listeners and attached.shadowed not in listeners
+
+
 def test_a_block_of_change_flags_in_a_reinstalled_view_is_seen_from_its_users_line() -> None:
     uninstall()
     install()
