@@ -55,3 +55,17 @@ def test_values_pytensor_has_no_name_for_stay_modecfg_s() -> None:
     assert not pytensor_accepts(FLAGS["blas.ldflags"], None) and pytensor_accepts(FLAGS["blas.ldflags"], "")
     assert not pytensor_accepts(FLAGS["device"], "cpu")  # not PyTensor 3's
     assert pytensor_accepts(FLAGS["floatX"], "float32")
+
+
+def test_a_flag_of_other_pytensor_releases_takes_no_value_in_this_one() -> None:
+    """Asked of the installed release: a flag PyTensor added later, or removed, takes nothing here
+    (its value stays modecfg's), and takes its values in the releases that have it."""
+    from modecfg._pytensor.version import pytensor_version
+
+    version = pytensor_version()
+    releases = [FLAGS["generated_src_dir"], FLAGS["warn.ignore_bug_before"]]  # since 3.3; until 3.2
+    assert not all(spec.in_pytensor(version) for spec in releases)  # one is absent from any release
+    for spec in releases:
+        assert pytensor_accepts(
+            spec, "/x" if spec.name == "generated_src_dir" else "all"
+        ) is spec.in_pytensor(version)
