@@ -315,6 +315,25 @@ def test_a_configuration_mistake_in_a_script_is_one_message(tmp_path: Path, impo
     assert len(frames) <= 3  # the user's line, then the read that raises: not the parser's insides
 
 
+@pytest.mark.parametrize("imports", list(ORDERS.values()), ids=list(ORDERS))
+def test_a_bad_value_in_an_rc_file_is_one_message_naming_its_line(tmp_path: Path, imports: str) -> None:
+    """A value the flag refuses, in an rc file: said once at the import in either order, with the
+    file and line, the valid choices and the did-you-mean; PyTensor keeps its own value."""
+    rc = tmp_path / ".theanorc"
+    rc.write_text("[global]\ndevice = cpu\nfloatX = float33\n")
+    env = {k: v for k, v in os.environ.items() if not k.endswith(("_FLAGS", "RC"))}
+    env.update(MODECFGRC="", PYTHONPATH=pythonpath(), THEANORC=str(rc))
+    code = imports + "print(pytensor.config.floatX)\n"
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout == "float64\n"
+    said = [line for line in done.stderr.splitlines() if "float33" in line]
+    assert said == [
+        f"modecfg: floatX='float33' (from {rc}:3): not a valid choice; valid choices: float64, float32, "
+        "float16; did you mean 'float32'?; PyTensor runs with its own configuration until that is fixed "
+        "(reading modecfg.config raises it)"
+    ]
+
+
 def test_import_order_does_not_matter() -> None:
     """PyTensor imported first (PyMC, a notebook), flags set and change_flags objects made, then
     modecfg imported, inside a change_flags block: nothing is lost (issue 31, item 2)."""
