@@ -2,8 +2,9 @@
 
 cvm writes a shared variable's update into its array in place, so a JAX function's device copy
 of that array would go stale (issue 58). Every compiled function's updates are recorded here,
-from the first compile on, by the "profiled compiles" replacement: a module this small so that
-a process that never uses JAX does not load the JAX path (:mod:`modecfg.device.jaxlink`
+from the first compile on, by the "host updates" replacement (``FunctionMaker.create``, which
+makes the functions of ``pytensor.function``, ``Function.copy`` and unpickling alike): a module
+this small so that a process that never uses JAX does not load the JAX path (:mod:`modecfg.device.jaxlink`
 reads this record and, once loaded, listens for the functions compiled after its copies were
 made).
 """

@@ -157,8 +157,16 @@ PATCHES: list[Patch] = [
         replacement=replacements.function,
         why="a profiled pytensor.function (profile=True or the flag) on numba, c|py, py or c, "
         "which cannot time nodes, is compiled with cvm (or vm) and says so, not empty tables (jax is "
-        "timed on its device); the shared variables a function on another linker updates (in place) "
-        "are read by JAX functions from the host at every call",
+        "timed on its device)",
+    ),
+    Patch(
+        name="host updates",
+        module="pytensor.compile.maker",
+        attr="FunctionMaker.create",
+        params=("self", "input_storage", "storage_map"),
+        replacement=replacements.create,
+        why="every function made (pytensor.function, Function.copy, unpickled): the shared variables "
+        "it updates in place on a host linker are read by JAX functions from the host at every call",
     ),
     REGISTER_MODE,
     Patch(

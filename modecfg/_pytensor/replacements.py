@@ -267,9 +267,17 @@ def function(
         if error is None:
             raise
         raise error from None
+    return fn
+
+
+def create(maker: Any, create_: Any, *args: Any, **kwargs: Any) -> Any:
+    """``FunctionMaker.create``, which makes every function (``pytensor.function``'s,
+    ``Function.copy``'s, an unpickled one's): the shared variables it updates on a host linker
+    (in place) are recorded, and a JAX function reads them from the host from then on."""
+    fn = create_(maker, *args, **kwargs)
     from modecfg._pytensor import hostwrites  # (this module's features load at their first use)
 
-    hostwrites.host_updates(fn)  # what it updates on the host, a JAX function reads from there
+    hostwrites.host_updates(fn)
     return fn
 
 

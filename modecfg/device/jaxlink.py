@@ -29,13 +29,15 @@ PyTensor's ``JITLinker.make_all`` builds a JAX function's single thunk; modecfg'
   plain PyTensor does: an array taken in by ``set_value(a, borrow=True)`` or handed out by
   ``get_value(borrow=True)`` (patches "shared values", :func:`lent`), a view of another array,
   and a variable that a function on another linker updates (cvm's updates change the array in
-  place: the "profiled compiles" patch records every such function in
-  :mod:`modecfg._pytensor.hostwrites`). One alias cannot be seen: an array the user kept from
-  before the first JAX function was linked (``shared(a, borrow=True)`` with ``a`` changed in
-  place later; Theano's GPU variables did not see such a change either): ``set_value`` after
-  the change sends it. Values a
-  function *updates* come back from JAX as device arrays, as in plain PyTensor; ``get_value``
-  turns them into numpy (patch "shared values").
+  place: the "host updates" patch records every such function, however made, in
+  :mod:`modecfg._pytensor.hostwrites`). Two aliases cannot be seen: an array the user kept
+  from before the first JAX function was linked (``shared(a, borrow=True)`` with ``a`` changed
+  in place later; Theano's GPU variables did not see such a change either), and PyTensor's
+  internal storage written past ``set_value`` (``var.container.value = a`` with ``a`` kept and
+  changed, ``var.container.storage[0][:] = ...``; ``get_value(borrow=True,
+  return_internal_type=True)`` is the documented door, and is seen): ``set_value`` after the
+  change sends it. Values a function *updates* come back from JAX as device arrays, as in
+  plain PyTensor; ``get_value`` turns them into numpy (patch "shared values").
 * **Device inputs without a copy.** An input passed as a JAX array of the input's dtype is
   handed to the JAX function as it is (patch "device inputs", on once a JAX function exists:
   PyTensor's input check would copy it to the host and back).

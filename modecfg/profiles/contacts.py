@@ -10,9 +10,8 @@ the core's compile entry asks of this feature.
   own ``ProfileStats``) are summarised by the core's exit handler, ``modecfg._wiring``'s, which
   PyTensor's printer (printing only with the flag on) leaves them to.
 - :func:`profiled_mode`, the ``profiled_mode`` hook slot: ``pytensor.function`` is the core's
-  ("profiled compiles" also says where a ConfigError was made and records what a function updates
-  on the host); when a compile is profiled it asks this feature for a mode whose linker times
-  nodes, and for the profile.
+  ("profiled compiles" also says where a ConfigError was made); when a compile is profiled it
+  asks this feature for a mode whose linker times nodes, and for the profile.
 
 Light: nothing here imports PyTensor, numpy or the reports at import.
 """

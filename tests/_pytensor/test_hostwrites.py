@@ -68,3 +68,23 @@ def test_what_is_not_a_compiled_function_records_nothing() -> None:
     for thing in (object(), types.SimpleNamespace(vm=None), types.SimpleNamespace(maker=None)):
         hostwrites.host_updates(thing)
     assert set(map(id, hostwrites.host_updated)) == before
+
+
+def test_a_function_made_by_copy_records_the_variable_it_updates() -> None:
+    """``Function.copy(swap=...)`` makes a function without ``pytensor.function``: recorded all
+    the same ("host updates" is ``FunctionMaker.create``, which makes every function)."""
+    state, _, fn = _updating("cvm")
+    other = pytensor.shared(np.zeros(3), name="other")
+    assert other.container not in hostwrites.host_updated
+    fn.copy(swap={state: other})
+    assert other.container in hostwrites.host_updated
+
+
+def test_an_unpickled_function_records_the_variable_it_updates() -> None:
+    import pickle
+
+    _, _, fn = _updating("cvm")
+    loaded = pickle.loads(pickle.dumps(fn))
+    inputs = loaded.maker.expanded_inputs
+    (updated,) = [given.variable.container for given in inputs if given.update is not None]
+    assert updated in hostwrites.host_updated

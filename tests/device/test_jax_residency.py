@@ -7,6 +7,7 @@ transfers: a value it reuses is one nothing else could have changed."""
 
 from __future__ import annotations
 
+import pickle
 import threading
 import warnings
 from typing import Any
@@ -276,3 +277,36 @@ def test_a_copy_handed_out_leaves_the_value_private() -> None:
     sent = jaxlink.sent_to_device(s)
     assert [float(read()) for _ in range(3)] == [8.0] * 3
     assert jaxlink.sent_to_device(s) == sent
+
+
+def test_a_cvm_update_made_by_function_copy_is_read() -> None:
+    """``Function.copy(swap=...)`` makes a function without ``pytensor.function``: its in-place
+    update of the swapped-in variable is recorded too (FunctionMaker.create, patch "host
+    updates"). Before the fix the JAX read stayed 0.0: a silently wrong number."""
+    u = pytensor.shared(np.zeros(3), name="u")
+    read = _jax(u.sum())
+    assert read() == 0.0 and read() == 0.0  # copied, then reused: only PyTensor holds u's array
+    w = pytensor.shared(np.zeros(3), name="w")
+    step_w = pytensor.function([], [], updates={w: w + 1}, mode=Mode(linker="cvm"))
+    step_u = step_w.copy(swap={w: u})
+    step_u()
+    assert read() == 3.0
+    step_u()
+    assert read() == 6.0
+    assert float(w.get_value().sum()) == 0.0  # the copy updates u only
+
+
+def test_an_unpickled_cvm_update_is_read() -> None:
+    """An unpickled function is made by ``FunctionMaker.create`` alone: a cvm update unpickled
+    with the JAX function reading its variable is recorded, and the read follows it."""
+    u = pytensor.shared(np.zeros(3), name="u")
+    read, step = pickle.loads(pickle.dumps(
+        (_jax(u.sum()), pytensor.function([], [], updates={u: u + 1}, mode=Mode(linker="cvm")))
+    ))  # fmt: skip
+    shared = read.maker.fgraph.inputs[0]  # the unpickled functions' own variable, one for both
+    shared.set_value(np.zeros(3))  # a fresh array only PyTensor holds
+    assert read() == 0.0 and read() == 0.0
+    step()
+    assert read() == 3.0
+    step()
+    assert read() == 6.0
