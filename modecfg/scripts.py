@@ -16,7 +16,9 @@ Exceptions propagate to the caller, which reports them as Python would (:func:`r
 
 from __future__ import annotations
 
+import builtins
 import contextlib
+import importlib.machinery
 import os
 import runpy
 import sys
@@ -27,8 +29,7 @@ from typing import Any, NoReturn, TextIO
 
 __all__ = ["exit_status", "report", "run_module", "run_script"]
 
-# runpy's own runner of a code object in a module's namespace (what `python -m` uses)
-_run_code: Any = getattr(runpy, "_run_code")  # noqa: B009 - private, unchanged since 3.4
+# runpy's runner of a module as __main__ (what `python -m` uses)
 _run_module_as_main: Any = getattr(runpy, "_run_module_as_main")  # noqa: B009
 
 
@@ -59,7 +60,18 @@ def run_script(
         where = os.path.abspath(path)
         code = compile(source, where, "exec", dont_inherit=True)
         with _as_python(argv, os.path.dirname(os.path.realpath(path)), keep_main) as main:
-            _run_code(code, main.__dict__, None, "__main__", None, None, where)
+            _run_file(code, main, where)
+
+
+def _run_file(code: types.CodeType, main: types.ModuleType, where: str) -> None:
+    """The script's code run in ``main`` with the names ``python SCRIPT`` gives it (runpy's
+    ``run_path`` would leave ``__loader__`` None): the one ``exec`` of modecfg, of the file the
+    user named on its command line to be run, as ``python`` and runpy themselves run it."""
+    main.__dict__.update(
+        __file__=where, __cached__=None, __doc__=None, __package__=None, __spec__=None,
+        __loader__=importlib.machinery.SourceFileLoader("__main__", where),
+    )  # fmt: skip
+    exec(code, main.__dict__)  # the script itself
 
 
 _real_exit = os._exit
@@ -103,7 +115,7 @@ def _as_python(argv: list[str], first_on_path: str, keep_main: bool) -> Iterator
     """``sys.argv``, ``sys.path[0]`` and a fresh ``__main__`` as ``python`` would have them."""
     saved_argv, saved_main, cwd = sys.argv, sys.modules.get("__main__"), os.getcwd()
     main = types.ModuleType("__main__")
-    main.__dict__["__builtins__"] = __builtins__
+    main.__dict__["__builtins__"] = builtins  # (the module, as __main__'s is; a dict elsewhere)
     sys.modules["__main__"] = main
     sys.argv = argv
     sys.path.insert(0, first_on_path)

@@ -302,6 +302,38 @@ def test_the_environments_own_sitecustomize_still_runs_under_modecfg_run(tmp_pat
     assert done.stdout.strip() == "True", done.stderr
 
 
+@pytest.mark.parametrize(
+    "own",
+    [
+        None,
+        "import builtins\nbuiltins.SITE_WAS_HERE = True\n",
+        "undefined_name\n",
+        "import no_such_module_here\n",
+    ],
+)
+def test_a_child_python_says_what_it_says_under_python_whatever_the_environments_sitecustomize(
+    tmp_path: Path, own: str | None
+) -> None:
+    """modecfg's sitecustomize, first on a child's PYTHONPATH, runs the environment's own after
+    it: none (before the fix, every child said "Error in sitecustomize ... KeyError"), one that
+    works, one that fails (Python's own message about it, as without modecfg)."""
+    folder = tmp_path / "own"
+    folder.mkdir()
+    if own is not None:
+        (folder / "sitecustomize.py").write_text(own)
+    script = tmp_path / "s.py"
+    script.write_text(
+        "import subprocess, sys\n"
+        "done = subprocess.run([sys.executable, '-c', 'print(1)'], capture_output=True, text=True)\n"
+        "print(repr(done.stdout), repr(done.stderr))\n"
+    )
+    plain = _run([sys.executable, str(script)], tmp_path, PYTHONPATH=pythonpath(folder))
+    ran = _run([sys.executable, "-m", "modecfg", "run", str(script)], tmp_path, PYTHONPATH=pythonpath(folder))
+    assert ran.returncode == plain.returncode == 0
+    assert ran.stdout == plain.stdout, ran.stderr
+    assert plain.stdout.startswith("'1\\n'")
+
+
 def test_modecfg_run_dash_m_without_a_module_says_so(tmp_path: Path) -> None:
     done = _run([sys.executable, "-m", "modecfg", "run", "-m"], tmp_path)
     assert (

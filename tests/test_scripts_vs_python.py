@@ -101,6 +101,40 @@ SCRIPTS: dict[str, str] = {
         def f(x: undefined_name) -> None: pass
         print(f.__annotations__ if False else "annotations evaluated")
     """,
+    "child_python": """
+        import subprocess, sys
+        done = subprocess.run([sys.executable, "-c", "import sys; print('child', sys.argv)"],
+                              capture_output=True, text=True)
+        print(done.returncode, repr(done.stdout), repr(done.stderr))
+    """,
+    "spawn_pool": """
+        import multiprocessing
+        def square(x):
+            return x * x
+        if __name__ == "__main__":
+            for method in ("spawn", "forkserver"):
+                with multiprocessing.get_context(method).Pool(2) as pool:
+                    print(method, pool.map(square, [1, 2, 3]), flush=True)
+    """,
+    "type_hints": """
+        from __future__ import annotations
+        import dataclasses, enum, inspect, pickle, sys, typing
+        @dataclasses.dataclass
+        class P:
+            x: int
+            y: typing.ClassVar[int] = 3
+        class Q:
+            a: P
+        class Color(enum.Enum):
+            RED = 1
+        print(typing.get_type_hints(Q), [f.name for f in dataclasses.fields(P)])
+        print(pickle.loads(pickle.dumps(Color.RED)), pickle.loads(pickle.dumps(P(1))))
+        def f():
+            return 1
+        print(inspect.getsource(f).strip(), inspect.getmodule(f).__name__)
+        print(sys.modules["__main__"].__dict__ is globals(), type(__builtins__).__name__)
+        print(type(__loader__).__name__, __loader__.name, __loader__.path == __file__)
+    """,
     "cookie": "# -*- coding: latin-1 -*-\nprint(repr('\xe9'))\n",
     "writes_a_file": """
         with open("out.txt", "w") as f:

@@ -18,10 +18,14 @@ except Exception:  # never a child's start: it runs without modecfg
     pass
 _path = sys.path
 sys.path = [p for p in _path if os.path.abspath(p or os.curdir) != _here]
-del sys.modules["sitecustomize"]
+_this = sys.modules.pop("sitecustomize")
 try:
     import sitecustomize  # type: ignore[import-not-found]  # noqa: F401  (the environment's own, if any)
-except ImportError:
-    pass
+except ImportError as exc:
+    if exc.name != "sitecustomize":  # the environment's own failed: said as Python says it
+        raise
 finally:
     sys.path = _path
+    # importlib takes the module it ran from sys.modules when this file ends: the environment's,
+    # where there is one, else this one (without it, every Python started said a KeyError)
+    sys.modules.setdefault("sitecustomize", _this)
