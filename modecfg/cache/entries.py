@@ -6,11 +6,20 @@ keeps them. numba's cache holds, per function, an index (``NAME.nbi``) and data 
 (``NAME.N.nbc``): together one entry. Nothing is opened: a key or an index is a pickle, and
 sizes and times are all that is needed. Links are not followed; nothing outside the
 directory is counted or, later, removed.
+
+Only what PyTensor and numba write is an entry, since entries are what a bound removes: a
+directory named as ``tempfile.mkdtemp`` names PyTensor's modules (``tmp...``) holding only
+the files PyTensor writes there, and numba's own file names. Anything else in the directory
+(a ``compiledir`` set to a folder of one's own, another program's temporary directory) is
+neither an entry nor counted: plain PyTensor leaves such a folder alone, and so does modecfg
+(an earlier version counted every directory an entry, and its bound at exit removed a user's
+folder unused for 31 days).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Literal
@@ -51,6 +60,35 @@ class Cache(Record):
         return self.path.is_dir()
 
 
+# What PyTensor writes in a module's directory (and Python: __pycache__ of its __init__.py)
+_MODULE_FILES = frozenset({"key.pkl", "mod.cpp", "__init__.py", "delete.me"})
+_MODULE_SUFFIXES = (".so", ".pyd", ".dylib", ".o", ".obj", ".lib", ".exp")
+# numba's cache files: an index, data, and either one being written (NAME.nbi.tmp.UID)
+_NUMBA_FILE = re.compile(r".+\.nb[ic](\.tmp(\.[0-9a-f]+)?)?")
+
+
+def _pytensors(top: Path) -> bool:
+    """Whether ``top`` holds only what PyTensor writes in a module's directory (no link, no
+    other file, no folder but ``__pycache__`` of ``.pyc`` files)."""
+    try:
+        with os.scandir(top) as it:
+            for item in it:
+                if item.is_symlink():
+                    return False
+                if item.is_dir():
+                    if item.name != "__pycache__":
+                        return False
+                    with os.scandir(item.path) as inner:
+                        pyc = [i.is_file(follow_symlinks=False) and i.name.endswith(".pyc") for i in inner]
+                    if not all(pyc):
+                        return False
+                elif item.name not in _MODULE_FILES and not item.name.endswith(_MODULE_SUFFIXES):
+                    return False
+    except OSError:  # not readable (or gone): not one to remove
+        return False
+    return True
+
+
 def _files(top: Path) -> tuple[int, float, float, bool]:
     """(bytes, newest access or change, newest change, holds a compiled module) of the files
     under ``top``, links not followed."""
@@ -82,10 +120,12 @@ def _scan_c(path: Path, support: tuple[str, ...], lock_name: str) -> tuple[list[
                 if not item.name.startswith(lock_name):  # the lock and its holder's note come and go
                     other += st.st_size
                 continue
-            size, used, changed, compiled = _files(Path(item.path))
             if item.name in support or item.name.endswith(".delete.me"):
-                other += size
+                other += _files(Path(item.path))[0]
                 continue
+            if not item.name.startswith("tmp") or not _pytensors(Path(item.path)):
+                continue  # not PyTensor's: neither an entry nor counted
+            size, used, changed, compiled = _files(Path(item.path))
             if not used:  # no file in it (yet): the directory's own time
                 used = changed = st.st_mtime
             entries.append(Entry("C", item.name, (Path(item.path),), size, used, changed, compiled))
@@ -111,8 +151,8 @@ def _scan_numba(path: Path) -> tuple[list[Entry], int]:
     with os.scandir(path) as it:
         for item in it:
             st = item.stat(follow_symlinks=False)
-            if not stat.S_ISREG(st.st_mode) or item.name.startswith(OWN_FILES):
-                continue
+            if not stat.S_ISREG(st.st_mode) or not _NUMBA_FILE.fullmatch(item.name):
+                continue  # (modecfg's own stamp, anything not numba's)
             groups.setdefault(_numba_stem(item.name), []).append((Path(item.path), st))
     entries = []
     for stem, files in groups.items():

@@ -460,3 +460,45 @@ def test_each_removed_entry_is_said_with_its_kind_name_size_and_why(
     clean([cache], Bounds(31 * DAY, None), wait=5)
     said = [r.getMessage() for r in caplog.records if r.name == cleaning.log.name]
     assert said == ["removed C tmpold (1000 B, unused for 40.0 days)"], said
+
+
+# -- a compiledir that is a folder of one's own: the side-by-side test of the data loss ------------
+
+_COMPILE = """
+import sys
+if sys.argv[1] == "modecfg":
+    import modecfg
+import pytensor, pytensor.tensor as pt
+x = pt.vector("x")
+print(pytensor.function([x], 2 * x)([1.0]))
+"""
+
+
+@pytest.mark.parametrize("side", ["pytensor", "modecfg"])
+def test_a_users_folder_in_the_compiledir_outlives_the_bound_at_exit(tmp_path: Path, side: str) -> None:
+    """``compiledir`` set to a folder of one's own (a scratch directory): its old files are not
+    the cache's. An earlier version's bound at exit (cache.max_age, 31 days by default) removed
+    every directory in it unused for longer, at the exit of any process that compiled a
+    function; plain PyTensor leaves them, and so must modecfg. PyTensor's old module directory
+    is bounded as before."""
+    compiledir = tmp_path / "scratch"
+    old = time.time() - 60 * 86400
+    mine = [
+        _file(compiledir / "thesis" / "chapter1.tex", 100, old),
+        _file(compiledir / "tmp" / "notes.txt", 100, old),
+        _file(compiledir / "tmpresults" / "run.csv", 100, old),
+        _file(compiledir / "numbers.npy", 100, old),
+    ]
+    for folder in {path.parent for path in mine}:
+        os.utime(folder, (old, old))
+    module = _file(compiledir / "tmpabcd1234" / "m0123.so", 100, old).parent
+    _file(module / "key.pkl", 10, old)
+    os.utime(module, (old, old))
+    env = {**os.environ, "PYTENSOR_FLAGS": f"compiledir={compiledir}", "THEANO_FLAGS": ""}
+    env.pop("MODECFG_FLAGS", None)
+    done = subprocess.run([sys.executable, "-c", _COMPILE, side], env=env, capture_output=True, text=True,
+                          timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert all(path.read_bytes() == b"x" * 100 for path in mine)
+    if side == "modecfg":  # the bound still applies to what is the cache's
+        assert not module.exists()

@@ -46,14 +46,44 @@ def test_a_c_cache_is_its_module_directories_beside_what_pytensor_keeps(tmp_path
 
 
 def test_links_are_neither_followed_nor_counted_as_theirs(tmp_path: Path) -> None:
+    """PyTensor makes no link: a module directory holding one, or a link to a directory, is no
+    entry (what a bound removes) and its target is not counted."""
     root = c_cache(tmp_path / "c")
+    before = scan("C", root, support=SUPPORT)
     _file(tmp_path / "outside" / "big.bin", 10**6)
     (root / "tmpaaaa" / "link").symlink_to(tmp_path / "outside" / "big.bin")
     (root / "tmplink").symlink_to(tmp_path / "outside", target_is_directory=True)
     cache = scan("C", root, support=SUPPORT)
-    assert sorted(e.name for e in cache.entries) == ["tmpaaaa", "tmpbbbb", "tmpcccc"]  # not tmplink
-    (linked,) = [e for e in cache.entries if e.name == "tmpaaaa"]
-    assert linked.size < 1250 + 100  # the link's own few bytes at most, not the megabyte
+    assert sorted(e.name for e in cache.entries) == ["tmpbbbb", "tmpcccc"]
+    assert 0 <= cache.size - (before.size - 1250) < 200  # the top link's own few bytes, not the megabyte
+
+
+def test_only_what_pytensor_and_numba_write_is_an_entry(tmp_path: Path) -> None:
+    """A compiledir set to a folder of one's own (an earlier version removed a user's folder
+    unused for 31 days at the exit of a process that compiled): only module directories as
+    PyTensor makes them are entries, and numba's own file names; nothing else is counted."""
+    root = c_cache(tmp_path / "c")
+    before = scan("C", root, support=SUPPORT)
+    _file(root / "thesis" / "chapter1.tex", 10**4, 1_000)
+    _file(root / "tmp" / "notes.txt", 10**4, 1_000)  # named tmp..., but not a module's
+    _file(root / "tmpdata12" / "mod.cpp", 10, 1_000)
+    _file(root / "tmpdata12" / "results.csv", 10**4, 1_000)
+    _file(root / "tmpwith_sub" / "m.so", 10, 1_000)
+    _file(root / "tmpwith_sub" / "data" / "x.npy", 10**4, 1_000)
+    _file(root / "tmppyc" / "m.so", 10, 1_000)
+    _file(root / "tmppyc" / "__pycache__" / "__init__.cpython-311.pyc", 5, 1_000)  # Python's own
+    cache = scan("C", root, support=SUPPORT)
+    assert [e.name for e in cache.entries] == ["tmppyc", *(e.name for e in before.entries)]
+    assert cache.size == before.size + 15
+    numba = tmp_path / "numba"
+    _file(numba / "f-1.py311.nbi", 10, 1_000)
+    _file(numba / "f-1.py311.1.nbc", 10, 1_000)
+    _file(numba / "f-1.py311.nbc.tmp.0123456789abcdef", 10, 1_000)  # numba writing
+    _file(numba / "my_notes.txt", 10**4, 1_000)
+    _file(numba / "f-1.py311.nbi.bak", 10**4, 1_000)
+    found = scan("numba", numba)
+    assert sorted(e.name for e in found.entries) == ["f-1.py311", "f-1.py311.nbc.tmp.0123456789abcdef"]
+    assert found.size == 30
 
 
 def test_numba_files_of_one_function_are_one_entry(tmp_path: Path) -> None:
