@@ -928,3 +928,24 @@ def test_one_change_flags_decorator_entered_again_inside_itself_and_by_threads_a
         t.join()
     assert outs == [["float32"] * 12 + ["float64"]] * 4
     assert pytensor.config.floatX == "float64" and config.origin("floatX").layer is Layer.DEFAULT
+
+
+@pytest.mark.parametrize("mode", ["MonitorMode", "CompareMode", "ProfileMode", "NanGuardMode"])
+def test_a_mode_pytensors_filter_does_not_take_is_shown_by_its_name(mode: str) -> None:
+    """PyTensor's own parameter refuses these names, yet its get_mode finds them (the "mode
+    table" patch): pytensor.config.mode shows modecfg's mode by its name, not PyTensor's value."""
+    with config.override(mode=mode), warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # (ProfileMode's, said where it is built)
+        assert pytensor.config.mode == mode
+        assert pytensor.compile.mode.get_mode(pytensor.config.mode) is not None
+
+
+def test_a_linker_value_only_modecfg_has_is_shown_as_pytensors_own() -> None:
+    """linker=per_graph is modecfg's alone: PyTensor's code reads what its own parameter holds
+    (its get_mode path and caches key on a linker name it knows), never a name it cannot take."""
+    from modecfg._pytensor import state
+
+    pytensors = state.current_view.by_flag["linker"].pytensors()
+    with config.override(linker="per_graph"):
+        assert config.linker == "per_graph"
+        assert pytensor.config.linker == pytensors != "per_graph"

@@ -17,6 +17,7 @@ import modecfg
 pytensor = pytest.importorskip("pytensor")
 
 from modecfg._pytensor import view  # noqa: E402
+from tests.fresh import run_json  # noqa: E402
 
 VALUES = ("float32", "float64", "float16")
 
@@ -204,7 +205,11 @@ def test_reads_after_the_last_block_ends_open_the_fast_read_again() -> None:
     other = contextvars.copy_context()
     block = pytensor.config.change_flags(floatX="float16")
     other.run(block.__enter__)  # another task's block, left open
-    for _ in range(2 * view._REOPEN_AFTER + 1):
+    param.idle = 0
+    for _ in range(view._REOPEN_AFTER):
+        assert pytensor.config.floatX == "float64"
+    assert param.idle == 0  # the look made at the last of them: the count starts again from it
+    for _ in range(view._REOPEN_AFTER + 1):
         assert pytensor.config.floatX == "float64"
     assert param.fast is view._SLOW and "floatX" in store.shadowed  # held elsewhere: stays closed
     assert other.run(lambda: pytensor.config.floatX) == "float16"
@@ -250,3 +255,28 @@ def test_reads_that_reopen_the_fast_read_answer_what_each_context_holds(
                     assert pytensor.config.floatX == base
     finally:
         _leave_all(contexts, stacks)
+
+
+def test_the_view_hears_of_changes_to_the_flags_it_answers_and_no_others() -> None:
+    """One listener for the flags the view answers, of changes below the overrides only: an
+    override's beginning and end are the shadow listener's (a change heard there too would drop
+    every kept value at each block), and a flag PyTensor fixes per process (handed over at its
+    import) is not the view's: a change to it heard by the view would look up a parameter it
+    does not have, and the assignment would fail."""
+    from modecfg._pytensor import state
+    from modecfg.configuration.flags import FLAGS
+
+    current = state.current_view
+    store = modecfg.config._cfg_store
+    heard = {name for name, told in store.listeners.items() if current.changed in told}
+    assert heard == set(current.by_flag)
+    assert not any(current.changed in told for told in store.override_listeners.values())
+    others = [spec.name for spec in FLAGS.values() if spec.name not in current.by_flag]
+    assert "compile.timeout" in others  # handed over, and PyTensor reads it only when it first waits
+    # (in a fresh process: here an earlier test's compile may have had PyTensor read it already)
+    done = run_json("""
+        import json, modecfg, pytensor
+        modecfg.config.compile.timeout = 127
+        print(json.dumps({"timeout": modecfg.config.compile.timeout}))
+    """)  # fmt: skip
+    assert done["timeout"] == 127
