@@ -696,3 +696,21 @@ def test_a_default_worked_out_from_another_flag_follows_it_after_a_first_read() 
         assert pytensor.config.DebugMode__check_c is False
         assert config.DebugMode.check_c is False
     assert pytensor.config.DebugMode__check_c is True
+
+
+def test_a_parameter_taking_turns_read_while_no_view_is_attached_is_pytensors_alone(
+    sources: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Between uninstall's taking the view away and its putting PyTensor's parameters back, a
+    thread may still find one taking turns: its first read is PyTensor's own, handing nothing."""
+    from modecfg._pytensor import view
+
+    sources(assignments={"compiledir": "/tmp/handed"})
+    pc = pytensor.config
+    param = _unread("modecfgtest_turns")
+    monkeypatch.setattr(view, "_VIEW", None)
+    pc._config_var_dict[param.name] = param
+    try:
+        assert _TakingTurns(param, FLAGS["compiledir"]).__get__(pc, type(pc)) == "worked out"  # not handed
+    finally:
+        del pc._config_var_dict[param.name]
