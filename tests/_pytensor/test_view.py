@@ -949,3 +949,31 @@ def test_a_linker_value_only_modecfg_has_is_shown_as_pytensors_own() -> None:
     with config.override(linker="per_graph"):
         assert config.linker == "per_graph"
         assert pytensor.config.linker == pytensors != "per_graph"
+
+
+def test_an_attach_that_fails_part_way_is_undone_and_says_its_own_error() -> None:
+    """attach() undoes what it did when a step fails (detach on a view never completed: no
+    read-through flags yet), and the error said is that step's, not one of the undoing."""
+    done = run_json("""
+        import json, modecfg, pytensor
+        from pytensor.configparser import PyTensorConfigParser
+        from modecfg._pytensor import uninstall, view
+        uninstall()
+        plain = dict(vars(PyTensorConfigParser))
+        def fails(self):
+            raise RuntimeError("a step failed")
+        view._View.hand_late = fails
+        try:
+            view.attach(pytensor.config)
+            said = None
+        except Exception as exc:
+            said = f"{type(exc).__name__}: {exc}"
+        print(json.dumps({
+            "said": said,
+            "attached": view.view() is not None,
+            "class back": dict(vars(PyTensorConfigParser)) == plain,
+            "table": type(pytensor.config._config_var_dict).__name__,
+        }))
+    """)  # fmt: skip
+    assert done["said"] == "RuntimeError: a step failed", done["stderr"]
+    assert (done["attached"], done["class back"], done["table"]) == (False, True, "dict")
