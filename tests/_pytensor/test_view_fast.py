@@ -280,3 +280,19 @@ def test_the_view_hears_of_changes_to_the_flags_it_answers_and_no_others() -> No
         print(json.dumps({"timeout": modecfg.config.compile.timeout}))
     """)  # fmt: skip
     assert done["timeout"] == 127
+
+
+def test_a_value_read_before_a_change_and_an_override_ending_is_not_kept() -> None:
+    """A read keeps what it worked out only if the flag's version is still the one it began at:
+    a change and an override ending between its start and its end each move the version on, so
+    together they never bring it back to where the read began (a change stepping it down, or an
+    ending setting it, would: the stale value kept, and read from then on)."""
+    param = _param()
+    param.version = 0  # (as a flag nothing changed yet: only equality with it matters)
+    param.changed()
+    began = param.version
+    param.changed()  # the value below the overrides changed meanwhile
+    param.shadowed(False)  # and the last override holding the flag ended
+    param._keep("stale", began)
+    assert param.below is view._UNREAD and param.fast is view._SLOW
+    assert pytensor.config.floatX == modecfg.config.floatX
