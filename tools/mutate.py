@@ -64,6 +64,7 @@ MODULES = {
     "device": "modecfg/device/where.py",
     "jaxlink": "modecfg/device/jaxlink.py",
     "trim": "modecfg/cache/trim.py",
+    "entries": "modecfg/cache/entries.py",
     "holders": "modecfg/cache/holders.py",
     "travel": "modecfg/cache/travel.py",
     "repro": "modecfg/compare/repro.py",

@@ -67,26 +67,38 @@ _MODULE_SUFFIXES = (".so", ".pyd", ".dylib", ".o", ".obj", ".lib", ".exp")
 _NUMBA_FILE = re.compile(r".+\.nb[ic](\.tmp(\.[0-9a-f]+)?)?")
 
 
-def _pytensors(top: Path) -> bool:
-    """Whether ``top`` holds only what PyTensor writes in a module's directory (no link, no
-    other file, no folder but ``__pycache__`` of ``.pyc`` files)."""
+def _module(top: Path) -> tuple[int, float, float, bool] | None:
+    """What :func:`_files` says of ``top``, a directory named as PyTensor names a module's, if it
+    holds only what PyTensor writes there (no link, no other file, no folder but ``__pycache__``
+    of ``.pyc`` files); None for any other (not PyTensor's: neither an entry nor counted), and
+    for one that cannot be read or went while it was read (not one to remove)."""
+    size, used, changed, compiled = 0, 0.0, 0.0, False
     try:
         with os.scandir(top) as it:
-            for item in it:
-                if item.is_symlink():
-                    return False
-                if item.is_dir():
-                    if item.name != "__pycache__":
-                        return False
-                    with os.scandir(item.path) as inner:
-                        pyc = [i.is_file(follow_symlinks=False) and i.name.endswith(".pyc") for i in inner]
-                    if not all(pyc):
-                        return False
-                elif item.name not in _MODULE_FILES and not item.name.endswith(_MODULE_SUFFIXES):
-                    return False
-    except OSError:  # not readable (or gone): not one to remove
-        return False
-    return True
+            items = [(item, item.stat(follow_symlinks=False)) for item in it]
+        for item, st in items:
+            if stat.S_ISDIR(st.st_mode):
+                if item.name != "__pycache__":
+                    return None
+                with os.scandir(item.path) as it:
+                    inner = [(i, i.stat(follow_symlinks=False)) for i in it]
+                if not all(stat.S_ISREG(s.st_mode) and i.name.endswith(".pyc") for i, s in inner):
+                    return None
+                files = [s for _, s in inner]
+            elif not stat.S_ISREG(st.st_mode):  # a link, a socket: PyTensor makes none
+                return None
+            elif item.name not in _MODULE_FILES and not item.name.endswith(_MODULE_SUFFIXES):
+                return None
+            else:
+                files = [st]
+                compiled = compiled or item.name.endswith((".so", ".pyd", ".dylib"))
+            for one in files:
+                size += one.st_size
+                used = max(used, one.st_atime, one.st_mtime)
+                changed = max(changed, one.st_mtime)
+    except OSError:
+        return None
+    return size, used, changed, compiled
 
 
 def _files(top: Path) -> tuple[int, float, float, bool]:
@@ -123,9 +135,10 @@ def _scan_c(path: Path, support: tuple[str, ...], lock_name: str) -> tuple[list[
             if item.name in support or item.name.endswith(".delete.me"):
                 other += _files(Path(item.path))[0]
                 continue
-            if not item.name.startswith("tmp") or not _pytensors(Path(item.path)):
+            module = _module(Path(item.path)) if item.name.startswith("tmp") else None
+            if module is None:
                 continue  # not PyTensor's: neither an entry nor counted
-            size, used, changed, compiled = _files(Path(item.path))
+            size, used, changed, compiled = module
             if not used:  # no file in it (yet): the directory's own time
                 used = changed = st.st_mtime
             entries.append(Entry("C", item.name, (Path(item.path),), size, used, changed, compiled))

@@ -72,9 +72,17 @@ def test_only_what_pytensor_and_numba_write_is_an_entry(tmp_path: Path) -> None:
     _file(root / "tmpwith_sub" / "data" / "x.npy", 10**4, 1_000)
     _file(root / "tmppyc" / "m.so", 10, 1_000)
     _file(root / "tmppyc" / "__pycache__" / "__init__.cpython-311.pyc", 5, 1_000)  # Python's own
+    _file(root / "tmppycnotes" / "m.so", 10, 1_000)
+    _file(root / "tmppycnotes" / "__pycache__" / "notes.txt", 10**4, 1_000)  # not Python's
+    _file(root / "tmppyclink" / "m.so", 10, 1_000)
+    (root / "tmppyclink" / "__pycache__").mkdir()
+    (root / "tmppyclink" / "__pycache__" / "m.pyc").symlink_to(root / "thesis" / "chapter1.tex")
+    _file(root / "tmpfifo" / "m.so", 10, 1_000)
+    os.mkfifo(root / "tmpfifo" / "mod.cpp")  # a name PyTensor writes, but no file
     cache = scan("C", root, support=SUPPORT)
     assert [e.name for e in cache.entries] == ["tmppyc", *(e.name for e in before.entries)]
     assert cache.size == before.size + 15
+    assert cache.entries[0][2:] == ((root / "tmppyc",), 15, 1_000, 1_000, True)
     numba = tmp_path / "numba"
     _file(numba / "f-1.py311.nbi", 10, 1_000)
     _file(numba / "f-1.py311.1.nbc", 10, 1_000)
