@@ -10,6 +10,7 @@ holds numeric arrays only, read without pickle.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import time
@@ -141,9 +142,7 @@ def write_repro(graph: Any, outputs: list[Any], inputs: list[Any], backend: str,
         runs.append((f"{backend} without {exclude}", backend, rewrites, exclude))
     runs.append((f"{reference} as written" if rewrites else reference, reference, None, None))
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    base = os.path.join(
-        directory, f"repro-{backend.replace('|', '')}-{stamp}-{os.getpid()}-{id(graph) % 10000}"
-    )
+    base = _reserve(os.path.join(directory, f"repro-{backend.replace('|', '')}-{stamp}-{os.getpid()}"))
     arrays = {f"input_{k}": np.asarray(inputs[graph.inputs.index(v)]) for k, v in enumerate(sub_inputs)}
     arrays.update(source.constants)
     versions = _versions()
@@ -193,11 +192,29 @@ def write_repro(graph: Any, outputs: list[Any], inputs: list[Any], backend: str,
     try:  # never a script that does not parse: what a name held cannot end up as code
         compile(script, base + ".py", "exec")
     except SyntaxError as exc:
+        os.unlink(base + ".py")  # (the name reserved, empty)
         return None, f"no reproduction written: the script would not parse ({exc.msg}, line {exc.lineno})"
     np.savez(base + ".npz", allow_pickle=False, **arrays)  # numeric arrays: np.load needs no pickle
     with open(base + ".py", "w", encoding="utf-8") as fh:
         fh.write(script)
     return base + ".py", ""
+
+
+def _reserve(stem: str) -> str:
+    """The first of ``stem``, ``stem-2``, ``stem-3``, ... that names neither a script nor its
+    data, its script made empty (``O_EXCL``: no other writer gets it). Two reproductions written
+    in one second by one process never share a name (an earlier version's second replaced the
+    first, which the first report still named)."""
+    for n in itertools.count(1):
+        base = stem if n == 1 else f"{stem}-{n}"
+        if os.path.lexists(base + ".npz"):
+            continue
+        try:
+            os.close(os.open(base + ".py", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        except FileExistsError:
+            continue
+        return base
+    raise AssertionError("unreachable")  # pragma: no cover - itertools.count never ends
 
 
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")

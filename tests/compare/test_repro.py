@@ -58,7 +58,7 @@ def test_a_script_is_named_by_backend_time_process_and_graph_beside_its_data(rep
     assert path is not None and note == ""
     assert Path(path).parent == repro_dir
     name = os.path.basename(path)
-    assert re.fullmatch(rf"repro-cpy-\d{{8}}-\d{{6}}-{os.getpid()}-\d{{1,4}}\.py", name), name
+    assert re.fullmatch(rf"repro-cpy-\d{{8}}-\d{{6}}-{os.getpid()}(-\d+)?\.py", name), name
     assert Path(path).with_suffix(".npz").is_file()
     assert "The sub-graph up to the first node that differs (1 nodes), as c|py ran it" in _what(path)
     assert "in [('c|py', 'c|py', None, None), ('py', 'py', None, None)]:" in Path(path).read_text(
@@ -66,6 +66,30 @@ def test_a_script_is_named_by_backend_time_process_and_graph_beside_its_data(rep
     )
     alone, _ = write_repro(graph, list(graph.outputs), [np.ones(2)], "c|py", "py", TOLERANCES, alone=True)
     assert _what(alone).startswith("The first node that differs, alone, on its inputs' values")
+    assert "The sub-graph up to the first node" in _what(path)  # the first kept: its report names it
+
+
+def test_reproductions_of_one_second_never_share_a_name(
+    repro_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One process, one second, one graph: each reproduction has its own script and data (an
+    earlier version named both after the second and the graph, and the second replaced the
+    first); a name whose data alone is left (a script removed by hand) is not reused."""
+    monkeypatch.setattr(
+        "time.strftime", lambda fmt, *args: "20261130-120000" if "%S" in fmt else "2026-11-30"
+    )
+    graph, _ = _halved()
+    stem = repro_dir / f"repro-cpy-20261130-120000-{os.getpid()}"
+    repro_dir.mkdir()
+    (repro_dir / f"{stem.name}-3.npz").write_bytes(b"kept")
+    paths = [write_repro(graph, list(graph.outputs), [np.full(2, k)], "c|py", "py", TOLERANCES)[0]
+             for k in range(3)]  # fmt: skip
+    assert paths == [f"{stem}.py", f"{stem}-2.py", f"{stem}-4.py"]
+    for k, path in enumerate(paths):
+        assert path is not None
+        assert np.load(Path(path).with_suffix(".npz"))["input_0"].tolist() == [k, k]
+        assert Path(path).with_suffix(".npz").name in Path(path).read_text(encoding="utf-8")
+    assert (repro_dir / f"{stem.name}-3.npz").read_bytes() == b"kept"
 
 
 def test_the_node_alone_is_written_when_it_shows_the_difference(repro_dir: Path) -> None:
