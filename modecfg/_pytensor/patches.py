@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from modecfg._locks import fork_safe
 from modecfg._pytensor import replacements
 from modecfg._pytensor.patch import REGISTERED, Patch, register_all
-from modecfg._pytensor.state import HAND_OFF, Method, Wrapper, original
+from modecfg._pytensor.state import HAND_OFF, UNINSTALLED, Method, Wrapper, original
 from modecfg._pytensor.state import applied as _applied
 from modecfg._pytensor.state import originals as _originals
 from modecfg._pytensor.version import pytensor_version
@@ -501,6 +501,8 @@ def uninstall() -> None:
             wrapped.unregister_inner_graph_rewrites()
         _problems.clear()
         _installed = False
+    for listener in UNINSTALLED:
+        listener()
 
 
 def every() -> list[Patch]:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from types import MethodType
 from typing import Any
 
-__all__ = ["HAND_OFF", "Method", "Wrapper", "applied", "current_view", "original", "originals"]
+__all__ = ["HAND_OFF", "UNINSTALLED", "Method", "Wrapper", "applied", "current_view", "original", "originals"]
 
 # How PyTensor met modecfg's values: "handed over at import" (through the import hook), "copied
 # after import" (PyTensor was imported first), or nothing yet: the import hand-off's state.
@@ -16,6 +16,8 @@ HAND_OFF: list[str] = []
 # The attached config view (modecfg._pytensor.view's, which imports PyTensor), or None:
 # view.attach and view.detach set it; every change_flags block reads it first (replacements).
 current_view: Any = None
+# called when uninstall() has taken every patch off (modecfg._pytensor.hostwrites.uninstalled)
+UNINSTALLED: list[Callable[[], None]] = []
 # patch name -> what was done (see modecfg._pytensor.patches._Applied)
 applied: dict[str, Any] = {}
 # patch name -> the object it replaced; kept after uninstall: captured replacements call it

@@ -19,25 +19,26 @@ PyTensor's ``JITLinker.make_all`` builds a JAX function's single thunk; modecfg'
   come back in the dtypes the graph declares (PyTensor's JAX reductions return their
   accumulator's dtype under x64). JAX's process-wide x64 is left as it is (PyTensor set it
   at its import; the user's own ``jax.config.update`` stands).
-* **Shared variables resident on the device, never stale.** Each shared tensor the graph
-  reads is read through a :class:`Resident`: its value is sent to the device once (at link
-  time, all of them or none) and the device copy is used on every call while the host value
-  is the same array *and nothing else can have written it*; copies are kept per shared
-  variable, so two functions reading one dataset share one device copy. The variable's
-  container keeps the host value, so every other linker reads it as before. A host array
-  someone else may write is *not private*, and a JAX function then sends it at every call, as
-  plain PyTensor does: an array taken in by ``set_value(a, borrow=True)`` or handed out by
-  ``get_value(borrow=True)`` (patches "shared values", :func:`lent`), a view of another array,
-  and a variable that a function on another linker updates (cvm's updates change the array in
-  place: the "host updates" patch records every such function, however made, in
-  :mod:`modecfg._pytensor.hostwrites`). Two aliases cannot be seen: an array the user kept
-  from before the first JAX function was linked (``shared(a, borrow=True)`` with ``a`` changed
-  in place later; Theano's GPU variables did not see such a change either), and PyTensor's
+* **Shared variables resident on the device, never stale.** Each shared tensor the graph reads is
+  read through a :class:`Resident`: its value is sent to the device once (at link time, all of them
+  or none) and the device copy is used on every call while the host value is the same array *and
+  nothing else can have written it*; copies are kept per shared variable, so two functions reading
+  one dataset share one device copy. The variable's container keeps the host value, so every other
+  linker reads it as before. A host array someone else may write is *not private*, and a JAX
+  function then sends it at every call, as plain PyTensor does: an array taken in by ``set_value(a,
+  borrow=True)`` or handed out by ``get_value(borrow=True)`` (patches "shared values",
+  :func:`lent`), a view of another array, and a variable that a function on another linker updates
+  (cvm's updates change the array in place: the "host updates" patch records every such function,
+  however made, in :mod:`modecfg._pytensor.hostwrites`). Two aliases cannot be seen: an array the
+  user kept from before the first JAX function was linked (``shared(a, borrow=True)`` with ``a``
+  changed in place later; Theano's GPU variables did not see such a change either), and PyTensor's
   internal storage written past ``set_value`` (``var.container.value = a`` with ``a`` kept and
   changed, ``var.container.storage[0][:] = ...``; ``get_value(borrow=True,
-  return_internal_type=True)`` is the documented door, and is seen): ``set_value`` after the
-  change sends it. Values a function *updates* come back from JAX as device arrays, as in
-  plain PyTensor; ``get_value`` turns them into numpy (patch "shared values").
+  return_internal_type=True)`` is the documented door, and is seen): ``set_value`` after the change
+  sends it. Functions made before modecfg was imported (or while it was uninstalled) are found at
+  the next link or send (:func:`modecfg._pytensor.hostwrites.catch_up`). Values a function
+  *updates* come back from JAX as device arrays, as in plain PyTensor; ``get_value`` turns them
+  into numpy (patch "shared values").
 * **Device inputs without a copy.** An input passed as a JAX array of the input's dtype is
   handed to the JAX function as it is (patch "device inputs", on once a JAX function exists:
   PyTensor's input check would copy it to the host and back).
@@ -323,7 +324,12 @@ def _private(storage: list[Any], copy: _Copy, container: Any) -> bool:
     as it is, and no function on another linker updates it in place. (Decided without reference
     counts, whose meaning changes with the interpreter.)"""
     value = storage[0]
-    return value.base is None and value is not copy.lent and container not in _host_updated
+    return (
+        value.base is None
+        and value is not copy.lent
+        and container not in _host_updated
+        and hostwrites.recording()  # (off: a function made from now on would go unseen)
+    )
 
 
 def lent(container: Any) -> None:
@@ -351,7 +357,16 @@ def not_private(containers: list[Any]) -> None:
                 copy.private = False
 
 
+def _none_private() -> None:
+    """The patches came off (``uninstall()``): the functions made from now on go unrecorded, so no
+    copy is reused; once they are on again, the next call looks for those functions first."""
+    with _lock:
+        for copy in _copies.values():
+            copy.private = False
+
+
 hostwrites.listeners.append(not_private)  # loaded once: told of every function compiled from now on
+hostwrites.uninstalled.append(_none_private)
 
 
 def _put(name: str, value: np.ndarray, device: Any, x64_on: bool) -> Any:
@@ -405,6 +420,7 @@ class Resident:
             return copy.on_device
         if not isinstance(value, np.ndarray):
             return value  # a device array (an update), or what PyTensor passes on as it is
+        hostwrites.catch_up()  # (the record put on anew: the functions made while it was off)
         private = _private(self.storage, self.copy, self.container)
         _keep([(self, value, _put(self.name, value, self.device, self.x64), private)])
         return self.copy.on_device
@@ -712,6 +728,7 @@ def link(linker: Any, make_all: Callable[..., Any], *args: Any, **kwargs: Any) -
     from pytensor.compile.sharedvalue import SharedVariable
     from pytensor.tensor.type import TensorType
 
+    hostwrites.catch_up()  # the functions made while none were recorded: before modecfg's import
     precision = str(config.matmul_precision)
     x64_on = needs_x64(linker.fgraph)
     device = _target()

@@ -310,3 +310,96 @@ def test_an_unpickled_cvm_update_is_read() -> None:
     assert read() == 3.0
     step()
     assert read() == 6.0
+
+
+_BEFORE_MODECFG = """
+import json, sys
+import numpy as np, pytensor
+from pytensor.compile.mode import Mode
+w = pytensor.shared(np.zeros(3), name="w")
+step = pytensor.function([], [], updates={w: w + 1.0}, mode=Mode(linker="cvm"))  # in place
+if sys.argv[1:] == ["modecfg"]:
+    import modecfg
+read = pytensor.function([], w.sum(), mode=Mode(linker="jax"))
+reads = [float(read()), float(read())]
+array = w.container.storage[0]
+step()
+reads.append(float(read()))
+step()
+reads.append(float(read()))
+recorded = None
+if "modecfg" in sys.modules:  # the step's update recorded at the JAX link: its array is no private one
+    from modecfg._pytensor import hostwrites
+    recorded = w.container in hostwrites.host_updated
+print(json.dumps({"reads": reads, "in_place": w.container.storage[0] is array, "recorded": recorded}))
+"""
+
+
+def test_a_cvm_update_compiled_before_modecfg_was_imported_is_read_as_without_it(tmp_path: Any) -> None:
+    """A step compiled before ``import modecfg`` (PyTensor imported first, as in a notebook) was
+    never seen by the "host updates" replacement: the JAX function linked after the import read
+    its stale device copy (0.0 where plain PyTensor reads 6.0). The JAX path now looks for such
+    functions at its link (hostwrites.catch_up). Side by side with a process without modecfg."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.fresh import pythonpath
+
+    script = tmp_path / "before.py"
+    script.write_text(_BEFORE_MODECFG)
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": pythonpath(), "HOME": str(tmp_path), "MODECFGRC": ""}
+    got = {}
+    for side in ("plain", "plain", "modecfg"):  # (the first compiles the step's C code: cached after)
+        proc = subprocess.run([sys.executable, str(script), side], env=env, capture_output=True, text=True,
+                              timeout=300)  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        got[side] = json.loads(proc.stdout.splitlines()[-1])
+    assert got["plain"] == {
+        "reads": [0.0, 0.0, 3.0, 6.0],
+        "in_place": True,
+        "recorded": None,
+    }  # cvm writes w's own array
+    assert got["modecfg"] == {**got["plain"], "recorded": True}, got
+
+
+def test_a_cvm_update_compiled_while_modecfg_was_uninstalled_is_read() -> None:
+    """A function made while the "host updates" replacement was off (``uninstall()``) is found at
+    the next JAX link, and by a JAX function linked before at its next call; while the replacement
+    is off, no device copy is reused at all."""
+    from modecfg._pytensor import hostwrites, install, uninstall
+
+    u = pytensor.shared(np.zeros(3), name="u")
+    before = _jax(u.sum())
+    assert before() == 0.0 and before() == 0.0
+    sent = jaxlink.sent_to_device(u)[0]  # (once: the copy reused since)
+    uninstall()
+    try:
+        step = pytensor.function([], [], updates={u: u + 1}, mode=Mode(linker="cvm"))
+        assert u.container not in hostwrites.host_updated and not hostwrites.recording()
+        step()
+        assert before() == 3.0  # off: sent again
+        assert jaxlink.sent_to_device(u)[0] == sent + 1
+    finally:
+        install()
+    step()
+    assert before() == 6.0  # on anew: the functions made meanwhile looked for at this call
+    assert u.container in hostwrites.host_updated
+    after = _jax(u.sum() * 2)
+    step()
+    assert (before(), after()) == (9.0, 18.0)
+    step()
+    assert (before(), after()) == (12.0, 24.0)
+
+
+def test_with_the_record_off_no_device_copy_is_reused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the "host updates" replacement is off (it did not verify against this PyTensor),
+    nothing says which arrays a host function writes: every call sends the host value."""
+    from modecfg._pytensor import hostwrites
+
+    u = pytensor.shared(np.ones(4), name="unrecorded")
+    monkeypatch.setattr(hostwrites, "recording", lambda: False)
+    read = _jax(u.sum())
+    sent = jaxlink.sent_to_device(u)
+    assert [float(read()) for _ in range(3)] == [4.0] * 3
+    assert jaxlink.sent_to_device(u)[0] == sent[0] + 3
