@@ -63,6 +63,7 @@ MODULES = {
     "auto": "modecfg/linkers/auto.py",
     "device": "modecfg/device/where.py",
     "jaxlink": "modecfg/device/jaxlink.py",
+    "hostwrites": "modecfg/_pytensor/hostwrites.py",
     "trim": "modecfg/cache/trim.py",
     "entries": "modecfg/cache/entries.py",
     "holders": "modecfg/cache/holders.py",

@@ -32,6 +32,7 @@ from modecfg._pytensor.state import applied
 __all__ = ["catch_up", "host_updated", "host_updates", "listeners", "recording", "uninstalled", "walked"]
 
 _lock = threading.Lock()
+_walking = threading.Lock()  # held by catch_up's walk
 # containers of the shared variables a function on another linker than JAX updates
 host_updated: weakref.WeakSet[Any] = weakref.WeakSet()
 # told of each function's updated containers after they are recorded (the JAX path, once loaded)
@@ -79,11 +80,14 @@ def catch_up() -> bool:
     on = applied.get("host updates")
     if on is None:
         return False
-    if on is not walked[0]:
-        walked[0] = on  # (one made during the walk: the replacement records it)
-        from pytensor.compile.executor import Function
+    if on is walked[0]:
+        return True
+    with _walking:  # another thread linking meanwhile waits for the walk's end
+        if on is not walked[0]:
+            from pytensor.compile.executor import Function
 
-        made = [obj for obj in gc.get_objects() if issubclass(type(obj), Function)]
-        for fn in made:
-            host_updates(fn)
+            made = [obj for obj in gc.get_objects() if issubclass(type(obj), Function)]
+            for fn in made:  # (one made during the walk: the replacement records it)
+                host_updates(fn)
+            walked[0] = on
     return True

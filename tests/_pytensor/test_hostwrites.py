@@ -88,3 +88,67 @@ def test_an_unpickled_function_records_the_variable_it_updates() -> None:
     inputs = loaded.maker.expanded_inputs
     (updated,) = [given.variable.container for given in inputs if given.update is not None]
     assert updated in hostwrites.host_updated
+
+
+def test_functions_made_while_the_record_was_off_are_found_once_it_is_on_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``catch_up`` (the JAX path calls it at each link): False while the "host updates"
+    replacement is off; once it is on again, one walk of the collector's objects records the
+    functions made meanwhile, and a second call walks no more."""
+    from modecfg._pytensor import install, uninstall
+
+    uninstall()
+    try:
+        assert not hostwrites.recording() and hostwrites.catch_up() is False
+        state, _, _ = _updating("cvm")
+        assert state.container not in hostwrites.host_updated
+    finally:
+        install()
+    import gc
+
+    walks: list[int] = []
+    real = gc.get_objects
+
+    def counted() -> list[Any]:
+        walks.append(1)
+        return real()
+
+    monkeypatch.setattr(gc, "get_objects", counted)
+    assert hostwrites.recording() and hostwrites.catch_up() is True
+    assert state.container in hostwrites.host_updated and walks == [1]
+    assert hostwrites.catch_up() is True and walks == [1]  # the same record: no second walk
+    read_only, _, _ = _updating("cvm", updates=False)
+    assert read_only.container not in hostwrites.host_updated
+
+
+def test_a_thread_linking_during_the_walk_waits_for_its_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two JAX links at once after a gap: the second ``catch_up`` returns only once the first's walk
+    has recorded what it found (else its copy would be reused before the record said otherwise)."""
+    import threading
+    import time
+
+    from modecfg._pytensor import install, uninstall
+
+    uninstall()
+    try:
+        state, _, _ = _updating("cvm")
+    finally:
+        install()
+    import gc
+
+    real = gc.get_objects
+    started = threading.Event()
+
+    def slow_walk() -> list[Any]:
+        started.set()
+        time.sleep(0.3)
+        return real()
+
+    monkeypatch.setattr(gc, "get_objects", slow_walk)
+    first = threading.Thread(target=hostwrites.catch_up)
+    first.start()
+    assert started.wait(10)
+    assert hostwrites.catch_up() is True
+    assert state.container in hostwrites.host_updated  # the walk ended before the second returned
+    first.join()
