@@ -756,8 +756,11 @@ class _View:
 
 
 class PyTensorsFlag:
-    """On modecfg's ``Config`` class, for a flag PyTensor declares and modecfg does not: reads and
-    sets PyTensor's own parameter (``modecfg.config.gcc_version_str``)."""
+    """On modecfg's ``Config`` class, for a flag PyTensor declares and modecfg does not: reads
+    PyTensor's own parameter (``modecfg.config.gcc_version_str``). An assignment is refused by
+    ``Section.__setattr__`` before any descriptor, with what to write instead
+    (``pytensor.config.gcc_version_str = ...``); ``__set__`` is here only to make this a data
+    descriptor, as the Config's own are (``configuration/sections.py``)."""
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -769,10 +772,8 @@ class PyTensorsFlag:
 
         return getattr(pytensor.config, self.name)
 
-    def __set__(self, obj: Any, value: Any) -> None:
-        import pytensor
-
-        setattr(pytensor.config, self.name, value)
+    def __set__(self, obj: Any, value: Any) -> None:  # pragma: no cover - __setattr__ wins
+        raise AssertionError("Section.__setattr__ handles assignment")
 
 
 _VIEW: _View | None = None

@@ -631,6 +631,23 @@ def test_attach_patches_pytensors_class_and_detach_gives_back_what_was_there() -
         install()
 
 
+def test_a_flag_only_pytensor_declares_is_read_through_modecfg_and_set_through_pytensor() -> None:
+    """``modecfg.config.gcc_version_str`` reads PyTensor's parameter; assigning it through modecfg
+    is refused before any descriptor, saying to set it through ``pytensor.config``."""
+    import pytensor
+
+    from modecfg import UnknownFlagError
+
+    attached = view.view()
+    assert attached is not None
+    name = sorted(attached.through)[0]
+    assert getattr(config, name) == getattr(pytensor.config, name)
+    before = getattr(pytensor.config, name)
+    with pytest.raises(UnknownFlagError, match=rf"pytensor\.config\.{name} reads and sets it"):
+        setattr(config, name, "something else")
+    assert getattr(pytensor.config, name) == before
+
+
 def test_detach_takes_away_what_attach_put_on_modecfgs_side() -> None:
     """The descriptors of PyTensor's own flags on modecfg's ``Config`` class, and the view's
     listener of overrides, go with the view (a detach that skipped either passed every test:
