@@ -67,9 +67,8 @@ def _run_file(code: types.CodeType, main: types.ModuleType, where: str) -> None:
     """The script's code run in ``main`` with the names ``python SCRIPT`` gives it (runpy's
     ``run_path`` would leave ``__loader__`` None): the one ``exec`` of modecfg, of the file the
     user named on its command line to be run, as ``python`` and runpy themselves run it."""
-    main.__dict__.update(
-        __file__=where, __cached__=None, __doc__=None, __package__=None, __spec__=None,
-        __loader__=importlib.machinery.SourceFileLoader("__main__", where),
+    main.__dict__.update(  # (a new module's __doc__, __package__ and __spec__ are None already)
+        __file__=where, __cached__=None, __loader__=importlib.machinery.SourceFileLoader("__main__", where)
     )  # fmt: skip
     exec(code, main.__dict__)  # the script itself
 

@@ -160,6 +160,67 @@ def test_an_uncaught_error_is_reported_from_the_scripts_own_frames(
     assert frames == [(str(script), "<module>"), (str(script), "step")]
 
 
+# A script that writes the module names python gives it, as text, to the file its first argument names.
+NAMES = """\
+import json, sys
+names = {name: repr(globals()[name]) if name in globals() else "(none)"
+         for name in ("__cached__", "__doc__", "__package__", "__spec__", "__builtins__")}
+loader = globals().get("__loader__")
+names["__loader__"] = (type(loader).__name__, getattr(loader, "name", None), getattr(loader, "path", None))
+with open(sys.argv[1], "w") as f:
+    json.dump(names, f)
+"""
+
+
+def test_a_scripts_module_names_are_pythons_side_by_side(tmp_path: Path) -> None:
+    """``__loader__`` (a SourceFileLoader named ``__main__`` over the file), ``__cached__``,
+    ``__doc__``, ``__package__``, ``__spec__`` as ``python SCRIPT`` gives them, in this process
+    (the corpus of tests/test_scripts_vs_python.py runs in child processes)."""
+    import subprocess
+
+    script = tmp_path / "names.py"
+    script.write_text(NAMES)
+    plain, ours = tmp_path / "plain.json", tmp_path / "ours.json"
+    subprocess.run([sys.executable, str(script), str(plain)], check=True, timeout=60)
+    scripts.run_script(str(script), [str(ours)])
+    assert _seen(ours) == _seen(plain)
+    assert _seen(ours)["__loader__"] == ["SourceFileLoader", "__main__", str(script)]
+
+
+def _raised_through(*filenames: str) -> BaseException:
+    """An exception whose traceback runs through a frame of each of ``filenames`` (code compiled
+    as if from those files), the last raising."""
+    namespace: dict[str, Any] = {}
+    source = "def f0():\n    raise ValueError('deep')\n"
+    exec(compile(source, filenames[-1], "exec"), namespace)
+    for depth, filename in enumerate(reversed(filenames[:-1]), start=1):
+        text = f"def f{depth}():\n    f{depth - 1}()\n"
+        exec(compile(text, filename, "exec"), namespace)
+    try:
+        namespace[f"f{len(filenames) - 1}"]()
+    except ValueError as exc:
+        assert exc.__traceback__ is not None
+        exc.__traceback__ = exc.__traceback__.tb_next  # (this test's own frame)
+        return exc
+    raise AssertionError("it raised")
+
+
+def test_the_report_leaves_out_runpys_and_the_clis_frames_and_keeps_modecfgs_others(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Frames that come before the script's: runpy's (frozen or not) and modecfg's command line
+    are left out; a frame of modecfg outside its command line (a library call the script made)
+    is the script's story and stays."""
+    here = Path(scripts.__file__).parent
+    hooked: list[tuple[Any, ...]] = []
+    monkeypatch.setattr(sys, "excepthook", lambda *a: hooked.append(a))
+    library = str(here / "configuration" / "live.py")
+    exc = _raised_through("<frozen runpy>", str(here / "cli" / "running.py"), library)
+    scripts.report(exc)
+    tb = hooked[-1][2]
+    assert tb is not None and tb.tb_frame.f_code.co_filename == library and tb.tb_next is None
+
+
 @pytest.mark.parametrize(
     ("code", "status", "said"),
     [

@@ -68,10 +68,11 @@ _NUMBA_FILE = re.compile(r".+\.nb[ic](\.tmp(\.[0-9a-f]+)?)?")
 
 
 def _module(top: Path) -> tuple[int, float, float, bool] | None:
-    """What :func:`_files` says of ``top``, a directory named as PyTensor names a module's, if it
-    holds only what PyTensor writes there (no link, no other file, no folder but ``__pycache__``
-    of ``.pyc`` files); None for any other (not PyTensor's: neither an entry nor counted), and
-    for one that cannot be read or went while it was read (not one to remove)."""
+    """(bytes, newest access or change, newest change, holds a compiled module) of the files in
+    ``top``, a directory named as PyTensor names a module's, if it holds only what PyTensor
+    writes there (no link, no other file, no folder but ``__pycache__`` of ``.pyc`` files);
+    None for any other (not PyTensor's: neither an entry nor counted), and for one that cannot
+    be read or went while it was read (not one to remove)."""
     size, used, changed, compiled = 0, 0.0, 0.0, False
     try:
         with os.scandir(top) as it:
@@ -101,10 +102,10 @@ def _module(top: Path) -> tuple[int, float, float, bool] | None:
     return size, used, changed, compiled
 
 
-def _files(top: Path) -> tuple[int, float, float, bool]:
-    """(bytes, newest access or change, newest change, holds a compiled module) of the files
-    under ``top``, links not followed."""
-    size, used, changed, compiled = 0, 0.0, 0.0, False
+def _size(top: Path) -> int:
+    """Bytes of the files under ``top`` (a directory PyTensor keeps: a support module, one it
+    marked for deletion), links not followed."""
+    size = 0
     stack = [top]
     while stack:
         try:
@@ -113,14 +114,11 @@ def _files(top: Path) -> tuple[int, float, float, bool]:
                     st = entry.stat(follow_symlinks=False)
                     if stat.S_ISDIR(st.st_mode):
                         stack.append(Path(entry.path))
-                        continue
-                    size += st.st_size
-                    used = max(used, st.st_atime, st.st_mtime)
-                    changed = max(changed, st.st_mtime)
-                    compiled = compiled or entry.name.endswith((".so", ".pyd", ".dylib"))
+                    else:
+                        size += st.st_size
         except OSError:  # removed while we looked: what is left counts
             continue
-    return size, used, changed, compiled
+    return size
 
 
 def _scan_c(path: Path, support: tuple[str, ...], lock_name: str) -> tuple[list[Entry], int]:
@@ -133,7 +131,7 @@ def _scan_c(path: Path, support: tuple[str, ...], lock_name: str) -> tuple[list[
                     other += st.st_size
                 continue
             if item.name in support or item.name.endswith(".delete.me"):
-                other += _files(Path(item.path))[0]
+                other += _size(Path(item.path))
                 continue
             module = _module(Path(item.path)) if item.name.startswith("tmp") else None
             if module is None:
@@ -195,8 +193,9 @@ def scan(kind: Kind, path: Path, *, lock_name: str = ".lock", support: tuple[str
 
 def rescan(cache: Cache) -> Cache:
     """``cache`` as it is now."""
-    lock_name = cache.lock.name if cache.lock is not None else ".lock"
-    return scan(cache.kind, cache.path, lock_name=lock_name, support=cache.support)
+    if cache.lock is None:  # (numba's: no lock)
+        return scan(cache.kind, cache.path, support=cache.support)
+    return scan(cache.kind, cache.path, lock_name=cache.lock.name, support=cache.support)
 
 
 def caches(*, scanned: bool = True) -> tuple[Cache, Cache]:
