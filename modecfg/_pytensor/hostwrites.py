@@ -12,9 +12,10 @@ The replacement sees the functions made while it is on. Those made before it (Py
 before modecfg, a step compiled in between) or while it was off (``uninstall()``, after which the
 JAX path reuses no device copy: :data:`uninstalled`) are found by :func:`catch_up`, which the JAX
 path calls at each link and before it sends a value: one walk of the collector's objects (20-40 ms
-in a PyMC process of 180,000 objects) the first time after the replacement went on (an earlier
-version missed them, and a JAX function linked after ``import modecfg`` read 0.0 where plain
-PyTensor reads 6.0).
+in a PyMC process of 180,000 objects) the first time after the replacement went on (none where
+PyTensor was imported after modecfg: the replacement went on at its import, which makes no
+function) (an earlier version missed them, and a JAX function linked after ``import modecfg`` read
+0.0 where plain PyTensor reads 6.0).
 """
 
 from __future__ import annotations
@@ -37,8 +38,8 @@ _walking = threading.Lock()  # held by catch_up's walk
 host_updated: weakref.WeakSet[Any] = weakref.WeakSet()
 # told of each function's updated containers after they are recorded (the JAX path, once loaded)
 listeners: list[Callable[[list[Any]], None]] = []
-# the "host updates" replacement (state.applied's record) under which catch_up last walked
-walked: list[Any] = [None]
+# the "host updates" record under which every function is known to be recorded (state.WALKED)
+walked = _state.WALKED
 # told when the patches come off (the JAX path: no copy is private while nothing is recorded)
 uninstalled = _state.UNINSTALLED
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
 
-from modecfg._pytensor.state import HAND_OFF
+from modecfg._pytensor.state import HAND_OFF, WALKED, applied
 
 if TYPE_CHECKING:
     from importlib.machinery import ModuleSpec
@@ -67,6 +67,7 @@ class Loader:
             if module.__spec__ is not None:
                 module.__spec__.loader = self._inner
         self._bridge.after_import()
+        WALKED[0] = applied.get("host updates")  # (no function made before: none to look for)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)

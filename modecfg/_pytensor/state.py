@@ -8,7 +8,10 @@ from collections.abc import Callable
 from types import MethodType
 from typing import Any
 
-__all__ = ["HAND_OFF", "UNINSTALLED", "Method", "Wrapper", "applied", "current_view", "original", "originals"]
+__all__ = [
+    "HAND_OFF", "UNINSTALLED", "WALKED", "Method", "Wrapper", "applied", "current_view", "original",
+    "originals",
+]  # fmt: skip
 
 # How PyTensor met modecfg's values: "handed over at import" (through the import hook), "copied
 # after import" (PyTensor was imported first), or nothing yet: the import hand-off's state.
@@ -16,6 +19,10 @@ HAND_OFF: list[str] = []
 # The attached config view (modecfg._pytensor.view's, which imports PyTensor), or None:
 # view.attach and view.detach set it; every change_flags block reads it first (replacements).
 current_view: Any = None
+# The "host updates" record (applied's entry) under which every function made so far is known to
+# be recorded: the one put on at PyTensor's import through modecfg's hook (PyTensor's import makes
+# no function), or the one catch_up last looked for older functions under (modecfg._pytensor.hostwrites)
+WALKED: list[Any] = [None]
 # called when uninstall() has taken every patch off (modecfg._pytensor.hostwrites.uninstalled)
 UNINSTALLED: list[Callable[[], None]] = []
 # patch name -> what was done (see modecfg._pytensor.patches._Applied)

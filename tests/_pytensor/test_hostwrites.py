@@ -152,3 +152,28 @@ def test_a_thread_linking_during_the_walk_waits_for_its_end(monkeypatch: pytest.
     assert hostwrites.catch_up() is True
     assert state.container in hostwrites.host_updated  # the walk ended before the second returned
     first.join()
+
+
+def test_where_modecfg_came_first_the_first_jax_link_walks_nothing() -> None:
+    """PyTensor imported after modecfg (through its hook): the record went on at PyTensor's import,
+    which makes no function, so no JAX link looks for older ones (the walk costs 20-40 ms in a PyMC
+    process); PyTensor imported first, the first link looks once."""
+    pytest.importorskip("jax")
+    from tests.fresh import run_json
+
+    code = """
+    import gc, json, warnings
+    import {first}, {second}
+    import numpy as np, pytensor
+    from pytensor.compile.mode import Mode
+    walks = []
+    real = gc.get_objects
+    gc.get_objects = lambda: walks.append(1) or real()
+    warnings.simplefilter("ignore")
+    w = pytensor.shared(np.zeros(3))
+    for k in range(3):
+        pytensor.function([], w.sum() + k, mode=Mode(linker="jax"))()
+    print(json.dumps({{"walks": len(walks)}}))
+    """
+    assert run_json(code.format(first="modecfg", second="pytensor"))["walks"] == 0
+    assert run_json(code.format(first="pytensor", second="modecfg"))["walks"] == 1
