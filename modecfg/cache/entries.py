@@ -193,8 +193,8 @@ def scan(kind: Kind, path: Path, *, lock_name: str = ".lock", support: tuple[str
 
 def rescan(cache: Cache) -> Cache:
     """``cache`` as it is now."""
-    if cache.lock is None:  # (numba's: no lock)
-        return scan(cache.kind, cache.path, support=cache.support)
+    if cache.lock is None:  # numba's: no lock, no support modules
+        return scan(cache.kind, cache.path)
     return scan(cache.kind, cache.path, lock_name=cache.lock.name, support=cache.support)
 
 
