@@ -156,7 +156,7 @@ def test_a_thread_linking_during_the_walk_waits_for_its_end(monkeypatch: pytest.
 
 def test_where_modecfg_came_first_the_first_jax_link_walks_nothing() -> None:
     """PyTensor imported after modecfg (through its hook): the record went on at PyTensor's import,
-    which makes no function, so no JAX link looks for older ones (the walk costs ~40 ms in a PyMC
+    which makes no function, so no JAX link looks for older ones (the walk costs 20-40 ms in a PyMC
     process); PyTensor imported first, the first link looks once."""
     pytest.importorskip("jax")
     from tests.fresh import run_json
@@ -177,22 +177,3 @@ def test_where_modecfg_came_first_the_first_jax_link_walks_nothing() -> None:
     """
     assert run_json(code.format(first="modecfg", second="pytensor"))["walks"] == 0
     assert run_json(code.format(first="pytensor", second="modecfg"))["walks"] == 1
-
-
-def test_the_walk_finds_instances_of_classes_derived_from_pytensors_function() -> None:
-    """A function of a class derived from PyTensor's ``Function`` (two levels down) is found as
-    ``isinstance`` would find it; a class that merely shares the name is not."""
-    from pytensor.compile.executor import Function
-
-    class Mine(Function):  # type: ignore[misc]
-        pass
-
-    class Deeper(Mine):
-        pass
-
-    class NotOne:
-        pass
-
-    found = hostwrites._subclasses(Function)
-    assert {Function, Mine, Deeper} <= found and NotOne not in found
-    assert all(issubclass(kind, Function) for kind in found)
