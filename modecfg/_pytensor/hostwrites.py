@@ -11,7 +11,7 @@ made).
 The replacement sees the functions made while it is on. Those made before it (PyTensor imported
 before modecfg, a step compiled in between) or while it was off (``uninstall()``, after which the
 JAX path reuses no device copy: :data:`uninstalled`) are found by :func:`catch_up`, which the JAX
-path calls at each link and before it sends a value: one walk of the collector's objects (20-40 ms
+path calls at each link and before it sends a value: one walk of the collector's objects (~70 ms
 in a PyMC process of 180,000 objects) the first time after the replacement went on (none where
 PyTensor was imported after modecfg: the replacement went on at its import, which makes no
 function) (an earlier version missed them, and a JAX function linked after ``import modecfg`` read
@@ -87,6 +87,9 @@ def catch_up() -> bool:
         if on is not walked[0]:
             from pytensor.compile.executor import Function
 
+            # (issubclass of each type: neither an object's __class__ nor a type's hash is asked,
+            # either of which may run anyone's code or raise: a set of types fails on a metaclass
+            # without a hash)
             made = [obj for obj in gc.get_objects() if issubclass(type(obj), Function)]
             for fn in made:  # (one made during the walk: the replacement records it)
                 host_updates(fn)

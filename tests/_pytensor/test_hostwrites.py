@@ -156,7 +156,7 @@ def test_a_thread_linking_during_the_walk_waits_for_its_end(monkeypatch: pytest.
 
 def test_where_modecfg_came_first_the_first_jax_link_walks_nothing() -> None:
     """PyTensor imported after modecfg (through its hook): the record went on at PyTensor's import,
-    which makes no function, so no JAX link looks for older ones (the walk costs 20-40 ms in a PyMC
+    which makes no function, so no JAX link looks for older ones (the walk costs ~70 ms in a PyMC
     process); PyTensor imported first, the first link looks once."""
     pytest.importorskip("jax")
     from tests.fresh import run_json
@@ -177,3 +177,27 @@ def test_where_modecfg_came_first_the_first_jax_link_walks_nothing() -> None:
     """
     assert run_json(code.format(first="modecfg", second="pytensor"))["walks"] == 0
     assert run_json(code.format(first="pytensor", second="modecfg"))["walks"] == 1
+
+
+def test_the_walk_asks_no_objects_class_nor_any_types_hash() -> None:
+    """Anyone's objects lie among those the walk looks at: one whose ``__class__`` raises, one of
+    a class whose metaclass has no hash (a set of types would raise on it) leave the walk whole."""
+    from modecfg._pytensor import install, uninstall
+
+    class Unhashable(type):
+        def __eq__(self, other: object) -> bool:
+            return self is other
+
+    class Odd(metaclass=Unhashable):
+        @property  # type: ignore[misc]
+        def __class__(self) -> type:
+            raise RuntimeError("asked")
+
+    kept = [Odd() for _ in range(3)]
+    uninstall()
+    try:
+        state, _, _ = _updating("cvm")
+    finally:
+        install()
+    assert hostwrites.catch_up() is True and state.container in hostwrites.host_updated
+    assert len(kept) == 3
