@@ -194,7 +194,11 @@ def write_repro(graph: Any, outputs: list[Any], inputs: list[Any], backend: str,
     except SyntaxError as exc:
         os.unlink(base + ".py")  # (the name reserved, empty)
         return None, f"no reproduction written: the script would not parse ({exc.msg}, line {exc.lineno})"
-    np.savez(base + ".npz", allow_pickle=False, **arrays)  # numeric arrays: np.load needs no pickle
+    if any(array.dtype.hasobject for array in arrays.values()):  # (the data is read without pickle)
+        os.unlink(base + ".py")
+        return None, "no reproduction written: an input holds Python objects, which the data file cannot"
+    save: Any = np.savez  # (numpy 2.0's takes no allow_pickle: passed, it would be stored as an array)
+    save(base + ".npz", **arrays)
     with open(base + ".py", "w", encoding="utf-8") as fh:
         fh.write(script)
     return base + ".py", ""

@@ -60,6 +60,7 @@ def test_a_script_is_named_by_backend_time_process_and_graph_beside_its_data(rep
     name = os.path.basename(path)
     assert re.fullmatch(rf"repro-cpy-\d{{8}}-\d{{6}}-{os.getpid()}(-\d+)?\.py", name), name
     assert Path(path).with_suffix(".npz").is_file()
+    assert np.load(Path(path).with_suffix(".npz")).files == ["input_0"]  # the inputs only
     assert "The sub-graph up to the first node that differs (1 nodes), as c|py ran it" in _what(path)
     assert "in [('c|py', 'c|py', None, None), ('py', 'py', None, None)]:" in Path(path).read_text(
         encoding="utf-8"
@@ -197,3 +198,16 @@ def test_a_written_script_runs_with_plain_pytensor_says_what_it_is_and_imports_a
         _what(plain)
         == "The graph as written, compiled with the fast_run rewrites on cvm and as written on py."
     )
+
+
+def test_an_input_of_python_objects_writes_no_reproduction(repro_dir: Path) -> None:
+    """The data file is read without pickle: an object array (which would need one) is refused,
+    and the name reserved for it is given back."""
+    graph, _ = _halved()
+    path, note = write_repro(graph, list(graph.outputs), [np.array([1.0, None], dtype=object)], "c|py", "py",
+                             TOLERANCES)  # fmt: skip
+    assert (
+        path is None
+        and note == "no reproduction written: an input holds Python objects, which the data file cannot"
+    )
+    assert list(repro_dir.iterdir()) == []
