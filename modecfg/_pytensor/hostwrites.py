@@ -30,7 +30,7 @@ from typing import Any
 from modecfg._pytensor import state as _state
 from modecfg._pytensor.state import applied
 
-__all__ = ["catch_up", "host_updated", "host_updates", "listeners", "recording", "uninstalled", "walked"]
+__all__ = ["catch_up", "host_updated", "host_updates", "listeners", "recording", "uninstalled"]
 
 _lock = threading.Lock()
 _walking = threading.Lock()  # held by catch_up's walk
@@ -39,7 +39,7 @@ host_updated: weakref.WeakSet[Any] = weakref.WeakSet()
 # told of each function's updated containers after they are recorded (the JAX path, once loaded)
 listeners: list[Callable[[list[Any]], None]] = []
 # the "host updates" record under which every function is known to be recorded (state.WALKED)
-walked = _state.WALKED
+_walked = _state.WALKED
 # told when the patches come off (the JAX path: no copy is private while nothing is recorded)
 uninstalled = _state.UNINSTALLED
 
@@ -81,10 +81,10 @@ def catch_up() -> bool:
     on = applied.get("host updates")
     if on is None:
         return False
-    if on is walked[0]:
+    if on is _walked[0]:
         return True
     with _walking:  # another thread linking meanwhile waits for the walk's end
-        if on is not walked[0]:
+        if on is not _walked[0]:
             from pytensor.compile.executor import Function
 
             # (issubclass of each type: neither an object's __class__ nor a type's hash is asked,
@@ -93,5 +93,5 @@ def catch_up() -> bool:
             made = [obj for obj in gc.get_objects() if issubclass(type(obj), Function)]
             for fn in made:  # (one made during the walk: the replacement records it)
                 host_updates(fn)
-            walked[0] = on
+            _walked[0] = on
     return True
