@@ -1,4 +1,4 @@
-"""Which shared variables a function on a host linker (cvm, py, numba, ...) updates.
+"""Which shared variables a function on a host linker (cvm, py, numba, ...) updates, or hands out.
 
 cvm writes a shared variable's update into its array in place, so a JAX function's device copy
 of that array would go stale (issue 58). Every compiled function's updates are recorded here,
@@ -6,7 +6,8 @@ from the first compile on, by the "host updates" replacement (``FunctionMaker.cr
 makes the functions of ``pytensor.function``, ``Function.copy`` and unpickling alike): a module
 this small so that a process that never uses JAX does not load the JAX path (:mod:`modecfg.device.jaxlink`
 reads this record and, once loaded, listens for the functions compiled after its copies were
-made).
+made). A function whose borrowed output (``Out(w, borrow=True)``, or a view of ``w``) is the
+variable's own array is recorded too: its caller holds that array and may change it in place.
 
 The replacement sees the functions made while it is on. Those made before it (PyTensor imported
 before modecfg, a step compiled in between) or while it was off (``uninstall()``, after which the
@@ -34,7 +35,8 @@ __all__ = ["catch_up", "host_updated", "host_updates", "listeners", "recording",
 
 _lock = threading.Lock()
 _walking = threading.Lock()  # held by catch_up's walk
-# containers of the shared variables a function on another linker than JAX updates
+# containers of the shared variables a function on another linker than JAX updates in place, or
+# whose arrays it hands out to its caller (a borrowed output)
 host_updated: weakref.WeakSet[Any] = weakref.WeakSet()
 # told of each function's updated containers after they are recorded (the JAX path, once loaded)
 listeners: list[Callable[[list[Any]], None]] = []
@@ -45,12 +47,14 @@ uninstalled = _state.UNINSTALLED
 
 
 def host_updates(fn: Any) -> None:
-    """Record the shared variables ``fn`` updates, where ``fn`` is not a JAX function; a device
-    copy of one already made is not reused from now on."""
+    """Record the shared variables ``fn`` updates, or whose arrays it hands out (a borrowed
+    output), where ``fn`` is not a JAX function; a device copy of one already made is not reused
+    from now on."""
     vm = getattr(fn, "vm", None)
     if type(vm) is types.FunctionType and "device_thunk" in vm.__dict__:  # a JAX function's VM
         return  # (modecfg.device.jaxlink.vm_for): its updates stay on the device
-    expanded = getattr(getattr(fn, "maker", None), "expanded_inputs", None)
+    maker = getattr(fn, "maker", None)
+    expanded = getattr(maker, "expanded_inputs", None)
     if expanded is None:
         return
     # the shared variable's own container (the function's is another one around the same list)
@@ -60,12 +64,50 @@ def host_updates(fn: Any) -> None:
         if getattr(given, "update", None) is not None
         and (container := getattr(getattr(given, "variable", None), "container", None)) is not None
     ]
+    updated += [c for c in _handed_out(maker, expanded) if c not in updated]
     if not updated:
         return
     with _lock:
         host_updated.update(updated)
     for listener in listeners:
         listener(updated)
+
+
+def _handed_out(maker: Any, expanded: Any) -> list[Any]:
+    """The containers of the shared variables whose own arrays the function may hand out: an
+    output declared ``Out(..., borrow=True)`` that is the variable, or a view of it (PyTensor lets
+    such an output alias a shared input instead of copying it), which its holder may change in
+    place. Where the graph cannot be read, every shared variable of a function with a borrowed
+    output (a copy sent too often is slower; one reused when it changed is a wrong number)."""
+    outputs = getattr(maker, "outputs", None) or ()
+    borrowed = [i for i, out in enumerate(outputs) if getattr(out, "borrow", False)]
+    if not borrowed:
+        return []
+    shared = {}  # the graph's input -> the shared variable's container
+    for given, variable in zip(expanded, getattr(getattr(maker, "fgraph", None), "inputs", ()), strict=False):
+        container = getattr(getattr(given, "variable", None), "container", None)
+        if getattr(given, "shared", False) and container is not None:
+            shared[variable] = container
+    try:
+        graph_outputs = maker.fgraph.outputs
+        roots = {_alias_root(graph_outputs[i]) for i in borrowed}
+    except Exception:  # not the graph PyTensor makes: the safe answer
+        return list(shared.values())
+    return [container for variable, container in shared.items() if variable in roots]
+
+
+def _alias_root(variable: Any) -> Any:
+    """The variable whose storage ``variable``'s may be: back through each op's ``view_map`` and
+    ``destroy_map`` (what PyTensor's own ``alias_root`` follows)."""
+    while (node := variable.owner) is not None:
+        index = node.outputs.index(variable)
+        op = node.op
+        views = getattr(op, "view_map", None) or {}
+        on = views.get(index) or (getattr(op, "destroy_map", None) or {}).get(index)
+        if not on:
+            return variable
+        variable = node.inputs[on[0]]
+    return variable
 
 
 def recording() -> bool:

@@ -1,9 +1,9 @@
-"""The device path's contacts with PyTensor: its four patches, beside their replacements.
+"""The device path's contacts with PyTensor: its five patches, beside their replacements.
 
 - "jax device" (``JITLinker.make_all``), on at PyTensor's import: a JAX linker's function is
   made by :func:`modecfg.device.jaxlink.link` (loaded then, at the first JAX link); every other
   JIT linker's (numba) is PyTensor's.
-- "shared values", "shared values (set)", "device inputs", *on demand*: applied by
+- "shared values", "shared values (set)", "shared values (zero)", "device inputs", *on demand*: applied by
   :func:`linked` when the first JAX function is linked, so that a process that never uses JAX
   pays no check at every call and every ``get_value``.
 
@@ -20,7 +20,15 @@ from typing import Any
 from modecfg._pytensor.patch import Patch
 from modecfg._pytensor.state import originals as _originals
 
-__all__ = ["DEVICE_INPUTS", "JAX_DEVICE", "PATCHES", "SHARED_VALUES", "SHARED_VALUES_SET", "linked"]
+__all__ = [
+    "DEVICE_INPUTS",
+    "JAX_DEVICE",
+    "PATCHES",
+    "SHARED_VALUES",
+    "SHARED_VALUES_SET",
+    "SHARED_VALUES_ZERO",
+    "linked",
+]
 
 # numpy's ndarray, looked up at the first call of a replacement: this module is loaded by
 # ``import modecfg`` (its patches are registered then), which loads neither numpy nor PyTensor
@@ -98,6 +106,17 @@ def set_value(self: Any, set_: Any, new_value: Any, borrow: bool = False) -> Non
             + f" ({exc}). Its value is unchanged; give np.asarray(value, dtype={kind.dtype!r}) of "
             f"{kind.ndim} dimension(s)"
         ) from exc
+
+
+def zero(self: Any, zero_: Any, borrow: bool = False) -> None:
+    """``TensorSharedVariable.zero``: with ``borrow``, PyTensor writes zeros into the variable's own
+    array, which a JAX function's device copy would not see (a new array, without it, is seen as
+    any new value is)."""
+    zero_(self, borrow)
+    if borrow:
+        from modecfg.device import jaxlink
+
+        jaxlink.written(self.container)
 
 
 def validate_inputs(self: Any, args: Any, kwargs: Any) -> Any:
@@ -196,6 +215,19 @@ SHARED_VALUES_SET = Patch(
 )
 
 
+SHARED_VALUES_ZERO = Patch(
+    name="shared values (zero)",
+    module="pytensor.tensor.sharedvar",
+    attr="TensorSharedVariable.zero",
+    params=("self", "borrow"),
+    on_demand=True,
+    replacement=zero,
+    why="zero(borrow=True) writes zeros into the variable's own array: a JAX function reading the "
+    "variable sends it again at its next call (its device copy would be stale); on once a JAX "
+    "function is linked",
+)
+
+
 DEVICE_INPUTS = Patch(
     name="device inputs",
     module="pytensor.compile.executor",
@@ -209,7 +241,7 @@ DEVICE_INPUTS = Patch(
 )
 
 
-PATCHES = (JAX_DEVICE, SHARED_VALUES, SHARED_VALUES_SET, DEVICE_INPUTS)
+PATCHES = (JAX_DEVICE, SHARED_VALUES, SHARED_VALUES_SET, SHARED_VALUES_ZERO, DEVICE_INPUTS)
 
 
 def linked() -> None:
@@ -220,6 +252,6 @@ def linked() -> None:
     from modecfg._pytensor.patches import enable
 
     _array_type()
-    for patch in (SHARED_VALUES, SHARED_VALUES_SET, DEVICE_INPUTS):
+    for patch in (SHARED_VALUES, SHARED_VALUES_SET, SHARED_VALUES_ZERO, DEVICE_INPUTS):
         enable(patch)
     _validate = _originals["device inputs"]  # (recorded as the patch was applied)

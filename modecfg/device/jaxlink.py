@@ -347,6 +347,16 @@ def lent(container: Any) -> None:
             copy.private = False
 
 
+def written(container: Any) -> None:
+    """The container's host array was written in place through PyTensor's own door
+    (``zero(borrow=True)``, patch "shared values (zero)"): its device copy is not reused; the
+    array is still the container's alone, so the copy sent at the next call is."""
+    with _lock:
+        copy = _copies.get(container)
+        if copy is not None:
+            copy.host = copy.on_device = None
+
+
 def not_private(containers: list[Any]) -> None:
     """Their host arrays change in place from now on (:mod:`modecfg._pytensor.hostwrites`, which
     tells this of each function compiled from now on): copies not reused."""

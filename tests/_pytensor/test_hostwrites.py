@@ -70,6 +70,95 @@ def test_what_is_not_a_compiled_function_records_nothing() -> None:
     assert set(map(id, hostwrites.host_updated)) == before
 
 
+# -- borrowed outputs: the variable's own array handed out -------------------------------------
+
+
+def _handing_out(output: Any, *, borrow: bool = True, linker: str = "cvm") -> tuple[Any, Any, Any]:
+    """Two shared variables and a function whose one output is ``output(w, other)``, borrowed."""
+    w = pytensor.shared(np.ones(4), name="w")
+    other = pytensor.shared(np.ones(4), name="other")
+    fn = pytensor.function([], pytensor.Out(output(w, other), borrow=borrow), mode=Mode(linker=linker))
+    return w, other, fn
+
+
+@pytest.mark.parametrize("linker", ["cvm", "py"])
+def test_a_borrowed_output_that_is_a_shared_variable_records_it_alone(linker: str) -> None:
+    w, other, fn = _handing_out(lambda w, other: w, linker=linker)
+    assert np.shares_memory(fn(), w.container.storage[0])  # PyTensor hands the array out itself
+    assert w.container in hostwrites.host_updated
+    assert other.container not in hostwrites.host_updated
+
+
+def test_a_borrowed_view_records_the_variable_it_views() -> None:
+    w, other, fn = _handing_out(lambda w, other: w[1:])
+    assert np.shares_memory(fn(), w.container.storage[0])
+    assert w.container in hostwrites.host_updated
+    assert other.container not in hostwrites.host_updated
+
+
+def test_a_borrowed_output_of_its_own_records_nothing_nor_does_a_copied_one() -> None:
+    """An output computed anew (``w * other``) aliases neither variable; an output of the variable
+    not borrowed is copied by PyTensor: neither is the variable's own array."""
+    w, other, _ = _handing_out(lambda w, other: w * other)
+    assert w.container not in hostwrites.host_updated and other.container not in hostwrites.host_updated
+    v, _, fn = _handing_out(lambda w, other: w, borrow=False)
+    assert not np.shares_memory(fn(), v.container.storage[0])
+    assert v.container not in hostwrites.host_updated
+
+
+def test_a_view_of_an_in_place_result_is_followed_to_its_root() -> None:
+    """The alias root is followed back through ``view_map`` and ``destroy_map`` alike (an op that
+    writes its input and returns it hands out that input's storage), to a variable without owner."""
+    from pytensor.graph.basic import Apply
+    from pytensor.graph.op import Op
+
+    class _Returns(Op):  # (a stand-in: an op returning its input, declared as a view or as written)
+        def __init__(self, how: str) -> None:
+            setattr(self, how, {0: [1]})
+
+        def make_node(self, *inputs: Any) -> Apply:
+            return Apply(self, list(inputs), [inputs[1].type()])
+
+        def perform(self, node: Any, inputs: Any, outputs: Any) -> None:  # pragma: no cover
+            outputs[0][0] = inputs[1]
+
+    a, b = pt.vector("a"), pt.vector("b")
+    viewed = _Returns("view_map")(a, b)
+    written = _Returns("destroy_map")(a, viewed)
+    assert hostwrites._alias_root(written) is b
+    assert hostwrites._alias_root(viewed) is b
+    assert hostwrites._alias_root(a + b) is not b and hostwrites._alias_root(a) is a
+    plain = _Returns("view_map")
+    plain.view_map = {1: [0]}  # a view, of another output than this one
+    assert hostwrites._alias_root(plain(a, b)) is not b
+
+
+def test_where_the_graph_cannot_be_read_every_shared_variable_is_recorded() -> None:
+    """A function with a borrowed output whose graph is not PyTensor's as modecfg reads it: every
+    shared variable it reads is taken as handed out (sent again at each call: slower, never stale)."""
+    w = pytensor.shared(np.ones(2), name="w")
+    other = pytensor.shared(np.ones(2), name="other")
+    fn = pytensor.function([], pytensor.Out(w * other, borrow=True), mode=Mode(linker="cvm"))
+    assert w.container not in hostwrites.host_updated
+    maker = types.SimpleNamespace(
+        expanded_inputs=fn.maker.expanded_inputs,
+        outputs=fn.maker.outputs,
+        fgraph=types.SimpleNamespace(inputs=fn.maker.fgraph.inputs),  # no outputs
+    )
+    hostwrites.host_updates(types.SimpleNamespace(vm=None, maker=maker))
+    assert w.container in hostwrites.host_updated and other.container in hostwrites.host_updated
+
+
+def test_only_shared_inputs_are_recorded_for_a_borrowed_output() -> None:
+    """An explicit input the output is (``Out(x, borrow=True)``) is the caller's own array: no
+    shared variable's, nothing recorded; nor is an output without ``borrow``."""
+    x = pt.vector("x")
+    w = pytensor.shared(np.ones(2), name="w")
+    before = set(map(id, hostwrites.host_updated))
+    pytensor.function([x], [pytensor.Out(x, borrow=True), w * 1], mode=Mode(linker="cvm"))
+    assert set(map(id, hostwrites.host_updated)) == before
+
+
 def test_a_function_made_by_copy_records_the_variable_it_updates() -> None:
     """``Function.copy(swap=...)`` makes a function without ``pytensor.function``: recorded all
     the same ("host updates" is ``FunctionMaker.create``, which makes every function)."""

@@ -41,7 +41,7 @@ def test_every_integration_point_verifies_against_the_installed_pytensor() -> No
     import modecfg  # noqa: F401  (wired: PyTensor is loaded, so the points are in)
 
     on_demand = [patch for patch in patches.every() if patch.on_demand]
-    device = {"device inputs", "shared values", "shared values (set)"}
+    device = {"device inputs", "shared values", "shared values (set)", "shared values (zero)"}
     assert {p.name for p in on_demand} == {*device, "test values", "scan test values", "profile printer"}
     for patch in on_demand:
         assert patches.enable(patch)

@@ -1,6 +1,7 @@
 """JAX residency is never stale: a property test over interleavings of JAX reads and updates,
 updates on cvm, py and numba, ``set_value`` (a copy, ``borrow=True``, an unaligned view, from
-another thread) and the internal array changed in place, each read checked against the value
+another thread), the internal array changed in place, a host function's borrowed output changed by
+its holder and ``zero``, each read checked against the value
 plain PyTensor gives (its JAX functions read the host value at every call; a model of the
 values here, which the host functions' own reads confirm). Residency may only ever save
 transfers: a value it reuses is one nothing else could have changed."""
@@ -27,21 +28,23 @@ import modecfg  # noqa: E402, F401  (modecfg's JAX path is what is tested)
 from modecfg.device import jaxlink  # noqa: E402
 
 N = 6
-NAMES = ("u", "v")
+NAMES = ("u", "v", "p")
+HOST_WRITTEN = ("u", "v")  # the variables host functions update or hand out; "p" stays private
 HOST_LINKERS = ("cvm", "py", "numba")
 
 
 class Program:
-    """Two shared variables, a JAX function reading both and one reading each, a JAX update and
-    host updates (cvm, py, numba) of each: compiled once, run by every example."""
+    """Three shared variables, a JAX function reading all and one reading each, a JAX update of
+    each, and host updates (cvm, py, numba) and borrowed outputs of two: compiled once, run by every
+    example. The third ("p") has no host function, so its device copy is reused between its
+    changes: a change a door misses reads stale there."""
 
     def __init__(self) -> None:
         self.shared = {name: pytensor.shared(np.zeros(N), name=name) for name in NAMES}
-        u, v = (self.shared[name] for name in NAMES)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             jax_mode = Mode(linker="jax")
-            self.read_both = pytensor.function([], [u.sum(), v.sum()], mode=jax_mode)
+            self.read_all = pytensor.function([], [var.sum() for var in self.shared.values()], mode=jax_mode)
             self.read = {
                 name: pytensor.function([], var.sum(), mode=jax_mode) for name, var in self.shared.items()
             }
@@ -54,6 +57,15 @@ class Program:
                     [], var.sum() * 0, updates={var: var * 2}, mode=Mode(linker=linker)
                 )
                 for name, var in self.shared.items()
+                if name in HOST_WRITTEN
+                for linker in HOST_LINKERS
+            }
+            self.hand_out = {  # the variable's own array to the caller (a copy, where a linker makes one)
+                (name, linker): pytensor.function(
+                    [], pytensor.Out(var, borrow=True), mode=Mode(linker=linker)
+                )
+                for name, var in self.shared.items()
+                if name in HOST_WRITTEN
                 for linker in HOST_LINKERS
             }
         self.model = {name: np.zeros(N) for name in NAMES}
@@ -73,14 +85,30 @@ class Program:
     def check(self, name: str) -> None:
         expected = float(self.model[name].sum())
         assert float(self.read[name]()) == expected, (name, "read alone")
-        both = [float(x) for x in self.read_both()]
-        assert both[NAMES.index(name)] == expected, (name, "read with the other")
+        every = [float(x) for x in self.read_all()]
+        assert every[NAMES.index(name)] == expected, (name, "read with the others")
         np.testing.assert_array_equal(np.asarray(self.shared[name].get_value()), self.model[name])
 
 
 @pytest.fixture(scope="module")
 def program() -> Program:
     return Program()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _copies_as_on_a_gpu() -> Any:
+    """Every value sent is a copy, as on a GPU: JAX's CPU device may use an aligned host array of the
+    same dtype where it is (x64 on, float64) instead of copying it, and a stale device copy would
+    then read the host's change, hiding the very fault these tests look for (with this off, the
+    property test passed on code that read a zeroed array as before its zeros)."""
+    original = jaxlink._put
+
+    def put(name: str, value: Any, device: Any, x64_on: bool) -> Any:
+        return original(name, value.copy(), device, x64_on)
+
+    jaxlink._put = put
+    yield
+    jaxlink._put = original
 
 
 def _run(program: Program, step: tuple[Any, ...]) -> None:
@@ -118,6 +146,16 @@ def _run(program: Program, step: tuple[Any, ...]) -> None:
         if step[2]:
             var.set_value(internal, borrow=True)
         model[name] = model[name] + 3
+    elif kind == "hand_out":  # a host function's borrowed output, changed by its holder
+        program.on_host(name)
+        held = program.hand_out[name, step[2]]()
+        aliased = np.shares_memory(held, var.container.storage[0])
+        held += 1
+        model[name] = model[name] + 1 if aliased else model[name]
+    elif kind == "zero":  # PyTensor's own zero(), in place with borrow
+        program.on_host(name)
+        var.zero(borrow=step[2])
+        model[name] = np.zeros(N)
     elif kind == "thread_set":
         worker = threading.Thread(target=var.set_value, args=(np.full(N, float(step[2])),))
         worker.start()
@@ -133,12 +171,14 @@ values = st.integers(-3, 3)
 steps = st.one_of(
     st.tuples(st.just("read"), names),
     st.tuples(st.just("jax_update"), names),
-    st.tuples(st.just("host_update"), names, st.sampled_from(HOST_LINKERS)),
+    st.tuples(st.just("host_update"), st.sampled_from(HOST_WRITTEN), st.sampled_from(HOST_LINKERS)),
     st.tuples(st.just("set_copy"), names, values),
     st.tuples(st.just("set_borrowed"), names, values),
     st.tuples(st.just("set_unaligned"), names, values),
     st.tuples(st.just("in_place"), names, st.booleans()),
     st.tuples(st.just("thread_set"), names, values),
+    st.tuples(st.just("hand_out"), st.sampled_from(HOST_WRITTEN), st.sampled_from(HOST_LINKERS)),
+    st.tuples(st.just("zero"), names, st.booleans()),
 )
 
 EXAMPLES = 300
@@ -403,3 +443,85 @@ def test_with_the_record_off_no_device_copy_is_reused(monkeypatch: pytest.Monkey
     sent = jaxlink.sent_to_device(u)
     assert [float(read()) for _ in range(3)] == [4.0] * 3
     assert jaxlink.sent_to_device(u)[0] == sent[0] + 3
+
+
+# -- PyTensor's own doors that write a shared variable's array in place, or hand it out ----------
+
+
+def test_zero_with_borrow_is_read() -> None:
+    """``TensorSharedVariable.zero(borrow=True)`` writes zeros into the variable's own array (no new
+    array: the device copy was reused, 3.0 where plain PyTensor reads 0.0, before patch "shared
+    values (zero)"); the array is still PyTensor's alone, so the zeros cross once and are reused."""
+    w = pytensor.shared(np.ones(3), name="zeroed")
+    read = _jax(w.sum())
+    assert [float(read()) for _ in range(3)] == [3.0] * 3  # the copy made, then reused
+    array = w.container.storage[0]
+    w.zero(borrow=True)
+    assert w.container.storage[0] is array  # in place, as PyTensor does it
+    assert float(read()) == 0.0
+    sent = jaxlink.sent_to_device(w)
+    assert [float(read()) for _ in range(3)] == [0.0] * 3
+    assert jaxlink.sent_to_device(w) == sent  # private still: reused
+    w.set_value(np.full(3, 2.0))
+    assert float(read()) == 6.0
+    w.zero()  # without borrow: a new array, sent as any new value
+    assert float(read()) == 0.0
+
+
+def test_zero_of_a_value_left_on_the_device_is_read() -> None:
+    """A JAX update leaves a device array in the variable: ``zero`` makes a new value of it, as
+    PyTensor's does, and the read follows."""
+    w = pytensor.shared(np.ones(3), name="updated")
+    read = _jax(w.sum())
+    _jax([], updates={w: w + 1})()
+    assert float(read()) == 6.0
+    w.zero()
+    assert float(read()) == 0.0
+
+
+@pytest.mark.parametrize("linker", HOST_LINKERS)
+def test_an_array_a_host_function_hands_out_borrowed_and_changed_is_read(linker: str) -> None:
+    """``Out(w, borrow=True)`` from a function on a host linker hands out the variable's own array
+    (PyTensor allows an output to alias a shared input when both borrow): whoever holds it may
+    change it in place, and a JAX function then sends it at each call, as plain PyTensor does
+    (the read stayed 3.0 on each linker where plain PyTensor reads 15.0)."""
+    w = pytensor.shared(np.ones(3), name="handed")
+    read = _jax(w.sum())
+    assert [float(read()) for _ in range(3)] == [3.0] * 3
+    hand_out = pytensor.function([], pytensor.Out(w, borrow=True), mode=Mode(linker=linker))
+    held = hand_out()
+    if not np.shares_memory(held, w.container.storage[0]):  # pragma: no cover - PyTensor copied
+        pytest.skip(f"{linker} returned a copy here")
+    held[:] = 5.0
+    assert float(read()) == 15.0
+    held[:] = 7.0
+    assert float(read()) == 21.0
+
+
+@pytest.mark.parametrize("linker", HOST_LINKERS)
+def test_a_borrowed_view_handed_out_and_changed_is_read(linker: str) -> None:
+    """A borrowed output that is a view of the variable (``w[1:]``) aliases its array as well."""
+    w = pytensor.shared(np.ones(4), name="viewed")
+    read = _jax(w.sum())
+    assert [float(read()) for _ in range(2)] == [4.0] * 2
+    hand_out = pytensor.function([], pytensor.Out(w[1:], borrow=True), mode=Mode(linker=linker))
+    held = hand_out()
+    if not np.shares_memory(held, w.container.storage[0]):  # numba's subtensor may copy
+        assert float(read()) == 4.0
+        return
+    held[:] = 2.0
+    assert float(read()) == 7.0
+
+
+def test_a_borrowed_output_computed_from_the_variable_keeps_it_private() -> None:
+    """A borrowed output that is a new array (``w * 2``) shares nothing with the variable: the
+    variable's copy is still reused (the rule looks at what the output may alias)."""
+    w = pytensor.shared(np.ones(3), name="computed")
+    read = _jax(w.sum())
+    read()
+    doubled = pytensor.function([], pytensor.Out(w * 2, borrow=True), mode=Mode(linker="cvm"))
+    held = doubled()
+    held[:] = 9.0
+    sent = jaxlink.sent_to_device(w)
+    assert [float(read()) for _ in range(3)] == [3.0] * 3
+    assert jaxlink.sent_to_device(w) == sent
