@@ -55,9 +55,8 @@ def jit_make_all(self: Any, make_all: Any, *args: Any, **kwargs: Any) -> Any:
         return make_all(self, *args, **kwargs)
     from modecfg.device import jaxlink  # the JAX path, loaded at its first link
 
-    made = jaxlink.link(self, make_all, *args, **kwargs)
-    linked()  # inputs given as JAX arrays are used where they are (patch "device inputs"), ...
-    return made
+    linked()  # the doors watched before any copy is made; inputs given as JAX arrays are used where they are
+    return jaxlink.link(self, make_all, *args, **kwargs)
 
 
 def get_value(self: Any, get: Any, borrow: bool = False, return_internal_type: bool = False) -> Any:

@@ -68,6 +68,7 @@ from typing import Any
 import numpy as np
 
 from modecfg._pytensor import hostwrites, marks
+from modecfg._pytensor.state import applied
 from modecfg.configuration import config
 from modecfg.errors import DeviceMemoryError, SharedValueError
 
@@ -321,7 +322,8 @@ def _private(storage: list[Any], copy: _Copy, container: Any) -> bool:
     """Whether the host array in ``storage`` can change only through PyTensor's own doors
     (``set_value``, a JAX function's update): it owns its data (a view's base may be written),
     it was not handed out (``get_value(borrow=True)``) or taken in (``set_value(a, borrow=True)``)
-    as it is, and no function on another linker updates it in place. (Decided without reference
+    as it is, no function on another linker updates it in place, and every door of :data:`DOORS`
+    is watched. (Decided without reference
     counts, whose meaning changes with the interpreter.)"""
     value = storage[0]
     return (
@@ -329,7 +331,13 @@ def _private(storage: list[Any], copy: _Copy, container: Any) -> bool:
         and value is not copy.lent
         and container not in _host_updated
         and hostwrites.recording()  # (off: a function made from now on would go unseen)
+        and all(door in applied for door in DOORS)  # (one off: what it lets in would go unseen)
     )
+
+
+# PyTensor's doors through which a host array is handed out, taken in or written in place: where one
+# of their patches is off (it did not verify against this PyTensor, or uninstall()), no copy is reused
+DOORS = ("shared values", "shared values (set)", "shared values (zero)")  # (device/contacts.py's names)
 
 
 def lent(container: Any) -> None:

@@ -525,3 +525,30 @@ def test_a_borrowed_output_computed_from_the_variable_keeps_it_private() -> None
     sent = jaxlink.sent_to_device(w)
     assert [float(read()) for _ in range(3)] == [3.0] * 3
     assert jaxlink.sent_to_device(w) == sent
+
+
+def test_the_doors_are_the_shared_value_patches() -> None:
+    from modecfg.device import contacts
+
+    doors = (contacts.SHARED_VALUES, contacts.SHARED_VALUES_SET, contacts.SHARED_VALUES_ZERO)
+    assert jaxlink.DOORS == tuple(patch.name for patch in doors)
+
+
+@pytest.mark.parametrize("door", jaxlink.DOORS)
+def test_with_a_door_unwatched_no_device_copy_is_reused(door: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where one of the shared-value patches is off (it did not verify against this PyTensor), what
+    its door lets in or out goes unseen: every call sends the host value, as plain PyTensor does."""
+    from modecfg._pytensor import state
+
+    u = pytensor.shared(np.ones(4), name="unwatched")
+    read = _jax(u.sum())
+    assert door in state.applied  # (the first JAX link put them on)
+    monkeypatch.delitem(state.applied, door)
+    sent = jaxlink.sent_to_device(u)
+    u.set_value(np.full(4, 2.0))
+    assert [float(read()) for _ in range(3)] == [8.0] * 3
+    assert jaxlink.sent_to_device(u)[0] == sent[0] + 3
+    monkeypatch.undo()
+    u.set_value(np.full(4, 3.0))
+    assert [float(read()) for _ in range(3)] == [12.0] * 3
+    assert jaxlink.sent_to_device(u)[0] == sent[0] + 4  # all watched again: sent once, then reused
