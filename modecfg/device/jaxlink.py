@@ -29,10 +29,11 @@ PyTensor's ``JITLinker.make_all`` builds a JAX function's single thunk; modecfg'
   borrow=True)`` or handed out by ``get_value(borrow=True)`` (patches "shared values",
   :func:`lent`), a view of another array, and a variable that a function on another linker updates
   (cvm's updates change the array in place: the "host updates" patch records every such function,
-  however made, in :mod:`modecfg._pytensor.hostwrites`). Two aliases cannot be seen: an array the
-  user kept from before the first JAX function was linked (``shared(a, borrow=True)`` with ``a``
-  changed in place later; Theano's GPU variables did not see such a change either), and PyTensor's
-  internal storage written past ``set_value`` (``var.container.value = a`` with ``a`` kept and
+  however made, in :mod:`modecfg._pytensor.hostwrites`), or whose array it hands out (a borrowed
+  output), and ``zero(borrow=True)`` (patch "shared values (zero)") sends the zeros once. Two
+  aliases cannot be seen: an array the user gave to ``shared(a, borrow=True)`` and changed in place
+  later (PyTensor's aliasing tutorial calls it "not a reliable technique": a GPU never saw it,
+  nor did Theano's GPU variables), and PyTensor's internal storage written past ``set_value`` (``var.container.value = a`` with ``a`` kept and
   changed, ``var.container.storage[0][:] = ...``; ``get_value(borrow=True,
   return_internal_type=True)`` is the documented door, and is seen): ``set_value`` after the change
   sends it. Functions made before modecfg was imported (or while it was uninstalled) are found at
