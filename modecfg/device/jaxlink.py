@@ -32,14 +32,14 @@ PyTensor's ``JITLinker.make_all`` builds a JAX function's single thunk; modecfg'
   however made, in :mod:`modecfg._pytensor.hostwrites`), or whose array it hands out (a borrowed
   output), and ``zero(borrow=True)`` (patch "shared values (zero)") sends the zeros once. Two
   aliases cannot be seen: an array the user gave to ``shared(a, borrow=True)`` and changed in place
-  later (PyTensor's aliasing tutorial calls it "not a reliable technique": a GPU never saw it,
-  nor did Theano's GPU variables), and PyTensor's internal storage written past ``set_value`` (``var.container.value = a`` with ``a`` kept and
-  changed, ``var.container.storage[0][:] = ...``; ``get_value(borrow=True,
-  return_internal_type=True)`` is the documented door, and is seen): ``set_value`` after the change
-  sends it. Functions made before modecfg was imported (or while it was uninstalled) are found at
-  the next link or send (:func:`modecfg._pytensor.hostwrites.catch_up`). Values a function
-  *updates* come back from JAX as device arrays, as in plain PyTensor; ``get_value`` turns them
-  into numpy (patch "shared values").
+  later (PyTensor's aliasing tutorial calls it "not a reliable technique": a GPU never saw it, nor
+  did Theano's GPU variables), and PyTensor's internal storage written past ``set_value``
+  (``var.container.value = a`` with ``a`` kept and changed, ``var.container.storage[0][:] = ...``;
+  ``get_value(borrow=True, return_internal_type=True)`` is the documented door, and is seen):
+  ``set_value`` after the change sends it. Functions made before modecfg was imported (or while it
+  was uninstalled) are found at the next link or send
+  (:func:`modecfg._pytensor.hostwrites.catch_up`). Values a function *updates* come back from JAX as
+  device arrays, as in plain PyTensor; ``get_value`` turns them into numpy (patch "shared values").
 * **Device inputs without a copy.** An input passed as a JAX array of the input's dtype is
   handed to the JAX function as it is (patch "device inputs", on once a JAX function exists:
   PyTensor's input check would copy it to the host and back).
