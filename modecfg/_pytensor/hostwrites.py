@@ -57,43 +57,51 @@ def host_updates(fn: Any) -> None:
     expanded = getattr(maker, "expanded_inputs", None)
     if expanded is None:
         return
-    # the shared variable's own container (the function's is another one around the same list)
-    updated = [
-        container
-        for given in expanded
-        if getattr(given, "update", None) is not None
-        and (container := getattr(getattr(given, "variable", None), "container", None)) is not None
-    ]
-    updated += [c for c in _handed_out(maker, expanded) if c not in updated]
-    if not updated:
+    try:
+        written = _written(maker, expanded)
+    except Exception:  # not a function as PyTensor makes them: the safe answer, all it reads
+        written = _shared(expanded)
+    if not written:
         return
     with _lock:
-        host_updated.update(updated)
+        host_updated.update(written)
     for listener in listeners:
-        listener(updated)
+        listener(written)
 
 
-def _handed_out(maker: Any, expanded: Any) -> list[Any]:
-    """The containers of the shared variables whose own arrays the function may hand out: an
-    output declared ``Out(..., borrow=True)`` that is the variable, or a view of it (PyTensor lets
-    such an output alias a shared input instead of copying it), which its holder may change in
-    place. Where the graph cannot be read, every shared variable of a function with a borrowed
-    output (a copy sent too often is slower; one reused when it changed is a wrong number)."""
-    outputs = getattr(maker, "outputs", None) or ()
-    borrowed = [i for i, out in enumerate(outputs) if getattr(out, "borrow", False)]
+def _written(maker: Any, expanded: Any) -> list[Any]:
+    """The containers of the shared variables the function updates (in place, off JAX), then those
+    whose own arrays it may hand out: an output declared ``Out(..., borrow=True)`` that is the
+    variable, or a view of it (PyTensor lets such an output alias a shared input instead of
+    copying it), which its caller may change in place."""
+    # the shared variable's own container (the function's is another one around the same list);
+    # an explicit input's variable (In(x, value=..., update=...)) has none: its state is the function's
+    updated = [
+        given.variable.container
+        for given in expanded
+        if given.update is not None and getattr(given.variable, "container", None) is not None
+    ]
+    borrowed = [i for i, out in enumerate(maker.outputs) if out.borrow]
     if not borrowed:
-        return []
-    shared = {}  # the graph's input -> the shared variable's container
-    for given, variable in zip(expanded, getattr(getattr(maker, "fgraph", None), "inputs", ()), strict=False):
-        container = getattr(getattr(given, "variable", None), "container", None)
-        if getattr(given, "shared", False) and container is not None:
-            shared[variable] = container
-    try:
-        graph_outputs = maker.fgraph.outputs
-        roots = {_alias_root(graph_outputs[i]) for i in borrowed}
-    except Exception:  # not the graph PyTensor makes: the safe answer
-        return list(shared.values())
-    return [container for variable, container in shared.items() if variable in roots]
+        return updated
+    fgraph = maker.fgraph
+    roots = {_alias_root(fgraph.outputs[i]) for i in borrowed}
+    handed = [
+        given.variable.container
+        for given, variable in zip(expanded, fgraph.inputs, strict=True)
+        if given.shared and variable in roots
+    ]
+    return updated + [container for container in handed if container not in updated]
+
+
+def _shared(expanded: Any) -> list[Any]:
+    """Every shared variable's container among ``expanded`` (what a function may write or hand out,
+    where what it does cannot be read: sent again at each call, slower, never stale)."""
+    return [
+        container
+        for given in expanded
+        if (container := getattr(getattr(given, "variable", None), "container", None)) is not None
+    ]
 
 
 def _alias_root(variable: Any) -> Any:
@@ -101,9 +109,7 @@ def _alias_root(variable: Any) -> Any:
     ``destroy_map`` (what PyTensor's own ``alias_root`` follows)."""
     while (node := variable.owner) is not None:
         index = node.outputs.index(variable)
-        op = node.op
-        views = getattr(op, "view_map", None) or {}
-        on = views.get(index) or (getattr(op, "destroy_map", None) or {}).get(index)
+        on = node.op.view_map.get(index) or node.op.destroy_map.get(index)
         if not on:
             return variable
         variable = node.inputs[on[0]]

@@ -149,14 +149,53 @@ def test_where_the_graph_cannot_be_read_every_shared_variable_is_recorded() -> N
     assert w.container in hostwrites.host_updated and other.container in hostwrites.host_updated
 
 
+def _heard(make: Any) -> list[list[Any]]:
+    """What the record told its listeners while ``make()`` ran."""
+    heard: list[list[Any]] = []
+    hostwrites.listeners.append(heard.append)
+    try:
+        make()
+    finally:
+        hostwrites.listeners.remove(heard.append)
+    return heard
+
+
 def test_only_shared_inputs_are_recorded_for_a_borrowed_output() -> None:
     """An explicit input the output is (``Out(x, borrow=True)``) is the caller's own array: no
     shared variable's, nothing recorded; nor is an output without ``borrow``."""
     x = pt.vector("x")
     w = pytensor.shared(np.ones(2), name="w")
-    before = set(map(id, hostwrites.host_updated))
-    pytensor.function([x], [pytensor.Out(x, borrow=True), w * 1], mode=Mode(linker="cvm"))
-    assert set(map(id, hostwrites.host_updated)) == before
+    heard = _heard(
+        lambda: pytensor.function([x], [pytensor.Out(x, borrow=True), w * 1], mode=Mode(linker="cvm"))
+    )
+    assert heard == [] and w.container not in hostwrites.host_updated
+
+
+def test_an_explicit_input_with_an_update_records_nothing() -> None:
+    """``In(x, update=...)``: an explicit input's variable is no shared variable (it has no
+    container of its own; its value is the caller's): nothing recorded, nothing raised."""
+    x = pt.vector("x")
+    w = pytensor.shared(np.ones(2), name="w")
+    fns: list[Any] = []
+    updating = pytensor.In(x, update=x + 1)
+    heard = _heard(lambda: fns.append(pytensor.function([updating], x + w, mode=Mode(linker="cvm"))))
+    assert heard == [] and w.container not in hostwrites.host_updated
+    assert fns[0](np.zeros(2)).tolist() == [1.0, 1.0]
+
+
+def test_a_function_not_as_pytensor_makes_them_records_every_shared_variable_it_reads() -> None:
+    """Where what a function writes or hands out cannot be read (its inputs without ``update``,
+    outputs without ``borrow``): every shared variable's container among its inputs is recorded,
+    and inputs without a variable or a container are passed over."""
+    w = pytensor.shared(np.ones(2), name="w")
+    expanded = [
+        types.SimpleNamespace(variable=w),  # no update, no shared: unreadable
+        types.SimpleNamespace(variable=pt.vector("x")),  # no container: an explicit input
+        types.SimpleNamespace(),  # no variable at all
+    ]
+    fn = types.SimpleNamespace(vm=None, maker=types.SimpleNamespace(expanded_inputs=expanded))
+    assert _heard(lambda: hostwrites.host_updates(fn)) == [[w.container]]
+    assert w.container in hostwrites.host_updated
 
 
 def test_a_function_made_by_copy_records_the_variable_it_updates() -> None:
