@@ -198,6 +198,23 @@ def test_a_function_not_as_pytensor_makes_them_records_every_shared_variable_it_
     assert w.container in hostwrites.host_updated
 
 
+def test_inputs_that_do_not_line_up_with_the_graphs_record_every_shared_variable() -> None:
+    """The function's inputs and its graph's are one list in PyTensor; where they are not as long,
+    which input a borrowed output is cannot be told: every shared variable is recorded."""
+    w = pytensor.shared(np.ones(2), name="w")
+    other = pytensor.shared(np.ones(2), name="other")
+    fn = pytensor.function([], [w * 1, pytensor.Out(other, borrow=True)], mode=Mode(linker="cvm"))
+    maker = fn.maker
+    assert [given.variable for given in maker.expanded_inputs] == [w, other]
+    cut = types.SimpleNamespace(
+        expanded_inputs=maker.expanded_inputs,
+        outputs=maker.outputs,
+        fgraph=types.SimpleNamespace(inputs=maker.fgraph.inputs[:1], outputs=maker.fgraph.outputs),
+    )
+    heard = _heard(lambda: hostwrites.host_updates(types.SimpleNamespace(vm=None, maker=cut)))
+    assert heard == [[w.container, other.container]]
+
+
 def test_a_function_made_by_copy_records_the_variable_it_updates() -> None:
     """``Function.copy(swap=...)`` makes a function without ``pytensor.function``: recorded all
     the same ("host updates" is ``FunctionMaker.create``, which makes every function)."""
