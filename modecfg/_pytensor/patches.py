@@ -250,6 +250,9 @@ _problems: dict[str, str] = {}
 _version_problem = ""
 _installed = False
 _warned = False
+# the on-demand patches enable() put on: uninstall() takes them off with the rest, install() puts
+# them back (the need that put them on, a JAX function, a flag, outlives an uninstall)
+_demanded: set[str] = set()
 
 
 def installed() -> bool:
@@ -431,7 +434,8 @@ def install(wanted: Callable[[Patch], bool] | None = None) -> None:
     """Put every verified integration point in place (PyTensor must be loaded). Never raises;
     what is on, off and why, :func:`status` says.
 
-    On-demand patches wait for :func:`enable`. ``wanted`` selects patches (tests).
+    On-demand patches wait for :func:`enable`; those it put on before an :func:`uninstall` are put
+    back. ``wanted`` selects patches (tests).
     """
     global _installed, _version_problem
     if "pytensor" not in sys.modules:  # nothing to patch yet: PyTensor's import will call this
@@ -451,7 +455,8 @@ def install(wanted: Callable[[Patch], bool] | None = None) -> None:
                 ]
             todo = [
                 p for p in PATCHES
-                if not p.on_demand and p.name not in _applied and (wanted is None or wanted(p))
+                if (not p.on_demand or p.name in _demanded)
+                and p.name not in _applied and (wanted is None or wanted(p))
             ]  # fmt: skip
             problems += _try(todo)
             wrapped = sys.modules.get("modecfg._pytensor.wrapped")
@@ -474,6 +479,8 @@ def enable(patch: Patch) -> bool:
         if "pytensor" not in sys.modules or not _installed:
             return False
         _say(_try([patch]))
+        if patch.name in _applied:
+            _demanded.add(patch.name)
         return patch.name in _applied
 
 

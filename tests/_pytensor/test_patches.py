@@ -30,10 +30,8 @@ def on_demand_put_back() -> Any:
     yield
     if {p.name for p in patches.PATCHES if p.on_demand and (p.name in patch_state.applied)} != before:
         patches.uninstall()
+        patches._demanded.intersection_update(before)  # (install() puts back what was demanded)
         patches.install()
-        for patch in patches.PATCHES:
-            if patch.name in before:
-                patches.enable(patch)
 
 
 @pytest.mark.usefixtures("on_demand_put_back")
@@ -146,9 +144,32 @@ def test_uninstall_restores_every_original_object_and_install_puts_them_back() -
 
     assert [key for key in out["changed"] if not listed(key)] == []
     assert "PyTensorConfigParser.add" in out["changed"] and "config._config_var_dict" in out["changed"]
-    # install() again: the eager points are back, the on-demand ones wait to be needed
-    assert set(out["again"]) and "Op.__call__" not in out["again"]
-    assert out["state"].count("on") == sum(not p.on_demand for p in every)
+    # install() again: every point is back, the on-demand ones put on before (by enable()) too: the
+    # need that put them on (a JAX function, a flag) outlives the uninstall
+    assert out["again"] == out["changed"] and "Op.__call__" in out["again"]
+    assert out["state"] == ["on"] * len(every)
+
+
+def test_install_after_uninstall_puts_back_only_the_on_demand_patches_put_on_before() -> None:
+    out = _run(
+        """
+        import json
+        import modecfg, pytensor
+        from modecfg._pytensor import patches
+        from modecfg._pytensor.state import applied
+        on_demand = [p for p in patches.every() if p.on_demand]
+        first = next(p for p in on_demand if p.name == "shared values")
+        rest = [p for p in on_demand if p is not first]
+        assert patches.enable(first)
+        patches.uninstall()
+        off = [p.name in applied for p in on_demand]
+        patches.install()
+        print(json.dumps({"off": off, "first": first.name in applied,
+                          "rest": [p.name in applied for p in rest]}))
+        """
+    )
+    assert not any(out["off"])
+    assert out["first"] is True and out["rest"] == [False] * len(out["rest"])
 
 
 def test_a_missing_or_changed_target_leaves_import_pytensor_working_and_warns_once() -> None:

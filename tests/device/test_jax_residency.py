@@ -552,3 +552,26 @@ def test_with_a_door_unwatched_no_device_copy_is_reused(door: str, monkeypatch: 
     u.set_value(np.full(4, 3.0))
     assert [float(read()) for _ in range(3)] == [12.0] * 3
     assert jaxlink.sent_to_device(u)[0] == sent[0] + 4  # all watched again: sent once, then reused
+
+
+def test_after_uninstall_and_install_a_borrowed_value_changed_is_read() -> None:
+    """``uninstall()`` then ``install()``: the shared-value patches, on demand, stayed off until the
+    next JAX link, while the copies were reused: a value handed out by ``get_value(borrow=True)``
+    and changed read stale (3.0 where plain PyTensor reads 6.0). install() now puts back the on-demand
+    patches that were on, and a copy is reused only while every door is watched."""
+    from modecfg._pytensor import install, state, uninstall
+
+    w = pytensor.shared(np.ones(3), name="reinstalled")
+    read = _jax(w.sum())
+    assert [float(read()) for _ in range(2)] == [3.0] * 2
+    uninstall()
+    install()
+    assert all(door in state.applied for door in jaxlink.DOORS)
+    w.set_value(np.ones(3))
+    assert [float(read()) for _ in range(2)] == [3.0] * 2
+    sent = jaxlink.sent_to_device(w)
+    assert float(read()) == 3.0
+    assert jaxlink.sent_to_device(w) == sent  # reused again: private
+    held = w.get_value(borrow=True)
+    held += 1
+    assert float(read()) == 6.0
