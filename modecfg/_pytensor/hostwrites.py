@@ -75,7 +75,7 @@ def _written(maker: Any, expanded: Any) -> list[Any]:
     variable, or a view of it (PyTensor lets such an output alias a shared input instead of
     copying it), which its caller may change in place."""
     # the shared variable's own container (the function's is another one around the same list);
-    # an explicit input's variable (In(x, value=..., update=...)) has none: its state is the function's
+    # an explicit input's variable (In(x, update=...)) has none: its value is the caller's
     updated = [
         given.variable.container
         for given in expanded

@@ -324,8 +324,7 @@ def _private(storage: list[Any], copy: _Copy, container: Any) -> bool:
     (``set_value``, a JAX function's update): it owns its data (a view's base may be written),
     it was not handed out (``get_value(borrow=True)``) or taken in (``set_value(a, borrow=True)``)
     as it is, no function on another linker updates it in place, and every door of :data:`DOORS`
-    is watched. (Decided without reference
-    counts, whose meaning changes with the interpreter.)"""
+    is watched. (Decided without reference counts, whose meaning changes with the interpreter.)"""
     value = storage[0]
     return (
         value.base is None
