@@ -1,10 +1,12 @@
-"""The compile caches' contacts with PyTensor: five patches, beside their replacements, and what a
+"""The compile caches' contacts with PyTensor: seven patches, beside their replacements, and what a
 process's first compile does for the caches.
 
 - "compile lock" (``compilelock.lock_ctx``): PyTensor's lock, taken as PyTensor takes it, never
   blind (who holds it is said after ``compile.wait``; ``compile.timeout`` names the holder).
 - "module cache threads" (three patches): PyTensor's C module cache, one thread of a process at
   a time (pymc#7819).
+- "interned nodes threads" (two patches): the nodes and inputs PyTensor interns for inner graphs
+  (a fused ``Composite``'s), made once however many threads ask at once.
 - "numba compile lock" (``NumbaLinker.jit_compile``): one process compiles a cached function,
   the others load it.
 - :func:`first_compile`, a ``before_rewrites`` hook slot of the compile hook: at a process's first
@@ -30,6 +32,8 @@ from modecfg.configuration import config
 
 __all__ = [
     "COMPILE_LOCK",
+    "INTERNED_NODES_THREADS",
+    "INTERNED_NODES_THREADS_INPUTS",
     "MODULE_CACHE_THREADS",
     "MODULE_CACHE_THREADS_MADE_ONCE",
     "MODULE_CACHE_THREADS_REFRESH",
@@ -39,6 +43,7 @@ __all__ = [
     "LockedCompile",
     "first_compile",
     "get_module_cache",
+    "interned",
     "lock_ctx",
     "module_cache_refresh",
     "module_from_key",
@@ -220,6 +225,24 @@ def get_module_cache(get: Any, init_args: Any = None) -> Any:
         return get(init_args)
 
 
+# -- interned nodes, made once ----------------------------------------------------------------
+# A fused graph's Composite holds a FrozenFunctionGraph, whose nodes (FrozenApply) and inputs
+# (NominalVariable) PyTensor interns in process-wide tables so that equality is identity: each
+# looks its key up, makes what is missing and stores it, outside any lock. Two threads making
+# the same node at once each keep their own, and two equal Composites then compare unequal; the
+# C module cache reads a key back from its file, cannot find it and fails the compile ("Key not
+# found in unpickled KeyData file", 1 run in 30 of test_compile_lock's sixteen threads on
+# PyTensor 3.3.8). A lock of its own, not the module cache's (held through a C compilation).
+_interning_lock = fork_safe(sys.modules[__name__], "_interning_lock", RLock)
+
+
+def interned(new: Any, cls: Any, *args: Any, **kwargs: Any) -> Any:
+    """``FrozenApply.__new__`` and ``NominalVariable.__new__``: look up or make, one thread of
+    the process at a time (a few microseconds, at compile time only)."""
+    with _interning_lock:
+        return new(cls, *args, **kwargs)
+
+
 # -- a process's first compile ----------------------------------------------------------------
 
 _first: list[bool] = []
@@ -328,6 +351,29 @@ MODULE_CACHE_THREADS_MADE_ONCE = Patch(
 )
 
 
+INTERNED_NODES_THREADS = Patch(
+    name="interned nodes threads",
+    module="pytensor.graph.basic",
+    attr="FrozenApply.__new__",
+    params=("cls", "op", "inputs", "output_types"),
+    replacement=interned,
+    why="threads compiling at once: PyTensor interns the nodes of inner graphs (a fused "
+    "Composite's) without a lock, two threads making one node keep two, equal graphs compare "
+    "unequal and the C module cache fails the compile ('Key not found in unpickled KeyData "
+    "file'); each node is made once",
+)
+
+
+INTERNED_NODES_THREADS_INPUTS = Patch(
+    name="interned nodes threads (inputs)",
+    module="pytensor.graph.basic",
+    attr="NominalVariable.__new__",
+    params=("cls", "id", "typ"),
+    replacement=interned,
+    why="the interned nodes' inputs, likewise: each made once",
+)
+
+
 NUMBA_COMPILE_LOCK = Patch(
     name="numba compile lock",
     module="pytensor.link.numba.linker",
@@ -343,5 +389,5 @@ NUMBA_COMPILE_LOCK = Patch(
 
 PATCHES = (
     COMPILE_LOCK, MODULE_CACHE_THREADS, MODULE_CACHE_THREADS_REFRESH, MODULE_CACHE_THREADS_MADE_ONCE,
-    NUMBA_COMPILE_LOCK,
+    INTERNED_NODES_THREADS, INTERNED_NODES_THREADS_INPUTS, NUMBA_COMPILE_LOCK,
 )  # fmt: skip

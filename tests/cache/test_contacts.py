@@ -5,7 +5,11 @@ test_compile_lock)."""
 from __future__ import annotations
 
 import atexit
+import contextlib
+import itertools
 import logging
+import pickle
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +22,9 @@ from modecfg.configuration import config
 
 pytest.importorskip("pytensor")
 
+import pytensor.scalar as ps
+
+from modecfg._pytensor import state
 
 # -- what a wait and a stale lock say ------------------------------------------------------------
 
@@ -238,3 +245,78 @@ def test_the_exit_bound_is_trims(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(trim, "bound_at_exit", lambda: ran.append(True))
     contacts.bound_at_exit()
     assert ran == [True]
+
+
+# -- interned nodes, made once ------------------------------------------------------------------
+
+_both_there = threading.Barrier(2)
+
+
+class _MeetingType(ps.ScalarType):  # type: ignore[misc]
+    """A scalar type whose ``variable_type`` waits for a second thread to read it as well: both
+    interning functions read it between their look-up and their store, so two threads making
+    the same node both find the table without it, as threads compiling at once sometimes do."""
+
+    @property
+    def variable_type(self) -> type:
+        with contextlib.suppress(threading.BrokenBarrierError):
+            _both_there.wait(timeout=_both_there_within)
+        return ps.ScalarVariable  # type: ignore[no-any-return]
+
+
+_both_there_within = 5.0
+
+
+def _made_in_two_threads(make: Any, within: float) -> list[Any]:
+    global _both_there_within
+    _both_there.reset()
+    _both_there_within = within
+    made: list[Any] = [None, None]
+
+    def one(i: int) -> None:
+        made[i] = make()
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    return made
+
+
+_fresh = itertools.count(10_000)
+
+
+def _maker(patch: str) -> Any:
+    """Makes one node or input, each time the same, never made before."""
+    from pytensor.graph.basic import FrozenApply, NominalVariable
+
+    n = next(_fresh)
+    if patch == "interned nodes threads":
+        x = NominalVariable(n, ps.float64)
+        return lambda: FrozenApply(ps.exp, (x,), (_MeetingType("float64"),))
+    return lambda: NominalVariable(n, _MeetingType("float32"))
+
+
+@pytest.mark.parametrize("patch", ["interned nodes threads", "interned nodes threads (inputs)"])
+def test_two_threads_making_one_interned_node_at_once_get_one(
+    patch: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PyTensor's interning keeps two (the patch off: what plain PyTensor does); equal inner graphs
+    then compare unequal and the C module cache fails the compile. With the patch, one."""
+    make = _maker(patch)
+    first, second = _made_in_two_threads(make, within=0.3)
+    assert first is second and first is make()
+    make = _maker(patch)
+    with monkeypatch.context() as off:
+        off.delitem(state.applied, patch)
+        first, second = _made_in_two_threads(make, within=5.0)
+    assert first is not second and first is not None and second is not None
+
+
+def test_an_interned_node_pickled_in_a_thread_comes_back_as_itself() -> None:
+    """The check PyTensor's C module cache makes of each key it stores (read back from its file,
+    it must equal the key), on a node made by two threads at once."""
+    make = _maker("interned nodes threads")
+    first, second = _made_in_two_threads(make, within=0.3)
+    assert pickle.loads(pickle.dumps(first)) is first is second
