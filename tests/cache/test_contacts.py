@@ -320,3 +320,14 @@ def test_an_interned_node_pickled_in_a_thread_comes_back_as_itself() -> None:
     make = _maker("interned nodes threads")
     first, second = _made_in_two_threads(make, within=0.3)
     assert pickle.loads(pickle.dumps(first)) is first is second
+
+
+def test_interned_nodes_made_by_keyword_are_the_same_objects() -> None:
+    """PyTensor's own ``NominalVariable.clone`` names its arguments (``id=``, ``typ=``)."""
+    from pytensor.graph.basic import FrozenApply, NominalVariable
+
+    n = next(_fresh)
+    x = NominalVariable(n, ps.float64)
+    assert NominalVariable(id=n, typ=ps.float64) is x and x.clone() is x
+    node = FrozenApply(ps.exp, (x,), (ps.float64,))
+    assert FrozenApply(op=ps.exp, inputs=(x,), output_types=(ps.float64,)) is node
