@@ -263,6 +263,11 @@ class Store:
                 raise
 
     def reset(self, spec: Flag) -> None:
+        """Drop the assignment of a flag. One fixed per process is asked first, as an assignment
+        is (``guards``): the value below it may not be the one PyTensor already uses."""
+        if spec.fixed:
+            for guard in self.guards:
+                guard(spec, self._unassigned(spec))
         with self.lock:
             kept = [c for c in self.candidates.get(spec.name, ()) if c.origin.layer is not Layer.ASSIGNMENT]
             self.candidates[spec.name] = kept
@@ -275,6 +280,13 @@ class Store:
                 ns.__dict__[spec.attr] = spec.default
             origin = kept[-1].origin if kept else Origin(Layer.DEFAULT)
             self.notify(Change(spec.name, self.base(spec.name), origin, "reset"))
+
+    def _unassigned(self, spec: Flag) -> Any:
+        """The value of ``spec`` were its assignment dropped: a source's, or the default."""
+        for candidate in reversed(self.candidates.get(spec.name, ())):
+            if candidate.origin.layer is not Layer.ASSIGNMENT:
+                return candidate.value
+        return spec.default.compute(self.root) if isinstance(spec.default, Lazy) else spec.default
 
     # -- change notification -----------------------------------------------------------
 

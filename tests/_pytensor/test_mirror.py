@@ -104,6 +104,39 @@ def test_fixed_flags_raise_once_pytensor_uses_them(tmp_path: Path) -> None:
     assert "PyTensor already uses" in str(out["error"])
 
 
+def test_dropping_the_assignment_of_a_fixed_flag_pytensor_uses_is_refused(tmp_path: Path) -> None:
+    """``del config.base_compiledir`` (or ``config.reset``) after PyTensor took the assigned value:
+    modecfg showed the default while PyTensor kept compiling into the assigned directory. Refused
+    as the assignment of another value is; the same value below (a source's) is no change."""
+    out = run_json(
+        f"""
+        import json
+        import modecfg
+        from modecfg import config
+        config.base_compiledir = {str(tmp_path / "before")!r}
+        config.compile.wait = 7
+        import pytensor
+        said = []
+        for drop in (lambda: config.reset("base_compiledir"), lambda: delattr(config.compile, "wait")):
+            try:
+                drop()
+            except modecfg.ReadOnlyFlagError as exc:
+                said.append(str(exc))
+        print(json.dumps({{
+            "said": said,
+            "modecfg": [str(config.base_compiledir), config.compile.wait],
+            "pytensor": [str(pytensor.config.base_compiledir), pytensor.config.compile__wait],
+        }}))
+        """,
+        {},
+    )
+    assert out["modecfg"] == out["pytensor"] == [str(tmp_path / "before"), 7], out
+    said = out["said"]
+    assert isinstance(said, list) and len(said) == 2
+    assert said[0].startswith("base_compiledir cannot change to ") and "PyTensor already uses" in said[0]
+    assert said[1].startswith("compile.wait cannot change to 5: PyTensor already uses 7")
+
+
 def test_pytensor_imported_first_gets_the_values_it_still_can_take() -> None:
     out = run_json(
         """

@@ -977,3 +977,19 @@ def test_an_attach_that_fails_part_way_is_undone_and_says_its_own_error() -> Non
     """)  # fmt: skip
     assert done["said"] == "RuntimeError: a step failed", done["stderr"]
     assert (done["attached"], done["class back"], done["table"]) == (False, True, "dict")
+
+
+def test_a_flag_pytensor_took_at_its_import_reset_to_the_value_it_has_is_heard_by_no_parameter() -> None:
+    """The flags PyTensor took at its import have no parameter of the view (PyTensor reads its
+    own): dropping an assignment that changes nothing (none made) is refused by no guard and
+    heard by the parameters of the flags they answer only."""
+    from modecfg._pytensor import state
+
+    handed = [n for n in ("compile.wait", "cmodule.age_thresh_use", "compiledir_format")
+              if n not in state.current_view.by_flag]  # fmt: skip
+    assert handed == ["compile.wait", "cmodule.age_thresh_use", "compiledir_format"]
+    before = [config[name] for name in handed]
+    for name in handed:
+        config.reset(name)
+    assert [config[name] for name in handed] == before
+    assert pytensor.config.compile__wait == config["compile.wait"]

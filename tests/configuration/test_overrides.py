@@ -209,6 +209,41 @@ def test_a_guard_refuses_an_assignment_of_a_flag_fixed_per_process_and_nothing_c
     assert cfg.cxx == "/opt/bad/g++" and asked == ["cxx", "cxx"]
 
 
+def test_a_guard_is_asked_before_an_assignment_of_a_fixed_flag_is_dropped(tmp_path: Any) -> None:
+    """Dropping an assignment changes the value as assigning does: a flag PyTensor already uses
+    (``del config.cxx`` after PyTensor compiled with it) kept the assignment's value in PyTensor
+    and showed the default in modecfg. The guard is asked with the value the drop would give
+    (a source's, else the default, a lazy one computed); refused, nothing changes."""
+    rc = tmp_path / "rc.toml"
+    rc.write_text('[global]\ncxx = "/opt/rc/g++"\n')
+    cfg = modecfg.load(env={}, rc_files=[rc])
+    heard: list[str] = []
+    cfg.subscribe(lambda c: heard.append(c.name))
+    asked: list[tuple[str, object]] = []
+
+    def uses(spec: Any, value: object) -> None:
+        asked.append((spec.name, value))
+        if value != "/opt/used/g++":
+            raise modecfg.ReadOnlyFlagError("PyTensor uses another", flag=spec.name)
+
+    cfg.cxx = "/opt/used/g++"
+    cfg.compiledir = tmp_path  # fixed, and a lazy default (None: PyTensor's own)
+    remove = cfg.guard(uses)
+    heard.clear()
+    with pytest.raises(modecfg.ReadOnlyFlagError):
+        del cfg.cxx
+    with pytest.raises(modecfg.ReadOnlyFlagError):
+        cfg.reset("compiledir")
+    assert asked == [("cxx", "/opt/rc/g++"), ("compiledir", None)] and heard == []
+    assert (cfg.cxx, cfg.origin("cxx").layer) == ("/opt/used/g++", Layer.ASSIGNMENT)
+    assert cfg.compiledir == tmp_path
+    cfg.reset("floatX")  # not fixed per process: no guard is asked
+    assert len(asked) == 2
+    remove()
+    del cfg.cxx
+    assert (cfg.cxx, cfg.origin("cxx").layer) == ("/opt/rc/g++", Layer.RC) and heard == ["floatX", "cxx"]
+
+
 def test_a_copy_made_before_an_assignment_inside_the_override_keeps_what_it_saw(cfg: modecfg.Config) -> None:
     with cfg.override(floatX="float32"):
         before = contextvars.copy_context()
