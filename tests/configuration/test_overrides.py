@@ -213,7 +213,7 @@ def test_a_guard_is_asked_before_an_assignment_of_a_fixed_flag_is_dropped(tmp_pa
     """Dropping an assignment changes the value as assigning does: a flag PyTensor already uses
     (``del config.cxx`` after PyTensor compiled with it) kept the assignment's value in PyTensor
     and showed the default in modecfg. The guard is asked with the value the drop would give
-    (a source's, else the default, a lazy one computed); refused, nothing changes."""
+    (a source's, else the default, a lazy one worked out); refused, nothing changes."""
     rc = tmp_path / "rc.toml"
     rc.write_text('[global]\ncxx = "/opt/rc/g++"\n')
     cfg = modecfg.load(env={}, rc_files=[rc])
@@ -227,21 +227,24 @@ def test_a_guard_is_asked_before_an_assignment_of_a_fixed_flag_is_dropped(tmp_pa
             raise modecfg.ReadOnlyFlagError("PyTensor uses another", flag=spec.name)
 
     cfg.cxx = "/opt/used/g++"
-    cfg.compiledir = tmp_path  # fixed, and a lazy default (None: PyTensor's own)
+    cfg.base_compiledir = tmp_path  # fixed, and no source: its default is worked out (lazy)
     remove = cfg.guard(uses)
     heard.clear()
     with pytest.raises(modecfg.ReadOnlyFlagError):
         del cfg.cxx
     with pytest.raises(modecfg.ReadOnlyFlagError):
-        cfg.reset("compiledir")
-    assert asked == [("cxx", "/opt/rc/g++"), ("compiledir", None)] and heard == []
+        cfg.reset("base_compiledir")
+    assert asked[0] == ("cxx", "/opt/rc/g++") and heard == []
     assert (cfg.cxx, cfg.origin("cxx").layer) == ("/opt/used/g++", Layer.ASSIGNMENT)
-    assert cfg.compiledir == tmp_path
+    assert cfg.base_compiledir == tmp_path
     cfg.reset("floatX")  # not fixed per process: no guard is asked
     assert len(asked) == 2
     remove()
     del cfg.cxx
-    assert (cfg.cxx, cfg.origin("cxx").layer) == ("/opt/rc/g++", Layer.RC) and heard == ["floatX", "cxx"]
+    del cfg.base_compiledir
+    assert (cfg.cxx, cfg.origin("cxx").layer) == ("/opt/rc/g++", Layer.RC)
+    assert asked[1] == ("base_compiledir", cfg.base_compiledir) != ("base_compiledir", tmp_path)
+    assert heard == ["floatX", "cxx", "base_compiledir"]
 
 
 def test_a_copy_made_before_an_assignment_inside_the_override_keeps_what_it_saw(cfg: modecfg.Config) -> None:
