@@ -4,6 +4,7 @@ machinery and the replacements (no imports of either)."""
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable
 from types import MethodType
 from typing import Any
@@ -57,8 +58,21 @@ class Method:
     def __call__(self, instance: Any, /, *args: Any, **kwargs: Any) -> Any:
         return self.replacement(instance, self.__wrapped__, *args, **kwargs)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled by name, as the method it stands for (``Class.method``): unpickled, it is what
+        that name holds in the loading process (modecfg's or PyTensor's own)."""
+        return getattr, (_owner(self.__wrapped__), self.__wrapped__.__name__)
+
     def __repr__(self) -> str:
         return f"<modecfg method in place of {self.__wrapped__!r}>"
+
+
+def _owner(function: Any) -> Any:
+    """The class ``function`` (a method PyTensor defines) is defined in, found by its names."""
+    owner: Any = sys.modules[function.__module__]
+    for part in function.__qualname__.split(".")[:-1]:
+        owner = getattr(owner, part)
+    return owner
 
 
 class Wrapper:
@@ -87,6 +101,12 @@ class Wrapper:
 
     def __get__(self, instance: Any, owner: Any = None) -> Any:
         return self if instance is None else MethodType(self, instance)
+
+    def __reduce__(self) -> str:
+        """Pickled by name, as the function it stands for (``pytensor.function``): unpickled, it
+        is what that name holds in the loading process, with or without modecfg."""
+        name: str = self.__dict__["__qualname__"]  # (the original's, copied by update_wrapper)
+        return name
 
     def __repr__(self) -> str:
         return f"<modecfg wrapper of {self.__wrapped__!r} (patch {self._patch!r})>"

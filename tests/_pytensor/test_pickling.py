@@ -246,3 +246,29 @@ print(float(fn(np.array([0.0, 1.0]))), type(pytensor.config._config_var_dict["fl
     assert loaded.returncode == 0, loaded.stderr
     value, view = loaded.stdout.split()
     assert float(value) == float(made.stdout.strip()) and view == "FlagParam"
+
+
+def test_every_replaced_function_and_method_pickles_by_name_as_pytensors_own() -> None:
+    """A function or method modecfg stands in for (``pytensor.function``, ``Op.__call__``), read as
+    a user reads it, pickles by name as PyTensor's own does
+    and loads as what that name holds: modecfg's stand-ins failed with "not the same object as
+    pytensor.compile.maker.function". A function's pickle names PyTensor's, not modecfg's."""
+    import importlib
+
+    from modecfg._pytensor import patches
+    from modecfg._pytensor.state import applied
+
+    checked = []
+    for patch in patches.every():
+        if patch.name not in applied or patch.kind is not None:
+            continue
+        owner: Any = importlib.import_module(patch.module)
+        *path, attr = patch.attr.split(".")
+        for part in path:
+            owner = getattr(owner, part)
+        read = getattr(owner, attr)
+        assert pickle.loads(pickle.dumps(read)) is read, patch.name
+        checked.append(patch.name)
+    assert {"compile hook", "error locations"} <= set(checked), checked
+    for function in (pytensor.function,):
+        assert b"modecfg" not in pickle.dumps(function)
