@@ -7,7 +7,10 @@ makes the functions of ``pytensor.function``, ``Function.copy`` and unpickling a
 this small so that a process that never uses JAX does not load the JAX path (:mod:`modecfg.device.jaxlink`
 reads this record and, once loaded, listens for the functions compiled after its copies were
 made). A function whose borrowed output (``Out(w, borrow=True)``, or a view of ``w``) is the
-variable's own array is recorded too: its caller holds that array and may change it in place.
+variable's own array is recorded too: its caller holds that array and may change it in place. So
+is an array lent through PyTensor's doors (:func:`lend`: ``get_value(borrow=True)``,
+``set_value(a, borrow=True)``, ``shared(a, borrow=True)``, watched from PyTensor's import on by
+:mod:`modecfg.device.contacts`).
 
 The replacement sees the functions made while it is on. Those made before it (PyTensor imported
 before modecfg, a step compiled in between) or while it was off (``uninstall()``, after which the
@@ -31,7 +34,18 @@ from typing import Any
 from modecfg._pytensor import state as _state
 from modecfg._pytensor.state import applied
 
-__all__ = ["catch_up", "host_updated", "host_updates", "listeners", "recording", "uninstalled"]
+__all__ = [
+    "catch_up",
+    "host_updated",
+    "host_updates",
+    "is_lent",
+    "lend",
+    "lent",
+    "lent_listeners",
+    "listeners",
+    "recording",
+    "uninstalled",
+]
 
 _lock = threading.Lock()
 _walking = threading.Lock()  # held by catch_up's walk
@@ -44,6 +58,33 @@ listeners: list[Callable[[list[Any]], None]] = []
 _walked = _state.WALKED
 # told when the patches come off (the JAX path: no copy is private while nothing is recorded)
 uninstalled = _state.UNINSTALLED
+# a host array someone else holds too (lend()), by its id -> a weak reference to it: weak, so that
+# an array no variable holds any longer is not kept alive for this; an id a dead array left behind
+# answers no other array (is_lent compares the objects), and is dropped as the record grows
+lent: dict[int, Any] = {}
+_lent_lock = threading.Lock()
+_prune_at = [1024]  # the record's size at which the dead arrays' entries are next dropped
+# told of each array lent, with its container (the JAX path, once loaded: its copy is not reused)
+lent_listeners: list[Callable[[Any, Any], None]] = []
+
+
+def lend(container: Any, value: Any) -> None:
+    """``value``, the container's host array, is someone else's too: whoever holds it may change it
+    in place, so no device copy of it may be reused (a JAX function sends it at every call)."""
+    with _lent_lock:
+        lent[id(value)] = weakref.ref(value)
+        if len(lent) >= _prune_at[0]:
+            for key in [key for key, ref in lent.items() if ref() is None]:
+                del lent[key]
+            _prune_at[0] = max(1024, 2 * len(lent))
+    for listener in lent_listeners:
+        listener(container, value)
+
+
+def is_lent(value: Any) -> bool:
+    """Whether ``value`` (a host array) was lent (:func:`lend`)."""
+    ref = lent.get(id(value))
+    return ref is not None and ref() is value
 
 
 def host_updates(fn: Any) -> None:

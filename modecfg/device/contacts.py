@@ -1,11 +1,16 @@
-"""The device path's contacts with PyTensor: its five patches, beside their replacements.
+"""The device path's contacts with PyTensor: its six patches, beside their replacements.
 
 - "jax device" (``JITLinker.make_all``), on at PyTensor's import: a JAX linker's function is
   made by :func:`modecfg.device.jaxlink.link` (loaded then, at the first JAX link); every other
   JIT linker's (numba) is PyTensor's.
-- "shared values", "shared values (set)", "shared values (zero)", "device inputs", *on demand*: applied by
-  :func:`linked` when the first JAX function is linked, so that a process that never uses JAX
-  pays no check at every call and every ``get_value``.
+- "shared values", "shared values (set)", "shared values (made)", on at PyTensor's import: the
+  doors through which a host array becomes someone else's too (``get_value(borrow=True)``,
+  ``set_value(a, borrow=True)``, ``shared(a, borrow=True)``) note it (:func:`lend`), from the
+  start: an array lent before the first JAX link is as much someone else's as one lent after, and
+  a JAX function must send it at every call. Until a JAX function is linked they only note it
+  (no JAX module is loaded); then they also turn device arrays into numpy and back.
+- "shared values (zero)", "device inputs", *on demand*: applied by :func:`linked` when the first
+  JAX function is linked, so that a process that never uses JAX pays no check at every call.
 
 The replacements are module-level functions: they pickle.
 """
@@ -25,8 +30,10 @@ __all__ = [
     "JAX_DEVICE",
     "PATCHES",
     "SHARED_VALUES",
+    "SHARED_VALUES_MADE",
     "SHARED_VALUES_SET",
     "SHARED_VALUES_ZERO",
+    "lend",
     "linked",
 ]
 
@@ -46,6 +53,35 @@ def _array_type() -> Any:
     return _ndarray
 
 
+_jax_linked: list[bool] = []  # a JAX function was linked (linked()): the doors do their JAX part too
+# the record of lent arrays (modecfg._pytensor.hostwrites.lent), bound at the first array lent: a
+# borrowed get_value asks it at every call, and an array already recorded is not recorded again
+_lent: dict[int, Any] | None = None
+
+
+def _lent_record() -> dict[int, Any]:
+    global _lent
+    from modecfg._pytensor import hostwrites
+
+    _lent = hostwrites.lent
+    return _lent
+
+
+def lend(container: Any) -> None:
+    """The container's host array is someone else's too: whoever holds it may change it in place,
+    so a JAX function sends it at every call, as plain PyTensor does, until the variable holds
+    another array (recorded in :mod:`modecfg._pytensor.hostwrites`, once per array; nothing of the
+    JAX path is loaded for it)."""
+    value = container.storage[0]
+    if not isinstance(value, _ndarray or _array_type()):
+        return
+    ref = (_lent if _lent is not None else _lent_record()).get(id(value))
+    if ref is None or ref() is not value:
+        from modecfg._pytensor import hostwrites
+
+        hostwrites.lend(container, value)
+
+
 def jit_make_all(self: Any, make_all: Any, *args: Any, **kwargs: Any) -> Any:
     """``JITLinker.make_all``: a JAX linker's function is pinned to x64 and the matmul precision,
     reads its shared variables from the device, and is timed there; numba's is PyTensor's."""
@@ -59,24 +95,40 @@ def jit_make_all(self: Any, make_all: Any, *args: Any, **kwargs: Any) -> Any:
     return jaxlink.link(self, make_all, *args, **kwargs)
 
 
-def get_value(self: Any, get: Any, borrow: bool = False, return_internal_type: bool = False) -> Any:
-    """``SharedVariable.get_value``: a value a JAX function left on the device comes back as numpy
-    (with ``borrow``, a read-only view of its host copy), its device array with
-    ``return_internal_type=True`` (Theano's GPU variables answered so too)."""
-    from modecfg.device import jaxlink  # loaded by the first JAX link, which put this patch on
+def get_value(self: Any, borrow: bool = False, return_internal_type: bool = False) -> Any:
+    """``SharedVariable.get_value`` (PyTensor's: ``original("shared values")``): an array handed out
+    with ``borrow`` is lent (:func:`lend`); once a JAX function is linked, a value it left on the
+    device comes back as numpy (with ``borrow``, a read-only view of its host copy), its device
+    array with ``return_internal_type=True`` (Theano's GPU variables answered so too).
 
-    ndarray = _ndarray or _array_type()
+    Put in place as it is (a plain patch: it binds as PyTensor's own method does): a borrowed
+    get_value is PyTensor's fastest read of a value, and this one runs in every process."""
     raw = self.container.storage[0]
-    if type(raw) is ndarray or return_internal_type or not jaxlink.is_device_array(raw):
-        if borrow and isinstance(raw, ndarray):
-            jaxlink.lent(self.container)  # the holder may change it in place: no stale device copy
-        return get(self, borrow, return_internal_type)
-    return jaxlink.host_value(raw, borrow)
+    if isinstance(raw, _ndarray or _array_type()):
+        if borrow:  # the holder may change it in place: no stale device copy (lend(), inline)
+            ref = (_lent if _lent is not None else _lent_record()).get(id(raw))
+            if ref is None or ref() is not raw:
+                lend(self.container)
+    elif _jax_linked and not return_internal_type:
+        from modecfg.device import jaxlink  # loaded by the first JAX link
+
+        if jaxlink.is_device_array(raw):
+            return jaxlink.host_value(raw, borrow)
+    return _originals["shared values"](self, borrow, return_internal_type)
 
 
-def set_value(self: Any, set_: Any, new_value: Any, borrow: bool = False) -> None:
-    """``SharedVariable.set_value``: a JAX array of the variable's type is kept on its device as it
-    is; a value the type refuses is a SharedValueError naming the variable (its value kept)."""
+def set_value(self: Any, new_value: Any, borrow: bool = False) -> None:
+    """``SharedVariable.set_value`` (PyTensor's: ``original("shared values (set)")``): an array taken
+    in with ``borrow`` is lent (:func:`lend`); once a JAX function is linked, a JAX array of the
+    variable's type is kept on its device as it is, and a value the type refuses is a
+    SharedValueError naming the variable (its value kept). Before, PyTensor's errors are
+    PyTensor's. Put in place as it is (a plain patch), as ``get_value`` is."""
+    set_ = _originals["shared values (set)"]
+    if not _jax_linked:
+        set_(self, new_value, borrow)
+        if borrow:
+            lend(self.container)  # the caller keeps it and may change it in place
+        return
     from modecfg.device import jaxlink
 
     if (
@@ -89,7 +141,7 @@ def set_value(self: Any, set_: Any, new_value: Any, borrow: bool = False) -> Non
     try:
         set_(self, new_value, borrow)
         if borrow:
-            jaxlink.lent(self.container)  # the caller keeps it and may change it in place
+            lend(self.container)  # the caller keeps it and may change it in place
     except (TypeError, ValueError) as exc:
         kind = self.type
         if not hasattr(kind, "dtype") or not hasattr(kind, "ndim"):
@@ -105,6 +157,18 @@ def set_value(self: Any, set_: Any, new_value: Any, borrow: bool = False) -> Non
             + f" ({exc}). Its value is unchanged; give np.asarray(value, dtype={kind.dtype!r}) of "
             f"{kind.ndim} dimension(s)"
         ) from exc
+
+
+def made(shared: Any, value: Any, *args: Any, **kwargs: Any) -> Any:
+    """``pytensor.shared``: a variable made with ``borrow=True`` that holds the caller's array as
+    it is has lent it (:func:`lend`): the caller may change it in place, and plain PyTensor's
+    JAX functions, which read the host value at every call, see the change."""
+    variable = shared(value, *args, **kwargs)
+    if kwargs.get("borrow"):
+        container = getattr(variable, "container", None)
+        if container is not None and container.storage[0] is value:
+            lend(container)
+    return variable
 
 
 def zero(self: Any, zero_: Any, borrow: bool = False) -> None:
@@ -192,12 +256,12 @@ SHARED_VALUES = Patch(
     module="pytensor.compile.sharedvalue",
     attr="SharedVariable.get_value",
     params=("self", "borrow", "return_internal_type"),
-    on_demand=True,
+    plain=True,
     replacement=get_value,
-    why="get_value of a shared variable a JAX function updated on the device returns numpy, as on "
-    "the CPU (its device array with return_internal_type=True); an array handed out with borrow=True "
-    "is sent to the device again at each JAX call (whoever holds it may change it); on once a JAX "
-    "function is linked",
+    why="an array handed out with borrow=True is sent to the device again at each JAX call (whoever "
+    "holds it may change it), noted from PyTensor's import on; once a JAX function is linked, "
+    "get_value of a shared variable a JAX function updated on the device returns numpy, as on the "
+    "CPU (its device array with return_internal_type=True)",
 )
 
 
@@ -206,11 +270,29 @@ SHARED_VALUES_SET = Patch(
     module="pytensor.compile.sharedvalue",
     attr="SharedVariable.set_value",
     params=("self", "new_value", "borrow"),
-    on_demand=True,
+    plain=True,
     replacement=set_value,
-    why="set_value keeps a JAX array on its device, and a value of the wrong dtype or dimensions is a "
-    "SharedValueError naming the variable; an array taken in with borrow=True is sent to the device "
-    "again at each JAX call; on once a JAX function is linked",
+    why="an array taken in with borrow=True is sent to the device again at each JAX call, noted from "
+    "PyTensor's import on; once a JAX function is linked, set_value keeps a JAX array on its device, "
+    "and a value of the wrong dtype or dimensions is a SharedValueError naming the variable",
+)
+
+
+SHARED_VALUES_MADE = Patch(
+    name="shared values (made)",
+    module="pytensor.compile.sharedvalue",
+    attr="shared",
+    params=("value", "name", "strict", "allow_downcast"),
+    bound_in=(
+        "pytensor",
+        "pytensor.compile",
+        "pytensor.compile.rebuild",
+        "pytensor.link.jax.linker",
+        "pytensor.link.mlx.linker",
+    ),
+    replacement=made,
+    why="an array a shared variable is made of with borrow=True and holds as it is stays the caller's "
+    "too: a JAX function sends it at each call, as plain PyTensor's JAX functions read it",
 )
 
 
@@ -240,17 +322,26 @@ DEVICE_INPUTS = Patch(
 )
 
 
-PATCHES = (JAX_DEVICE, SHARED_VALUES, SHARED_VALUES_SET, SHARED_VALUES_ZERO, DEVICE_INPUTS)
+PATCHES = (
+    JAX_DEVICE,
+    SHARED_VALUES,
+    SHARED_VALUES_SET,
+    SHARED_VALUES_MADE,
+    SHARED_VALUES_ZERO,
+    DEVICE_INPUTS,
+)
 
 
 def linked() -> None:
     """A function was linked for JAX: inputs given as JAX arrays are used where they are, and
-    shared variables it left on the device read as numpy, from now on (these patches cost every
-    call and every get_value a check: off in processes that never use JAX)."""
+    shared variables it left on the device read as numpy, from now on (the two patches put on here
+    cost every call and every ``zero`` a check: off in processes that never use JAX)."""
     global _validate
     from modecfg._pytensor.patches import enable
 
     _array_type()
-    for patch in (SHARED_VALUES, SHARED_VALUES_SET, SHARED_VALUES_ZERO, DEVICE_INPUTS):
+    if not _jax_linked:
+        _jax_linked.append(True)
+    for patch in (SHARED_VALUES_ZERO, DEVICE_INPUTS):
         enable(patch)
     _validate = _originals["device inputs"]  # (recorded as the patch was applied)

@@ -26,17 +26,17 @@ PyTensor's ``JITLinker.make_all`` builds a JAX function's single thunk; modecfg'
   one dataset share one device copy. The variable's container keeps the host value, so every other
   linker reads it as before. A host array someone else may write is *not private*, and a JAX
   function then sends it at every call, as plain PyTensor does: an array taken in by ``set_value(a,
-  borrow=True)`` or handed out by ``get_value(borrow=True)`` (patches "shared values",
-  :func:`lent`), a view of another array, and a variable that a function on another linker updates
-  (cvm's updates change the array in place: the "host updates" patch records every such function,
-  however made, in :mod:`modecfg._pytensor.hostwrites`), or whose array it hands out (a borrowed
-  output), and ``zero(borrow=True)`` (patch "shared values (zero)") sends the zeros once. Two
-  aliases cannot be seen: an array the user gave to ``shared(a, borrow=True)`` and changed in place
-  later (PyTensor's aliasing tutorial calls it "not a reliable technique": a GPU never saw it, nor
-  did Theano's GPU variables), and PyTensor's internal storage written past ``set_value``
-  (``var.container.value = a`` with ``a`` kept and changed, ``var.container.storage[0][:] = ...``;
-  ``get_value(borrow=True, return_internal_type=True)`` is the documented door, and is seen):
-  ``set_value`` after the change sends it. Functions made before modecfg was imported (or while it
+  borrow=True)`` or ``shared(a, borrow=True)``, or handed out by ``get_value(borrow=True)``, at any
+  time since PyTensor's import, before the first JAX link too (patches "shared values", "shared
+  values (set)", "shared values (made)": :func:`modecfg.device.contacts.lend`), a view of another
+  array, and a variable that a function on another linker updates (cvm's updates change the array
+  in place: the "host updates" patch records every such function, however made, in
+  :mod:`modecfg._pytensor.hostwrites`), or whose array it hands out (a borrowed output), and
+  ``zero(borrow=True)`` (patch "shared values (zero)") sends the zeros once. One alias cannot be
+  seen: PyTensor's internal storage written past its doors (``var.container.value = a`` with ``a``
+  kept and changed, ``var.container.storage[0][:] = ...``; ``get_value(borrow=True,
+  return_internal_type=True)`` is the documented door, and is seen): ``set_value`` after the
+  change sends it. Functions made before modecfg was imported (or while it
   was uninstalled) are found at the next link or send
   (:func:`modecfg._pytensor.hostwrites.catch_up`). Values a function *updates* come back from JAX as
   device arrays, as in plain PyTensor; ``get_value`` turns them into numpy (patch "shared values").
@@ -291,7 +291,7 @@ class _Copy:
     """A shared variable's value on one device: the host object it was made from, the copy,
     and whether the host object is private (no one else can change it in place)."""
 
-    __slots__ = ("device", "host", "lent", "on_device", "private", "sent", "sent_bytes", "x64")
+    __slots__ = ("device", "host", "on_device", "private", "sent", "sent_bytes", "x64")
 
     def __init__(self) -> None:
         self.host: Any = None
@@ -299,7 +299,6 @@ class _Copy:
         self.device: Any = None
         self.x64 = False  # made with x64 on (an int64 sent with it off is int32 there)
         self.private = False  # the copy may be reused: the host array is the container's alone
-        self.lent: Any = None  # a host array someone else holds too (see lent())
         self.sent = 0  # times a value was sent
         self.sent_bytes = 0
 
@@ -328,7 +327,7 @@ def _private(storage: list[Any], copy: _Copy, container: Any) -> bool:
     value = storage[0]
     return (
         value.base is None
-        and value is not copy.lent
+        and not hostwrites.is_lent(value)
         and container not in _host_updated
         and hostwrites.recording()  # (off: a function made from now on would go unseen)
         and all(door in applied for door in DOORS)  # (one off: what it lets in would go unseen)
@@ -337,21 +336,18 @@ def _private(storage: list[Any], copy: _Copy, container: Any) -> bool:
 
 # PyTensor's doors through which a host array is handed out, taken in or written in place: where one
 # of their patches is off (it did not verify against this PyTensor, or uninstall()), no copy is reused
-DOORS = ("shared values", "shared values (set)", "shared values (zero)")  # (device/contacts.py's names)
+# (modecfg.device.contacts' names)
+DOORS = ("shared values", "shared values (set)", "shared values (made)", "shared values (zero)")
 
 
-def lent(container: Any) -> None:
-    """The container's host array is someone else's too (handed out by ``get_value(borrow=True)``,
-    taken in by ``set_value(a, borrow=True)``): whoever holds it may change it in place, so a JAX
-    function sends it at every call, as plain PyTensor does, until the variable holds another
-    array (patches "shared values")."""
-    value = container.storage[0]
-    if not isinstance(value, np.ndarray):
-        return
-    copy = _copy_of(container)
+def lent(container: Any, value: np.ndarray) -> None:
+    """``value``, the container's host array, is someone else's too (recorded by
+    :func:`modecfg._pytensor.hostwrites.lend`, from the doors :mod:`modecfg.device.contacts` watches
+    from PyTensor's import on): its device copy is not reused, and a JAX function sends it at every
+    call, as plain PyTensor does, until the variable holds another array."""
     with _lock:
-        copy.lent = value
-        if copy.host is value:
+        copy = _copies.get(container)
+        if copy is not None and copy.host is value:
             copy.private = False
 
 
@@ -384,6 +380,7 @@ def _none_private() -> None:
 
 
 hostwrites.listeners.append(not_private)  # loaded once: told of every function compiled from now on
+hostwrites.lent_listeners.append(lent)  # and of every array lent from now on
 hostwrites.uninstalled.append(_none_private)
 
 
@@ -459,8 +456,6 @@ def _keep(placed: list[tuple[Resident, np.ndarray, Any, bool]]) -> None:
             copy = resident.copy
             copy.host, copy.on_device, copy.device, copy.x64 = value, on_device, resident.device, resident.x64
             copy.private = private and resident.container not in _host_updated
-            if copy.lent is not value:
-                copy.lent = None  # (no reference kept to an array the variable no longer holds)
             copy.sent += 1
             copy.sent_bytes += value.nbytes
 

@@ -346,3 +346,61 @@ def test_the_walk_asks_no_objects_class_nor_any_types_hash() -> None:
         install()
     assert hostwrites.catch_up() is True and state.container in hostwrites.host_updated
     assert len(kept) == 3
+
+
+# -- arrays lent ----------------------------------------------------------------------------
+
+
+def test_an_array_lent_is_lent_and_no_other_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The record answers for the array lent itself: not for an equal one, nor for one that holds
+    its id after it is gone. Each lending is told to the listeners with its container."""
+    told: list[tuple[Any, Any]] = []
+    monkeypatch.setattr(
+        hostwrites, "lent_listeners", [lambda container, value: told.append((container, value))]
+    )
+    monkeypatch.setattr(hostwrites, "lent", {})
+    held, equal, container = np.zeros(3), np.zeros(3), object()
+    assert not hostwrites.is_lent(held)
+    hostwrites.lend(container, held)
+    assert hostwrites.is_lent(held)
+    assert not hostwrites.is_lent(equal)
+    assert told == [(container, held)]
+    key = id(held)
+    told.clear()
+    del held
+    assert hostwrites.lent[key]() is None  # the record keeps no array alive
+    stand_in = types.SimpleNamespace()
+    monkeypatch.setattr(hostwrites, "lent", {id(stand_in): hostwrites.lent[key]})  # an id met again
+    assert not hostwrites.is_lent(stand_in)
+
+
+def _lend_all(arrays: list[Any]) -> None:
+    for array in arrays:
+        hostwrites.lend(None, array)
+
+
+def test_the_record_drops_the_arrays_that_are_gone_as_it_grows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """At 1,024 entries the dead arrays' entries are dropped (the live ones kept, answering as
+    before), and the next drop comes at twice the live count, 1,024 at least."""
+    monkeypatch.setattr(hostwrites, "lent", {})
+    monkeypatch.setattr(hostwrites, "_prune_at", [1024])
+    monkeypatch.setattr(hostwrites, "lent_listeners", [])
+    kept = [np.zeros(1) for _ in range(700)]
+    gone = [np.zeros(1) for _ in range(323)]  # held while lent: each its own id
+    _lend_all(kept + gone)
+    assert len(hostwrites.lent) == 1023 and hostwrites._prune_at == [1024]
+    last = np.zeros(1)  # (made before the others go: it cannot take the id of one of them)
+    del gone
+    hostwrites.lend(None, last)  # the 1,024th entry: the 323 gone are dropped
+    assert len(hostwrites.lent) == 701
+    assert hostwrites._prune_at == [1402]
+    assert all(hostwrites.is_lent(array) for array in [*kept, last])
+    more = [np.zeros(1) for _ in range(701)]  # (made while the others live: ids of their own)
+    _lend_all(more[:700])
+    assert len(hostwrites.lent) == 1401
+    kept = kept[:10]
+    del more[:690]
+    hostwrites.lend(None, more[-1])  # the 1,402nd entry: 1,380 gone are dropped
+    assert len(hostwrites.lent) == 10 + 1 + 11  # kept, last and the 11 of more still held
+    assert hostwrites._prune_at == [1024]
+    assert all(hostwrites.is_lent(array) for array in [*kept, last, *more])

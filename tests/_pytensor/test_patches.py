@@ -39,7 +39,7 @@ def test_every_integration_point_verifies_against_the_installed_pytensor() -> No
     import modecfg  # noqa: F401  (wired: PyTensor is loaded, so the points are in)
 
     on_demand = [patch for patch in patches.every() if patch.on_demand]
-    device = {"device inputs", "shared values", "shared values (set)", "shared values (zero)"}
+    device = {"device inputs", "shared values (zero)"}
     assert {p.name for p in on_demand} == {*device, "test values", "scan test values", "profile printer"}
     for patch in on_demand:
         assert patches.enable(patch)
@@ -158,7 +158,7 @@ def test_install_after_uninstall_puts_back_only_the_on_demand_patches_put_on_bef
         from modecfg._pytensor import patches
         from modecfg._pytensor.state import applied
         on_demand = [p for p in patches.every() if p.on_demand]
-        first = next(p for p in on_demand if p.name == "shared values")
+        first = next(p for p in on_demand if p.name == "shared values (zero)")
         rest = [p for p in on_demand if p is not first]
         assert patches.enable(first)
         patches.uninstall()

@@ -249,8 +249,8 @@ print(float(fn(np.array([0.0, 1.0]))), type(pytensor.config._config_var_dict["fl
 
 
 def test_every_replaced_function_and_method_pickles_by_name_as_pytensors_own() -> None:
-    """A function or method modecfg stands in for (``pytensor.function``, ``Op.__call__``), read as
-    a user reads it, pickles by name as PyTensor's own does
+    """A function or method modecfg stands in for (``pytensor.function``, ``pytensor.shared``,
+    ``SharedVariable.set_value``), read as a user reads it, pickles by name as PyTensor's own does
     and loads as what that name holds: modecfg's stand-ins failed with "not the same object as
     pytensor.compile.maker.function". A function's pickle names PyTensor's, not modecfg's."""
     import importlib
@@ -269,6 +269,19 @@ def test_every_replaced_function_and_method_pickles_by_name_as_pytensors_own() -
         read = getattr(owner, attr)
         assert pickle.loads(pickle.dumps(read)) is read, patch.name
         checked.append(patch.name)
-    assert {"compile hook", "error locations"} <= set(checked), checked
-    for function in (pytensor.function,):
+    assert {"compile hook", "shared values (set)", "shared values (made)"} <= set(checked), checked
+    for function in (pytensor.function, pytensor.shared):
         assert b"modecfg" not in pickle.dumps(function)
+
+
+def test_a_shared_variables_methods_pickle_as_its_bound_methods() -> None:
+    """``pickle.dumps(w.get_value)`` works as without modecfg: a bound method pickles as its
+    instance and name (modecfg's stand-ins, on from the import now, are plain functions: a
+    method's stand-in read on an instance, a partial, would pickle PyTensor's original by name)."""
+    w = pytensor.shared(np.arange(3.0), name="w")
+    get_value = pickle.loads(pickle.dumps(w.get_value))
+    np.testing.assert_array_equal(get_value(), [0.0, 1.0, 2.0])
+    set_value = pickle.loads(pickle.dumps(w.set_value))
+    set_value(np.ones(3))  # (the unpickled variable's)
+    np.testing.assert_array_equal(set_value.__self__.get_value(), np.ones(3))
+    np.testing.assert_array_equal(w.get_value(), [0.0, 1.0, 2.0])

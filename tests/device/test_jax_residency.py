@@ -403,6 +403,94 @@ def test_a_cvm_update_compiled_before_modecfg_was_imported_is_read_as_without_it
     assert got["modecfg"] == {**got["plain"], "recorded": True}, got
 
 
+_LENT_BEFORE_THE_FIRST_LINK = """
+import json, sys, warnings
+warnings.simplefilter("ignore")
+import numpy as np, pytensor
+from pytensor.compile.mode import Mode
+if sys.argv[1:] == ["modecfg"]:
+    import modecfg
+    from modecfg.device import jaxlink
+    put = jaxlink._put  # every value sent a copy, as on a GPU (JAX's CPU device may alias one)
+    jaxlink._put = lambda name, value, device, x64_on: put(name, value.copy(), device, x64_on)
+handed = pytensor.shared(np.zeros(6), name="handed")
+held = handed.get_value(borrow=True)  # handed out, before any JAX function exists
+taken = pytensor.shared(np.zeros(6), name="taken")
+given = np.zeros(6)
+taken.set_value(given, borrow=True)  # taken in as it is
+made_of = np.zeros(6)
+made = pytensor.shared(made_of, borrow=True, name="made")  # made of the caller's array as it is
+aliased = [held is handed.container.storage[0], given is taken.container.storage[0],
+           made_of is made.container.storage[0]]
+read = pytensor.function([], [v.sum() for v in (handed, taken, made)], mode=Mode(linker="jax"))
+reads = [[float(x) for x in read()]]
+held += 1
+given += 2
+made_of += 3
+reads += [[float(x) for x in read()] for _ in range(2)]
+print(json.dumps({"aliased": aliased, "reads": reads}))
+"""
+
+
+def test_arrays_lent_before_the_first_jax_link_are_read_as_plain_pytensor_reads_them(tmp_path: Any) -> None:
+    """An array handed out by ``get_value(borrow=True)``, taken in by ``set_value(a, borrow=True)``
+    or made a variable of by ``shared(a, borrow=True)`` before the process's first JAX function,
+    then changed by its holder: plain PyTensor's JAX function reads the change at every call
+    ([6, 12, 18]); modecfg's read its device copy ([0, 0, 0] for the last two: the doors were put on
+    at the first JAX link, after the lending, and a made variable's door did not exist). The doors
+    are watched from PyTensor's import now. Side by side with a process without modecfg."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.fresh import pythonpath
+
+    script = tmp_path / "lent.py"
+    script.write_text(_LENT_BEFORE_THE_FIRST_LINK)
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": pythonpath(), "HOME": str(tmp_path), "MODECFGRC": ""}
+    got = {}
+    for side in ("plain", "modecfg"):
+        proc = subprocess.run([sys.executable, str(script), side], env=env, capture_output=True, text=True,
+                              timeout=300)  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        got[side] = json.loads(proc.stdout.splitlines()[-1])
+    assert got["plain"] == {"aliased": [True] * 3, "reads": [[0.0] * 3, [6.0, 12.0, 18.0], [6.0, 12.0, 18.0]]}
+    assert got["modecfg"] == got["plain"]
+
+
+def test_an_array_a_variable_is_made_of_with_borrow_and_changed_is_read() -> None:
+    """``shared(a, borrow=True)`` holds the caller's array as it is: plain PyTensor's JAX function
+    reads the caller's change in place; modecfg's read the device copy of its first call (0.0 where
+    plain PyTensor reads 6.0) until the "shared values (made)" door. Once the variable holds an
+    array of its own (``set_value`` copies), the copy is reused again."""
+    given = np.zeros(6)
+    made = pytensor.shared(given, borrow=True, name="made_of_given")
+    assert made.container.storage[0] is given
+    read = _jax(made.sum())
+    assert float(read()) == 0.0
+    given += 1
+    assert [float(read()) for _ in range(2)] == [6.0, 6.0]
+    made.set_value(np.full(6, 2.0))
+    assert float(read()) == 12.0
+    sent = jaxlink.sent_to_device(made)
+    given += 1  # no longer the variable's array
+    assert [float(read()) for _ in range(2)] == [12.0, 12.0]
+    assert jaxlink.sent_to_device(made) == sent  # private: reused
+
+
+def test_a_variable_made_of_a_copy_stays_private() -> None:
+    """Without ``borrow`` PyTensor copies the caller's array: the variable's is its own, and its
+    device copy is reused (the caller's change is not the variable's, in plain PyTensor too)."""
+    given = np.zeros(6)
+    made = pytensor.shared(given, name="made_of_a_copy")
+    read = _jax(made.sum())
+    assert float(read()) == 0.0
+    sent = jaxlink.sent_to_device(made)
+    given += 1
+    assert [float(read()) for _ in range(2)] == [0.0, 0.0]
+    assert jaxlink.sent_to_device(made) == sent
+
+
 def test_a_cvm_update_compiled_while_modecfg_was_uninstalled_is_read() -> None:
     """A function made while the "host updates" replacement was off (``uninstall()``) is found at
     the next JAX link, and by a JAX function linked before at its next call; while the replacement
@@ -530,7 +618,12 @@ def test_a_borrowed_output_computed_from_the_variable_keeps_it_private() -> None
 def test_the_doors_are_the_shared_value_patches() -> None:
     from modecfg.device import contacts
 
-    doors = (contacts.SHARED_VALUES, contacts.SHARED_VALUES_SET, contacts.SHARED_VALUES_ZERO)
+    doors = (
+        contacts.SHARED_VALUES,
+        contacts.SHARED_VALUES_SET,
+        contacts.SHARED_VALUES_MADE,
+        contacts.SHARED_VALUES_ZERO,
+    )
     assert jaxlink.DOORS == tuple(patch.name for patch in doors)
 
 

@@ -88,24 +88,29 @@ def test_plain_pytensor_sends_shared_data_every_call_and_the_guard_catches_it() 
     assert done.stdout == "False\n"  # plain PyTensor: modecfg never loaded (not a word of its output)
 
 
-def test_a_process_that_never_uses_jax_runs_pytensor_untouched() -> None:
-    """The JAX path's patches on shared values and inputs (they cost every get_value and call a
-    check) go on at the first function linked for JAX, not before."""
+def test_a_process_that_never_uses_jax_pays_no_check_at_its_calls() -> None:
+    """The JAX path's patches on inputs and ``zero`` (they cost every call a check) go on at the
+    first function linked for JAX, not before; the doors through which an array is lent (``get_value``,
+    ``set_value``, ``shared``) are watched from the import, and load nothing of the JAX path."""
     script = textwrap.dedent(
         """
+        import sys
         import numpy as np, modecfg, pytensor, pytensor.tensor as pt
         from modecfg._pytensor import state as patch_state
-        names = ("shared values", "shared values (set)", "shared values (zero)", "device inputs")
+        names = ("shared values (zero)", "device inputs", "shared values", "shared values (set)",
+                 "shared values (made)")
         x = pt.vector("x")
+        s = pytensor.shared(np.zeros(3), borrow=True)
+        s.set_value(s.get_value(borrow=True), borrow=True)
         pytensor.function([x], x * 2, mode=pytensor.compile.mode.Mode(linker="cvm"))
-        print([(n in patch_state.applied) for n in names])
+        print([(n in patch_state.applied) for n in names], "modecfg.device.jaxlink" in sys.modules)
         pytensor.function([x], x * 2, mode=pytensor.compile.mode.Mode(linker="jax"))
-        print([(n in patch_state.applied) for n in names])
+        print([(n in patch_state.applied) for n in names], "modecfg.device.jaxlink" in sys.modules)
         """
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
-    off, on = "[False, False, False, False]", "[True, True, True, True]"
-    assert done.stdout.split("\n")[:2] == [off, on], done.stderr
+    before, after = "[False, False, True, True, True] False", "[True, True, True, True, True] True"
+    assert done.stdout.split("\n")[:2] == [before, after], done.stderr
 
 
 # -- residency ---------------------------------------------------------------------------
