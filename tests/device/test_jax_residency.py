@@ -1,7 +1,8 @@
 """JAX residency is never stale: a property test over interleavings of JAX reads and updates,
 updates on cvm, py and numba, ``set_value`` (a copy, ``borrow=True``, an unaligned view, from
 another thread), the internal array changed in place, a host function's borrowed output changed by
-its holder and ``zero``, each read checked against the value
+its holder, ``zero``, and an array lent (``get_value`` or ``set_value`` with ``borrow``) kept by the
+user and changed steps later, each read checked against the value
 plain PyTensor gives (its JAX functions read the host value at every call; a model of the
 values here, which the host functions' own reads confirm). Residency may only ever save
 transfers: a value it reuses is one nothing else could have changed."""
@@ -69,8 +70,10 @@ class Program:
                 for linker in HOST_LINKERS
             }
         self.model = {name: np.zeros(N) for name in NAMES}
+        self.held: dict[str, np.ndarray] = {}  # arrays the user keeps, lent by a step before
 
     def reset(self) -> None:
+        self.held.clear()
         for name, var in self.shared.items():
             var.set_value(np.zeros(N))
             self.model[name] = np.zeros(N)
@@ -133,6 +136,7 @@ def _run(program: Program, step: tuple[Any, ...]) -> None:
         aliased = var.get_value(borrow=True) is given_array  # PyTensor's filter keeps such an array
         given_array += 1
         model[name] = given_array.copy() if aliased else np.full(N, float(step[2]))
+        program.held[name] = given_array
     elif kind == "set_unaligned":  # a view one element in (JAX's CPU device copies it), changed afterwards
         view = np.full(N + 1, float(step[2]))[1:]
         var.set_value(view, borrow=True)
@@ -156,6 +160,16 @@ def _run(program: Program, step: tuple[Any, ...]) -> None:
         program.on_host(name)
         var.zero(borrow=step[2])
         model[name] = np.zeros(N)
+    elif kind == "hold":  # the user keeps the variable's own array, handed out by get_value(borrow)
+        if isinstance(var.container.storage[0], np.ndarray):
+            program.held[name] = var.get_value(borrow=True)
+    elif kind == "change_held":  # ...and changes it in place steps later, whatever came between
+        held = program.held.get(name)
+        if held is not None:
+            aliased = held is var.container.storage[0]
+            held += step[2]
+            if aliased:
+                model[name] = held.copy()
     elif kind == "thread_set":
         worker = threading.Thread(target=var.set_value, args=(np.full(N, float(step[2])),))
         worker.start()
@@ -179,6 +193,8 @@ steps = st.one_of(
     st.tuples(st.just("thread_set"), names, values),
     st.tuples(st.just("hand_out"), st.sampled_from(HOST_WRITTEN), st.sampled_from(HOST_LINKERS)),
     st.tuples(st.just("zero"), names, st.booleans()),
+    st.tuples(st.just("hold"), names),
+    st.tuples(st.just("change_held"), names, values),
 )
 
 EXAMPLES = 300
