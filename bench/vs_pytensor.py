@@ -23,6 +23,10 @@ Rows:
 * ``read``, ``scope``: ``pytensor.config.floatX`` (in a process that entered no block, and in
   one whose ``change_flags`` block of floatX has ended) and ``with pytensor.config.change_flags(
   floatX="float32"): pass`` in each process. Goal: never slower beyond the spread.
+* ``s.get_value()`` ... ``s.set_value(a, borrow=True)``: a shared variable's value read and set,
+  copied and borrowed (3 float64 values), in each process. modecfg watches these doors from
+  PyTensor's import, so that an array lent through them is never read stale by a JAX function:
+  a few hundred ns a call at most.
 * ``call <linker>``: a small function (``x * 2 + 1``, 10 float32 values) compiled by
   ``pytensor.function(..., mode=Mode(linker=...))`` and called: what the user wrote, in both.
   Goal: within the spread; jax 1.05x.
@@ -103,6 +107,17 @@ c = pytensor.config
 stmt = "with c.change_flags(floatX='float32'): pass"
 n = 20_000
 print(json.dumps(min(timeit.repeat(stmt, globals=globals(), number=n, repeat=7)) / n))
+"""
+
+SHARED = """
+import timeit, json
+import numpy as np
+import pytensor
+{imports}
+s = pytensor.shared(np.zeros(3), name="s")
+a = np.zeros(3)
+n = 100_000
+print(json.dumps(min(timeit.repeat({stmt!r}, globals=globals(), number=n, repeat=7)) / n))
 """
 
 CALL = """
@@ -323,6 +338,14 @@ def reads(env: dict[str, str], n: int) -> None:
                             ("change_flags scope", SCOPE)):  # fmt: skip
         runs = sides(functools.partial(_filled, template), env, n)
         row(label, _values(runs["plain"]), _values(runs["modecfg"]), "ns", "goal <= 1 within the spread")
+    for stmt in (
+        "s.get_value()",
+        "s.get_value(borrow=True)",
+        "s.set_value(a)",
+        "s.set_value(a, borrow=True)",
+    ):
+        runs = sides(functools.partial(_filled, SHARED, stmt=stmt), env, n)
+        row(stmt, _values(runs["plain"]), _values(runs["modecfg"]), "ns", "a door watched: +a few 100 ns")
 
 
 def calls(env: dict[str, str], n: int) -> None:

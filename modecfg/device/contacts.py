@@ -5,9 +5,9 @@
   JIT linker's (numba) is PyTensor's.
 - "shared values", "shared values (set)", "shared values (made)", on at PyTensor's import: the
   doors through which a host array becomes someone else's too (``get_value(borrow=True)``,
-  ``set_value(a, borrow=True)``, ``shared(a, borrow=True)``) note it (:func:`lend`), from the
-  start: an array lent before the first JAX link is as much someone else's as one lent after, and
-  a JAX function must send it at every call. Until a JAX function is linked they only note it
+  ``set_value(a, borrow=True)``, ``shared(a, borrow=True)`` through ``shared_constructor``) note
+  it (:func:`lend`), from the start: an array lent before the first JAX link is as much someone
+  else's as one lent after, and a JAX function must send it at every call. Until a JAX function is linked they only note it
   (no JAX module is loaded); then they also turn device arrays into numpy and back.
 - "shared values (zero)", "device inputs", *on demand*: applied by :func:`linked` when the first
   JAX function is linked, so that a process that never uses JAX pays no check at every call.
@@ -159,11 +159,12 @@ def set_value(self: Any, new_value: Any, borrow: bool = False) -> None:
         ) from exc
 
 
-def made(shared: Any, value: Any, *args: Any, **kwargs: Any) -> Any:
-    """``pytensor.shared``: a variable made with ``borrow=True`` that holds the caller's array as
-    it is has lent it (:func:`lend`): the caller may change it in place, and plain PyTensor's
-    JAX functions, which read the host value at every call, see the change."""
-    variable = shared(value, *args, **kwargs)
+def made(constructor: Any, value: Any, *args: Any, **kwargs: Any) -> Any:
+    """``shared_constructor``, which ``pytensor.shared`` calls: a variable made with ``borrow=True``
+    that holds the caller's array as it is has lent it (:func:`lend`): the caller may change it in
+    place, and plain PyTensor's JAX functions, which read the host value at every call, see the
+    change. (Its ``register``, which PyTensor's modules call at their import, is the original's.)"""
+    variable = constructor(value, *args, **kwargs)
     if kwargs.get("borrow"):
         container = getattr(variable, "container", None)
         if container is not None and container.storage[0] is value:
@@ -281,14 +282,15 @@ SHARED_VALUES_SET = Patch(
 SHARED_VALUES_MADE = Patch(
     name="shared values (made)",
     module="pytensor.compile.sharedvalue",
-    attr="shared",
+    attr="shared_constructor",  # (pytensor.shared calls it, then records the caller's line: no
+    # frame of modecfg's is on the stack then, as there would be in a replacement of shared itself)
     params=("value", "name", "strict", "allow_downcast"),
     bound_in=(
-        "pytensor",
         "pytensor.compile",
-        "pytensor.compile.rebuild",
-        "pytensor.link.jax.linker",
-        "pytensor.link.mlx.linker",
+        "pytensor._sparse_lazy",
+        "pytensor.sparse.sharedvar",
+        "pytensor.tensor.random.variable",
+        "pytensor.tensor.sharedvar",
     ),
     replacement=made,
     why="an array a shared variable is made of with borrow=True and holds as it is stays the caller's "

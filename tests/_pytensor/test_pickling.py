@@ -249,8 +249,8 @@ print(float(fn(np.array([0.0, 1.0]))), type(pytensor.config._config_var_dict["fl
 
 
 def test_every_replaced_function_and_method_pickles_by_name_as_pytensors_own() -> None:
-    """A function or method modecfg stands in for (``pytensor.function``, ``pytensor.shared``,
-    ``SharedVariable.set_value``), read as a user reads it, pickles by name as PyTensor's own does
+    """A function or method modecfg stands in for (``pytensor.function``, ``shared_constructor``,
+    ``Op.__call__``), read as a user reads it, pickles by name as PyTensor's own does
     and loads as what that name holds: modecfg's stand-ins failed with "not the same object as
     pytensor.compile.maker.function". A function's pickle names PyTensor's, not modecfg's."""
     import importlib
@@ -270,7 +270,7 @@ def test_every_replaced_function_and_method_pickles_by_name_as_pytensors_own() -
         assert pickle.loads(pickle.dumps(read)) is read, patch.name
         checked.append(patch.name)
     assert {"compile hook", "shared values (set)", "shared values (made)"} <= set(checked), checked
-    for function in (pytensor.function, pytensor.shared):
+    for function in (pytensor.function, pytensor.compile.sharedvalue.shared_constructor):
         assert b"modecfg" not in pickle.dumps(function)
 
 

@@ -140,3 +140,38 @@ def test_the_original_is_called_with_every_argument_as_given(told: list[Any]) ->
     with pytest.raises(TypeError):
         strict.set_value(np.ones(2))  # strict: float64 refused as PyTensor refuses it
     assert told == []
+
+
+def test_a_variables_creation_trace_is_the_callers_as_without_modecfg() -> None:
+    """PyTensor records where a shared variable was made (its tag's trace, which its error messages
+    show): no frame of modecfg's is among them (a replacement of ``pytensor.shared`` itself put two
+    there, before the user's lines)."""
+    from modecfg._pytensor import state
+
+    def make() -> Any:
+        return pytensor.shared(np.zeros(3), borrow=True, name="traced")
+
+    frames = make().tag.trace[0]
+    assert frames[-1][2] == "make"
+    assert {contacts.__file__, state.__file__}.isdisjoint(frame[0] for frame in frames)
+
+
+def test_pytensors_modules_that_register_constructors_later_still_can() -> None:
+    """PyTensor's sparse module registers its constructor when first imported, through the name it
+    imports (modecfg's stand-in by then): it reaches PyTensor's dispatcher."""
+    from tests.fresh import run_json
+
+    out = run_json(
+        """
+        import json
+        import numpy as np, scipy.sparse
+        import modecfg, pytensor
+        from pytensor.compile import sharedvalue
+        made = pytensor.shared(scipy.sparse.csr_matrix(np.eye(2)), name="sparse")
+        import pytensor.sparse.sharedvar as sparse_shared
+        print(json.dumps({"kind": type(made).__name__,
+                          "stand_in": sparse_shared.shared_constructor is sharedvalue.shared_constructor}))
+        """
+    )
+    assert out["kind"] == "SparseTensorSharedVariable"
+    assert out["stand_in"] is True
