@@ -7,8 +7,9 @@
   doors through which a host array becomes someone else's too (``get_value(borrow=True)``,
   ``set_value(a, borrow=True)``, ``shared(a, borrow=True)`` through ``shared_constructor``) note
   it (:func:`lend`), from the start: an array lent before the first JAX link is as much someone
-  else's as one lent after, and a JAX function must send it at every call. Until a JAX function is linked they only note it
-  (no JAX module is loaded); then they also turn device arrays into numpy and back.
+  else's as one lent after, and a JAX function must send it at every call. Until a JAX function
+  is linked they only note it (no JAX module is loaded); then they also turn device arrays into
+  numpy and back.
 - "shared values (zero)", "device inputs", *on demand*: applied by :func:`linked` when the first
   JAX function is linked, so that a process that never uses JAX pays no check at every call.
 
