@@ -41,7 +41,7 @@ class Method:
     """What a patched method becomes: read on an instance, ``replacement(instance, original,
     ...)`` as a ``functools.partial`` (C: no frame of its own on the stack while it runs, which
     PyTensor's creation traces would keep; and cheaper than ``functools.partialmethod``'s
-    ``__get__``, read at every ``with config.change_flags(...)``). Read on the class, a callable
+    ``__get__``). Read on the class, a callable
     taking the instance first. Module-level: a PyTensor class holding one still pickles."""
 
     __slots__ = ("__wrapped__", "replacement")
@@ -53,7 +53,7 @@ class Method:
     def __get__(self, instance: Any, owner: Any = None) -> Any:
         if instance is None:
             return self
-        return functools.partial(self.replacement, instance, self.__wrapped__)
+        return _Bound(self.replacement, instance, self.__wrapped__)
 
     def __call__(self, instance: Any, /, *args: Any, **kwargs: Any) -> Any:
         return self.replacement(instance, self.__wrapped__, *args, **kwargs)
@@ -65,6 +65,22 @@ class Method:
 
     def __repr__(self) -> str:
         return f"<modecfg method in place of {self.__wrapped__!r}>"
+
+
+class _Bound(functools.partial):  # type: ignore[type-arg]
+    """A patched method read on an instance (:class:`Method`): a ``functools.partial`` (no frame of
+    its own) that pickles as the bound method it stands for does, ``getattr(instance, name)``, and
+    answers ``__self__`` as one."""
+
+    __slots__ = ()
+
+    @property
+    def __self__(self) -> Any:
+        return self.args[0]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        instance, original = self.args[:2]
+        return getattr, (instance, original.__name__)
 
 
 def _owner(function: Any) -> Any:
