@@ -166,10 +166,8 @@ def made(constructor: Any, value: Any, *args: Any, **kwargs: Any) -> Any:
     place, and plain PyTensor's JAX functions, which read the host value at every call, see the
     change. (Its ``register``, which PyTensor's modules call at their import, is the original's.)"""
     variable = constructor(value, *args, **kwargs)
-    if kwargs.get("borrow"):
-        container = getattr(variable, "container", None)
-        if container is not None and container.storage[0] is value:
-            lend(container)
+    if kwargs.get("borrow") and variable.container.storage[0] is value:
+        lend(variable.container)
     return variable
 
 

@@ -66,7 +66,11 @@ def test_what_is_no_array_is_handed_out_as_it_is_and_lends_nothing(told: list[An
     assert told == []
 
 
-def test_a_borrowed_set_value_lends_the_array_it_keeps(told: list[Any]) -> None:
+@pytest.mark.parametrize("jax_linked", [[], [True]], ids=["before a JAX link", "after"])
+def test_a_borrowed_set_value_lends_the_array_it_keeps(
+    told: list[Any], jax_linked: list[bool], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(contacts, "_jax_linked", jax_linked)
     w = pytensor.shared(np.zeros(3), name="w")
     given = np.ones(3)
     w.set_value(given, borrow=True)
@@ -134,8 +138,14 @@ def test_a_variable_made_with_borrow_of_an_array_it_converts_lends_nothing(told:
 
 
 def test_the_original_is_called_with_every_argument_as_given(told: list[Any]) -> None:
-    made = pytensor.shared(np.ones(2), "positional", True, None, borrow=False)
+    from pytensor.compile.sharedvalue import shared_constructor
+
+    made = shared_constructor(np.ones(2), "positional", True, None, borrow=False)
     assert made.name == "positional" and made.type.shape == (None,)
+    given = np.ones(2)
+    lent = shared_constructor(given, "borrowed", borrow=True)
+    assert lent.name == "borrowed" and told == [given]
+    told.clear()
     strict = pytensor.shared(np.ones(2, dtype="int32"), name="strict", strict=True)
     with pytest.raises(TypeError):
         strict.set_value(np.ones(2))  # strict: float64 refused as PyTensor refuses it
@@ -175,3 +185,13 @@ def test_pytensors_modules_that_register_constructors_later_still_can() -> None:
     )
     assert out["kind"] == "SparseTensorSharedVariable"
     assert out["stand_in"] is True
+
+
+def test_an_array_lent_twice_is_recorded_once_and_no_other_object_at_all(told: list[Any]) -> None:
+    w = pytensor.shared(np.zeros(3), name="w")
+    contacts.lend(w.container)
+    contacts.lend(w.container)
+    assert told == [w.container.storage[0]]
+    generic = pytensor.shared([1, 2], name="generic")
+    contacts.lend(generic.container)
+    assert told == [w.container.storage[0]]
