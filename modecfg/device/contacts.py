@@ -78,9 +78,14 @@ def lend(container: Any) -> None:
         return
     ref = (_lent if _lent is not None else _lent_record()).get(id(value))
     if ref is None or ref() is not value:
-        from modecfg._pytensor import hostwrites
+        _record(container, value)
 
-        hostwrites.lend(container, value)
+
+def _record(container: Any, value: Any) -> None:
+    """``value``, an array not recorded yet, recorded as lent."""
+    from modecfg._pytensor import hostwrites
+
+    hostwrites.lend(container, value)
 
 
 def jit_make_all(self: Any, make_all: Any, *args: Any, **kwargs: Any) -> Any:
@@ -109,7 +114,7 @@ def get_value(self: Any, borrow: bool = False, return_internal_type: bool = Fals
         if borrow:  # the holder may change it in place: no stale device copy (lend(), inline)
             ref = (_lent if _lent is not None else _lent_record()).get(id(raw))
             if ref is None or ref() is not raw:
-                lend(self.container)
+                _record(self.container, raw)
     elif _jax_linked and not return_internal_type:
         from modecfg.device import jaxlink  # loaded by the first JAX link
 
